@@ -1,0 +1,173 @@
+//! `dpsynth budget show|set`: the per-dataset ledger from the command line.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::privacy::Budget;
+use crate::privacy::ledger::{Ledger, dataset_key_any};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum BudgetCmd {
+    /// A dataset's total budget, what was spent (settled and reserved), and what is left.
+    Show {
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Ledger file (default: $DPSYNTH_LEDGER, else the user data folder).
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+    },
+    /// Sets a dataset's total budget.
+    Set {
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        epsilon: f64,
+        #[arg(long)]
+        delta: f64,
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+    },
+    /// (testing) Reserve and settle in a loop, printing each committed step; used by the
+    /// crash-safety tests, which kill this process at random points.
+    #[command(hide = true)]
+    Torture {
+        #[arg(long)]
+        ledger: PathBuf,
+        #[arg(long)]
+        dataset: String,
+        #[arg(long, default_value_t = 1000)]
+        iterations: u64,
+        /// Keep every reservation open (to test that concurrent runs cannot overspend).
+        #[arg(long)]
+        no_settle: bool,
+        /// DP-SGD steps (q = 0.01, σ = 2) each reservation plans.
+        #[arg(long, default_value_t = 10)]
+        steps: u64,
+    },
+}
+
+/// Where the ledger lives: `$DPSYNTH_LEDGER`, else `$XDG_DATA_HOME/dpsynth/ledger.sqlite3`,
+/// else `~/.local/share/dpsynth/ledger.sqlite3`.
+pub fn default_ledger_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("DPSYNTH_LEDGER") {
+        return PathBuf::from(p);
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("dpsynth").join("ledger.sqlite3")
+}
+
+fn key(data: &Path) -> anyhow::Result<String> {
+    dataset_key_any(data).map_err(|e| anyhow::anyhow!("{}: {e}", data.display()))
+}
+
+pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
+    match cmd {
+        BudgetCmd::Show { data, json, ledger } => {
+            let l = Ledger::open(&ledger.unwrap_or_else(default_ledger_path))?;
+            let st = l.standing(&key(&data)?)?;
+            if json {
+                return super::print_json(&json!({
+                    "data": data.display().to_string(),
+                    "dataset": st.dataset,
+                    "epsilon_total": st.budget.epsilon,
+                    "delta": st.budget.delta,
+                    "budget_is_default": st.budget_is_default,
+                    "epsilon_spent": st.spent,
+                    "epsilon_remaining": st.remaining,
+                    "reserved_entries": st.reserved_entries,
+                    "entries": st.entries,
+                }));
+            }
+            println!(
+                "{} (dataset {})",
+                data.display(),
+                &st.dataset[..12.min(st.dataset.len())]
+            );
+            let default = if st.budget_is_default {
+                " (default; set it with `dpsynth budget set`)"
+            } else {
+                ""
+            };
+            println!(
+                "total:     ε = {} at δ = {}{default}",
+                st.budget.epsilon, st.budget.delta
+            );
+            println!(
+                "spent:     ε = {:.4} (settled and reserved runs, composed by RDP)",
+                st.spent
+            );
+            println!("remaining: ε = {:.4}", st.remaining);
+            for e in &st.entries {
+                println!(
+                    "  #{:<4} {:<9} ε = {:.4}  {}",
+                    e.id, e.state, e.epsilon, e.description
+                );
+            }
+            Ok(())
+        }
+        BudgetCmd::Set {
+            data,
+            epsilon,
+            delta,
+            ledger,
+        } => {
+            let b = Budget { epsilon, delta };
+            b.validate().map_err(anyhow::Error::msg)?;
+            let k = key(&data)?;
+            let mut l = Ledger::open(&ledger.unwrap_or_else(default_ledger_path))?;
+            l.set_budget(&k, b)?;
+            let st = l.standing(&k)?;
+            println!(
+                "{}: total ε = {epsilon} at δ = {delta}; spent ε = {:.4}, remaining ε = {:.4}",
+                data.display(),
+                st.spent,
+                st.remaining
+            );
+            Ok(())
+        }
+        BudgetCmd::Torture {
+            ledger,
+            dataset,
+            iterations,
+            no_settle,
+            steps,
+        } => {
+            use std::io::Write as _;
+            let mut l = Ledger::open(&ledger)?;
+            let orders = l.orders().to_vec();
+            let m = crate::privacy::Mechanism::SubsampledGaussian {
+                q: 0.01,
+                sigma: 2.0,
+            };
+            let plan: Vec<f64> = m.rdp(&orders).iter().map(|x| x * steps as f64).collect();
+            let half: Vec<f64> = plan.iter().map(|x| x / 2.0).collect();
+            let mut out = std::io::stdout().lock();
+            for _ in 0..iterations {
+                let id = match l.reserve(&dataset, &plan, "torture") {
+                    Ok(id) => id,
+                    Err(crate::privacy::ledger::LedgerError::Insufficient { .. }) => {
+                        writeln!(out, "full")?;
+                        out.flush()?;
+                        return Ok(());
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                writeln!(out, "reserved {id}")?;
+                out.flush()?;
+                if no_settle {
+                    continue;
+                }
+                l.settle(id, &half)?;
+                writeln!(out, "settled {id}")?;
+                out.flush()?;
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! `dpsynth inspect DATA [--schema FILE] [--schema-out FILE] [--json]`
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use crate::data::schema::Schema;
+use crate::data::{self, Dataset, Table};
+
+#[derive(Debug, clap::Args)]
+pub struct InspectArgs {
+    /// A CSV file, an MNIST IDX file (raw or .gz), or a folder with MNIST IDX files.
+    pub data: PathBuf,
+    /// Use this schema (JSON) instead of guessing one from the data.
+    #[arg(long)]
+    pub schema: Option<PathBuf>,
+    /// Write the schema (guessed or given) to this JSON file, to edit and pass back.
+    #[arg(long)]
+    pub schema_out: Option<PathBuf>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Comma-separated cell values that mean "missing" (an empty cell always does).
+    #[arg(long)]
+    pub missing: Option<String>,
+    /// Field separator (default: sniffed among , ; tab |).
+    #[arg(long)]
+    pub delimiter: Option<String>,
+}
+
+pub fn run(a: InspectArgs) -> anyhow::Result<()> {
+    let opts = data::csv::LoadOptions {
+        missing_tokens: super::missing_tokens(&a.missing),
+        delimiter: super::delimiter(&a.delimiter)?,
+    };
+    match data::open(&a.data, &opts)? {
+        Dataset::Table(t) => inspect_table(&a, &t),
+        Dataset::Images(set) => inspect_images(&a, &set),
+    }
+}
+
+fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
+    let file = a.data.display().to_string();
+    let (schema, notes) = match &a.schema {
+        Some(p) => {
+            let s = Schema::load(p)?;
+            s.check_table(t)
+                .with_context(|| format!("{} does not fit {file}", p.display()))?;
+            (s, vec![])
+        }
+        None => {
+            let inf = data::infer::infer_schema(t).with_context(|| file.clone())?;
+            (inf.schema, inf.notes)
+        }
+    };
+    if let Some(out) = &a.schema_out {
+        schema.save(out)?;
+    }
+    let rows: Vec<_> = schema
+        .columns
+        .iter()
+        .map(|spec| {
+            let col = t.column(&spec.name);
+            (
+                spec,
+                col.map_or(0, |c| c.missing_count()),
+                col.map_or(0, |c| c.distinct_count()),
+            )
+        })
+        .collect();
+    let non_private = schema.non_private_domains();
+    if a.json {
+        let cols: Vec<_> = rows
+            .iter()
+            .map(|(spec, missing, distinct)| {
+                json!({
+                    "name": spec.name,
+                    "kind": spec.kind,
+                    "integer": spec.integer,
+                    "missing_allowed": spec.missing,
+                    "domain": spec.domain,
+                    "provenance": spec.provenance,
+                    "private": spec.provenance.is_private(),
+                    "missing": missing,
+                    "distinct": distinct,
+                })
+            })
+            .collect();
+        let notes: Vec<_> = notes
+            .iter()
+            .map(|(c, n)| json!({"column": c, "note": n}))
+            .collect();
+        return super::print_json(&json!({
+            "file": file,
+            "type": "table",
+            "rows": t.n_rows,
+            "columns": cols,
+            "notes": notes,
+            "non_private_domains": non_private,
+            "schema": schema,
+        }));
+    }
+    println!("{file}: {} rows × {} columns", t.n_rows, t.n_cols());
+    println!();
+    let header = [
+        "column",
+        "kind",
+        "domain",
+        "provenance",
+        "missing",
+        "distinct",
+    ];
+    let body: Vec<[String; 6]> = rows
+        .iter()
+        .map(|(spec, missing, distinct)| {
+            let kind = if spec.integer {
+                format!("{} (integer)", spec.kind.label())
+            } else {
+                spec.kind.label().to_string()
+            };
+            [
+                spec.name.clone(),
+                kind,
+                spec.domain_summary(48),
+                if spec.kind == data::schema::Kind::Ignored {
+                    "-".into()
+                } else {
+                    spec.provenance.badge()
+                },
+                missing.to_string(),
+                distinct.to_string(),
+            ]
+        })
+        .collect();
+    print_table(&header, &body);
+    for (c, n) in &notes {
+        println!("note: column '{c}' {n}");
+    }
+    if !non_private.is_empty() {
+        println!();
+        println!(
+            "warning: the domains of {} column(s) were read from the data and are NOT covered by the privacy guarantee.",
+            non_private.len()
+        );
+        println!(
+            "         Save the schema with --schema-out, replace them with public values, set \"provenance\": \"user_provided\","
+        );
+        println!("         and pass it back with --schema.");
+    }
+    Ok(())
+}
+
+fn inspect_images(a: &InspectArgs, set: &data::image::ImageSet) -> anyhow::Result<()> {
+    let file = a.data.display().to_string();
+    let counts = set.label_counts();
+    if a.json {
+        let labels: serde_json::Map<String, serde_json::Value> = counts
+            .iter()
+            .map(|(l, c)| (l.to_string(), json!(c)))
+            .collect();
+        return super::print_json(&json!({
+            "file": file,
+            "type": "images",
+            "count": set.len(),
+            "width": set.width,
+            "height": set.height,
+            "labelled": set.labels.is_some(),
+            "label_counts": labels,
+        }));
+    }
+    println!(
+        "{file}: {} grayscale images of {}×{} pixels",
+        set.len(),
+        set.height,
+        set.width
+    );
+    if counts.is_empty() {
+        println!("no labels (no matching labels file found)");
+    } else {
+        let s: Vec<String> = counts.iter().map(|(l, c)| format!("{l}: {c}")).collect();
+        println!("labels: {}", s.join(", "));
+    }
+    println!(
+        "pixels: integers 0..255 (public bounds of the format), scaled to [0, 1] for training"
+    );
+    Ok(())
+}
+
+/// Prints aligned columns.
+pub(crate) fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
+    let mut w = [0usize; N];
+    for (i, h) in header.iter().enumerate() {
+        w[i] = h.chars().count();
+    }
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c}{}", " ".repeat(w[i] - c.chars().count())))
+            .collect();
+        println!("{}", parts.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    line(
+        w.iter()
+            .map(|n| "-".repeat(*n))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect(),
+    );
+    for r in rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+}

@@ -1,0 +1,92 @@
+//! The command line (DESIGN.md §7): a contract others script against.
+//!
+//! Exit status: 0 success, 2 bad usage (clap), 1 any other error with a one-paragraph
+//! message on stderr naming the file, line or column at fault. With `--json`, stdout
+//! carries exactly one JSON object.
+
+mod budget;
+mod inspect;
+mod privacy;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Differentially private synthetic data. Run without arguments to open the window.
+#[derive(Debug, Parser)]
+#[command(name = "dpsynth", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show each column's kind, domain, provenance, missing and distinct counts.
+    Inspect(inspect::InspectArgs),
+    /// Privacy arithmetic: ε of a DP-SGD run, or the noise a target ε needs.
+    #[command(subcommand)]
+    Privacy(privacy::PrivacyCmd),
+    /// The per-dataset privacy budget ledger.
+    #[command(subcommand)]
+    Budget(budget::BudgetCmd),
+}
+
+/// Parses `args` (including the program name), runs the command, and maps the outcome to
+/// the exit status of the contract.
+pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            // Help and version go to stdout with status 0; usage errors exit with 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Inspect(a) => inspect::run(a),
+        Command::Privacy(c) => privacy::run(c),
+        Command::Budget(c) => budget::run(c),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dpsynth: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints one JSON object on stdout.
+pub(crate) fn print_json(v: &serde_json::Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+/// Parses a comma-separated list of missing-value tokens.
+pub(crate) fn missing_tokens(arg: &Option<String>) -> Vec<String> {
+    match arg {
+        None => crate::data::csv::default_missing_tokens(),
+        Some(s) => s
+            .split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect(),
+    }
+}
+
+/// Parses a delimiter given as a character or a name (`tab`, `comma`, `semicolon`).
+pub(crate) fn delimiter(arg: &Option<String>) -> anyhow::Result<Option<u8>> {
+    Ok(match arg.as_deref() {
+        None => None,
+        Some("tab" | "\\t") => Some(b'\t'),
+        Some("comma") => Some(b','),
+        Some("semicolon") => Some(b';'),
+        Some("pipe") => Some(b'|'),
+        Some(s) if s.len() == 1 && s.is_ascii() => Some(s.as_bytes()[0]),
+        Some(s) => anyhow::bail!(
+            "--delimiter '{s}' is not one ASCII character (or tab/comma/semicolon/pipe)"
+        ),
+    })
+}

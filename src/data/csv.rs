@@ -1,0 +1,404 @@
+//! CSV loading: polars parses, dpsynth checks and explains.
+//!
+//! Before polars sees the bytes, one cheap pass checks what polars would report badly or
+//! not at all: empty files, NUL bytes (binary files), invalid UTF-8, a byte-order mark,
+//! ragged rows, unclosed quotes, huge fields and too many columns, each with the line at
+//! fault. Polars then reads every column as text; trimming, missing-value tokens and the
+//! number/text decision are ours, so the rules are the same for every file.
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::error::DataError;
+use super::table::{Column, Table, Values};
+use crate::util::fmt::parse_number;
+
+/// Most columns a table may have: wider inputs are almost always a mistake (a transposed
+/// file, the wrong delimiter), and the encoded width would explode.
+pub const MAX_COLUMNS: usize = 2_000;
+/// Longest cell accepted, in bytes.
+pub const MAX_FIELD_BYTES: usize = 64 * 1024;
+
+/// How to read a CSV file.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Cells equal to one of these (after trimming) are missing. An empty cell always is.
+    pub missing_tokens: Vec<String>,
+    /// Field separator; `None` sniffs comma, semicolon, tab or pipe.
+    pub delimiter: Option<u8>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self {
+            missing_tokens: default_missing_tokens(),
+            delimiter: None,
+        }
+    }
+}
+
+/// The tokens treated as missing unless configured otherwise.
+pub fn default_missing_tokens() -> Vec<String> {
+    ["?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// Loads a CSV file from disk.
+pub fn load_csv(path: &Path, opts: &LoadOptions) -> Result<Table, DataError> {
+    let bytes = std::fs::read(path).map_err(|e| DataError::io(path, e))?;
+    parse_csv_bytes(bytes, &path.display().to_string(), opts)
+}
+
+/// Parses CSV bytes; `name` is used in messages.
+pub fn parse_csv_bytes(
+    mut bytes: Vec<u8>,
+    name: &str,
+    opts: &LoadOptions,
+) -> Result<Table, DataError> {
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        bytes.drain(..3);
+    }
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(DataError::file(
+            name,
+            "the file is empty: a CSV needs a header row and data rows",
+        ));
+    }
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err(DataError::file(
+            name,
+            "this is a gzip-compressed file; decompress it first (only MNIST IDX files may be .gz)",
+        ));
+    }
+    if let Some(pos) = bytes.iter().position(|&b| b == 0) {
+        return Err(DataError::file(
+            name,
+            format!(
+                "contains a NUL byte on line {}: this looks like a binary file, not a CSV text file",
+                line_of(&bytes, pos)
+            ),
+        ));
+    }
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        let pos = e.valid_up_to();
+        return Err(DataError::file(
+            name,
+            format!(
+                "is not valid UTF-8 (first bad byte on line {}); save the file with UTF-8 encoding",
+                line_of(&bytes, pos)
+            ),
+        ));
+    }
+    let delimiter = match opts.delimiter {
+        Some(d) => d,
+        None => sniff_delimiter(&bytes),
+    };
+    let header = check_structure(&bytes, delimiter, name)?;
+
+    let df = CsvReadOptions::default()
+        .with_has_header(true)
+        .with_infer_schema_length(Some(0))
+        .with_raise_if_empty(true)
+        .map_parse_options(|p| {
+            p.with_separator(delimiter)
+                .with_quote_char(Some(b'"'))
+                .with_missing_is_null(true)
+                .with_truncate_ragged_lines(false)
+        })
+        .into_reader_with_file_handle(std::io::Cursor::new(bytes))
+        .finish()
+        .map_err(|e| DataError::file(name, format!("could not be parsed as CSV: {e}")))?;
+
+    let n_rows = df.height();
+    if n_rows == 0 {
+        return Err(DataError::file(name, "has a header but no data rows"));
+    }
+    if n_rows == 1 {
+        return Err(DataError::file(
+            name,
+            "has only one data row; synthetic data needs a table of many rows",
+        ));
+    }
+    if df.width() != header.len() {
+        return Err(DataError::file(
+            name,
+            format!(
+                "the header names {} columns but {} were read",
+                header.len(),
+                df.width()
+            ),
+        ));
+    }
+
+    let mut columns = Vec::with_capacity(df.width());
+    for (col, name_h) in df.columns().iter().zip(&header) {
+        let strings = col.str().map_err(|e| {
+            DataError::file(
+                name,
+                format!("column '{name_h}' could not be read as text: {e}"),
+            )
+        })?;
+        let mut cells: Vec<Option<String>> = Vec::with_capacity(n_rows);
+        for v in strings.iter() {
+            let cell = v
+                .map(str::trim)
+                .filter(|s| !s.is_empty() && !opts.missing_tokens.iter().any(|t| t == s));
+            cells.push(cell.map(str::to_string));
+        }
+        columns.push(Column {
+            name: name_h.clone(),
+            values: to_values(cells),
+        });
+    }
+    Ok(Table { columns, n_rows })
+}
+
+/// A column is numeric when every non-missing cell parses as a finite number.
+fn to_values(cells: Vec<Option<String>>) -> Values {
+    let numeric = cells.iter().flatten().all(|s| parse_number(s).is_some());
+    if numeric {
+        Values::Number(
+            cells
+                .iter()
+                .map(|c| c.as_deref().and_then(parse_number))
+                .collect(),
+        )
+    } else {
+        Values::Text(cells)
+    }
+}
+
+fn line_of(bytes: &[u8], pos: usize) -> usize {
+    bytes[..pos.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Picks the candidate separator that splits the first lines into the same number (≥ 2)
+/// of fields most consistently; comma when nothing fits.
+fn sniff_delimiter(bytes: &[u8]) -> u8 {
+    let sample_end = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(50)
+        .map(|(i, _)| i)
+        .unwrap_or(bytes.len());
+    let sample = &bytes[..sample_end];
+    let mut best = (b',', 0usize, 0usize); // (delimiter, consistent lines, fields)
+    for &d in &[b',', b';', b'\t', b'|'] {
+        let counts: Vec<usize> = records(sample, d)
+            .into_iter()
+            .filter(|r| !r.blank)
+            .map(|r| r.fields.len())
+            .collect();
+        let Some(&first) = counts.first() else {
+            continue;
+        };
+        if first < 2 {
+            continue;
+        }
+        let agree = counts.iter().filter(|&&c| c == first).count();
+        if agree > best.1 || (agree == best.1 && first > best.2) {
+            best = (d, agree, first);
+        }
+    }
+    best.0
+}
+
+/// One record found by the structural scan.
+struct Record {
+    line: usize,
+    blank: bool,
+    fields: Vec<(usize, usize)>,
+    unclosed_quote: bool,
+}
+
+/// A quote-aware split into records and field byte ranges (no unescaping: polars does that).
+fn records(bytes: &[u8], delim: u8) -> Vec<Record> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line = 1;
+    while i < bytes.len() {
+        let start_line = line;
+        let mut fields = Vec::new();
+        let mut field_start = i;
+        let mut in_quotes = false;
+        let mut blank = true;
+        loop {
+            if i >= bytes.len() {
+                fields.push((field_start, i));
+                break;
+            }
+            let b = bytes[i];
+            if in_quotes {
+                if b == b'"' {
+                    if bytes.get(i + 1) == Some(&b'"') {
+                        i += 1;
+                    } else {
+                        in_quotes = false;
+                    }
+                } else if b == b'\n' {
+                    line += 1;
+                }
+            } else if b == b'"' {
+                in_quotes = true;
+                blank = false;
+            } else if b == delim {
+                fields.push((field_start, i));
+                field_start = i + 1;
+                blank = false;
+            } else if b == b'\n' {
+                let end = if i > field_start && bytes[i - 1] == b'\r' {
+                    i - 1
+                } else {
+                    i
+                };
+                fields.push((field_start, end));
+                line += 1;
+                i += 1;
+                break;
+            } else if !b.is_ascii_whitespace() {
+                blank = false;
+            }
+            i += 1;
+        }
+        out.push(Record {
+            line: start_line,
+            blank,
+            fields,
+            unclosed_quote: in_quotes,
+        });
+    }
+    out
+}
+
+/// Checks the file's shape and returns the header names.
+fn check_structure(bytes: &[u8], delim: u8, name: &str) -> Result<Vec<String>, DataError> {
+    let recs = records(bytes, delim);
+    let mut it = recs.iter().filter(|r| !r.blank);
+    let Some(head) = it.next() else {
+        return Err(DataError::file(name, "the file is empty"));
+    };
+    if head.fields.len() > MAX_COLUMNS {
+        return Err(DataError::file(
+            name,
+            format!(
+                "the header has {} columns; dpsynth accepts at most {MAX_COLUMNS} (is the delimiter right?)",
+                head.fields.len()
+            ),
+        ));
+    }
+    let mut header = Vec::with_capacity(head.fields.len());
+    for (k, &(s, e)) in head.fields.iter().enumerate() {
+        let raw = String::from_utf8_lossy(&bytes[s..e]);
+        let h = raw.trim().trim_matches('"').trim().to_string();
+        if h.is_empty() {
+            return Err(DataError::file(
+                name,
+                format!(
+                    "column {} of the header (line {}) has no name; every column needs one",
+                    k + 1,
+                    head.line
+                ),
+            ));
+        }
+        if header.contains(&h) {
+            return Err(DataError::file(
+                name,
+                format!(
+                    "the header names column '{h}' twice (line {}); column names must be unique",
+                    head.line
+                ),
+            ));
+        }
+        header.push(h);
+    }
+    for r in recs.iter() {
+        if r.unclosed_quote {
+            return Err(DataError::file(
+                name,
+                format!(
+                    "a quoted field that starts on line {} is never closed",
+                    r.line
+                ),
+            ));
+        }
+        if let Some(&(s, e)) = r.fields.iter().find(|(s, e)| e - s > MAX_FIELD_BYTES) {
+            let _ = s;
+            return Err(DataError::file(
+                name,
+                format!(
+                    "line {} has a field of {} bytes; the limit is {MAX_FIELD_BYTES} bytes per cell",
+                    r.line,
+                    e - s
+                ),
+            ));
+        }
+    }
+    for r in it {
+        if r.fields.len() != header.len() {
+            return Err(DataError::file(
+                name,
+                format!(
+                    "line {} has {} fields but the header has {} (ragged rows; check quoting and the delimiter)",
+                    r.line,
+                    r.fields.len(),
+                    header.len()
+                ),
+            ));
+        }
+    }
+    Ok(header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Table, DataError> {
+        parse_csv_bytes(s.as_bytes().to_vec(), "t.csv", &LoadOptions::default())
+    }
+
+    #[test]
+    fn sniffs_semicolons_and_trims_spaces() {
+        let t = parse("a; b\n 1; x \n2;y\n").unwrap();
+        assert_eq!(t.n_cols(), 2);
+        assert_eq!(t.columns[1].name, "b");
+        assert_eq!(
+            t.columns[0].values,
+            Values::Number(vec![Some(1.0), Some(2.0)])
+        );
+        assert_eq!(t.columns[1].text(0).as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn tabs_quotes_bom_and_missing_tokens() {
+        let t = parse("\u{feff}name\tval\n\"a\tb\"\t?\n\"c \"\"q\"\"\"\tNA\nd\t3\n").unwrap();
+        assert_eq!(t.columns[0].name, "name");
+        assert_eq!(t.columns[0].text(0).as_deref(), Some("a\tb"));
+        assert_eq!(t.columns[0].text(1).as_deref(), Some("c \"q\""));
+        assert_eq!(
+            t.columns[1].values,
+            Values::Number(vec![None, None, Some(3.0)])
+        );
+    }
+
+    #[test]
+    fn ragged_rows_name_the_line() {
+        let e = parse("a,b\n1,2\n3\n").unwrap_err().to_string();
+        assert!(e.contains("line 3"), "{e}");
+    }
+
+    #[test]
+    fn crlf_line_endings() {
+        let t = parse("a,b\r\n1,x\r\n2,y\r\n").unwrap();
+        assert_eq!(t.n_rows, 2);
+        assert_eq!(t.columns[1].text(1).as_deref(), Some("y"));
+    }
+}

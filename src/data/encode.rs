@@ -1,0 +1,371 @@
+//! The matrix every method trains on, and the way back to a table.
+//!
+//! Layout per column, in schema order (ignored columns take no space):
+//! - binary → one column: 0 for the first value, 1 for the second;
+//! - categorical → a one-hot span over the categories, plus one "missing" slot when the
+//!   column may be missing;
+//! - continuous → one column min-max scaled into [0, 1] with the domain's bounds; values
+//!   outside the bounds are clamped (and counted, so the user can widen the bounds);
+//! - binary or continuous columns that may be missing get one extra indicator column.
+//!
+//! Only the schema (public) shapes the layout; the data only fills it.
+
+use rand::Rng;
+
+use super::error::DataError;
+use super::schema::{ColumnSpec, Kind, Schema};
+use super::table::{Column, Table, Values};
+
+/// What one span of encoded columns holds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpanKind {
+    /// One 0/1 column.
+    Binary,
+    /// A one-hot block of `len` columns (the last is "missing" when the column may be).
+    Categorical,
+    /// One scaled column in [0, 1].
+    Continuous,
+    /// 1 when the column's value is missing.
+    MissingIndicator,
+}
+
+/// A block of encoded columns that belongs to one table column.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Span {
+    /// Index into the schema's columns.
+    pub column: usize,
+    pub start: usize,
+    pub len: usize,
+    pub kind: SpanKind,
+}
+
+/// The encoding a schema defines: spans and how to map values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoding {
+    pub schema: Schema,
+    pub spans: Vec<Span>,
+    pub width: usize,
+}
+
+/// An encoded table: `n_rows × width` values in [0, 1], row-major.
+#[derive(Debug, Clone)]
+pub struct EncodedData {
+    pub n_rows: usize,
+    pub width: usize,
+    pub values: Vec<f32>,
+    /// Per schema column: how many values were clamped into the bounds.
+    pub clamped: Vec<usize>,
+    /// Per schema column: how many values were outside the category list (encoded missing).
+    pub unknown: Vec<usize>,
+}
+
+impl EncodedData {
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.values[i * self.width..(i + 1) * self.width]
+    }
+}
+
+/// How to turn scores back into discrete values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeMode {
+    /// Largest score wins; binary values threshold at 0.5. Deterministic.
+    Argmax,
+    /// Categories drawn in proportion to their scores; binaries drawn with p = value.
+    Sample,
+}
+
+impl Encoding {
+    /// Builds the layout; the schema must be valid.
+    pub fn new(schema: &Schema) -> Result<Self, DataError> {
+        schema.validate()?;
+        let mut spans = Vec::new();
+        let mut at = 0;
+        for (ci, c) in schema.columns.iter().enumerate() {
+            let mut push = |kind: SpanKind, len: usize| {
+                spans.push(Span {
+                    column: ci,
+                    start: at,
+                    len,
+                    kind,
+                });
+                at += len;
+            };
+            match c.kind {
+                Kind::Ignored => {}
+                Kind::Binary => {
+                    push(SpanKind::Binary, 1);
+                    if c.missing {
+                        push(SpanKind::MissingIndicator, 1);
+                    }
+                }
+                Kind::Categorical => {
+                    let n = c.categories().map_or(0, <[String]>::len) + usize::from(c.missing);
+                    push(SpanKind::Categorical, n);
+                }
+                Kind::Continuous => {
+                    push(SpanKind::Continuous, 1);
+                    if c.missing {
+                        push(SpanKind::MissingIndicator, 1);
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            schema: schema.clone(),
+            spans,
+            width: at,
+        })
+    }
+
+    /// Encodes `t`, which must fit the schema.
+    pub fn encode(&self, t: &Table) -> Result<EncodedData, DataError> {
+        self.schema.check_table(t)?;
+        let n = t.n_rows;
+        let w = self.width;
+        let mut values = vec![0f32; n * w];
+        let ncol = self.schema.columns.len();
+        let mut clamped = vec![0usize; ncol];
+        let mut unknown = vec![0usize; ncol];
+        for span in &self.spans {
+            let spec = &self.schema.columns[span.column];
+            let Some(col) = t.column(&spec.name) else {
+                return Err(DataError::column(
+                    &spec.name,
+                    "is in the schema but not in the data",
+                ));
+            };
+            match span.kind {
+                SpanKind::Binary | SpanKind::Categorical => {
+                    let cats = spec.categories().unwrap_or(&[]);
+                    let index = category_index(cats);
+                    for r in 0..n {
+                        let slot = match col.text(r) {
+                            None => None,
+                            Some(v) => match index.get(v.as_str()) {
+                                Some(&k) => Some(k),
+                                None if spec.missing => {
+                                    unknown[span.column] += 1;
+                                    None
+                                }
+                                None => {
+                                    return Err(DataError::column(
+                                        &spec.name,
+                                        format!(
+                                            "row {} holds '{v}', which is not in the column's categories; add it to the domain or set \"missing\": true to encode unknown values as missing",
+                                            r + 1
+                                        ),
+                                    ));
+                                }
+                            },
+                        };
+                        let base = r * w + span.start;
+                        if span.kind == SpanKind::Binary {
+                            values[base] = if slot == Some(1) { 1.0 } else { 0.0 };
+                        } else {
+                            let k = slot.unwrap_or(cats.len());
+                            values[base + k] = 1.0;
+                        }
+                    }
+                }
+                SpanKind::Continuous => {
+                    let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
+                    let Values::Number(v) = &col.values else {
+                        // check_table guarantees numbers unless every cell is missing.
+                        continue;
+                    };
+                    for (r, x) in v.iter().enumerate() {
+                        if let Some(x) = x {
+                            if *x < lo || *x > hi {
+                                clamped[span.column] += 1;
+                            }
+                            values[r * w + span.start] =
+                                ((x.clamp(lo, hi) - lo) / (hi - lo)) as f32;
+                        }
+                    }
+                }
+                SpanKind::MissingIndicator => {
+                    for r in 0..n {
+                        if is_missing(col, r) {
+                            values[r * w + span.start] = 1.0;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(EncodedData {
+            n_rows: n,
+            width: w,
+            values,
+            clamped,
+            unknown,
+        })
+    }
+
+    /// Decodes an `n × width` matrix (generator output, not necessarily one-hot) to a
+    /// table with the schema's non-ignored columns, in schema order.
+    pub fn decode<R: Rng + ?Sized>(
+        &self,
+        values: &[f32],
+        mode: DecodeMode,
+        rng: &mut R,
+    ) -> Result<Table, DataError> {
+        if self.width == 0 || values.len() % self.width != 0 {
+            return Err(DataError::Schema(format!(
+                "cannot decode {} values into rows of width {}",
+                values.len(),
+                self.width
+            )));
+        }
+        let n = values.len() / self.width;
+        let mut columns = Vec::new();
+        for (ci, spec) in self.schema.columns.iter().enumerate() {
+            if spec.kind == Kind::Ignored {
+                continue;
+            }
+            let spans: Vec<&Span> = self.spans.iter().filter(|s| s.column == ci).collect();
+            let main = spans[0];
+            let indicator = spans.iter().find(|s| s.kind == SpanKind::MissingIndicator);
+            let missing_at = |r: usize, rng: &mut R| -> bool {
+                indicator.is_some_and(|s| bernoulli(values[r * self.width + s.start], mode, rng))
+            };
+            let col = match spec.kind {
+                Kind::Binary | Kind::Categorical => {
+                    let cats = spec.categories().unwrap_or(&[]);
+                    let mut cells: Vec<Option<String>> = Vec::with_capacity(n);
+                    for r in 0..n {
+                        let row = &values
+                            [r * self.width + main.start..r * self.width + main.start + main.len];
+                        let k = if spec.kind == Kind::Binary {
+                            usize::from(bernoulli(row[0], mode, rng))
+                        } else {
+                            pick(row, mode, rng)
+                        };
+                        let missing = missing_at(r, rng) || k >= cats.len();
+                        cells.push(if missing { None } else { Some(cats[k].clone()) });
+                    }
+                    categorical_values(spec, cells)
+                }
+                Kind::Continuous => {
+                    let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
+                    let mut cells = Vec::with_capacity(n);
+                    for r in 0..n {
+                        let u = f64::from(values[r * self.width + main.start]).clamp(0.0, 1.0);
+                        let mut x = lo + u * (hi - lo);
+                        if spec.integer {
+                            x = x.round().clamp(lo.ceil(), hi.floor());
+                        }
+                        cells.push(if missing_at(r, rng) { None } else { Some(x) });
+                    }
+                    Values::Number(cells)
+                }
+                Kind::Ignored => continue,
+            };
+            columns.push(Column {
+                name: spec.name.clone(),
+                values: col,
+            });
+        }
+        Ok(Table { columns, n_rows: n })
+    }
+}
+
+/// Category values that all read as numbers come back as a numeric column, so a decoded
+/// `label` column prints `7`, not `"7"`.
+fn categorical_values(spec: &ColumnSpec, cells: Vec<Option<String>>) -> Values {
+    let numeric = spec.categories().is_some_and(|c| {
+        c.iter()
+            .all(|s| crate::util::fmt::parse_number(s).is_some())
+    });
+    if numeric {
+        Values::Number(
+            cells
+                .iter()
+                .map(|c| c.as_deref().and_then(crate::util::fmt::parse_number))
+                .collect(),
+        )
+    } else {
+        Values::Text(cells)
+    }
+}
+
+fn category_index(cats: &[String]) -> std::collections::HashMap<&str, usize> {
+    cats.iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect()
+}
+
+fn is_missing(col: &Column, r: usize) -> bool {
+    match &col.values {
+        Values::Number(v) => v[r].is_none(),
+        Values::Text(v) => v[r].is_none(),
+    }
+}
+
+fn bernoulli<R: Rng + ?Sized>(p: f32, mode: DecodeMode, rng: &mut R) -> bool {
+    match mode {
+        DecodeMode::Argmax => p > 0.5,
+        DecodeMode::Sample => rng.random::<f32>() < p.clamp(0.0, 1.0),
+    }
+}
+
+fn pick<R: Rng + ?Sized>(scores: &[f32], mode: DecodeMode, rng: &mut R) -> usize {
+    match mode {
+        DecodeMode::Argmax => {
+            let mut best = 0;
+            for (i, s) in scores.iter().enumerate() {
+                if *s > scores[best] {
+                    best = i;
+                }
+            }
+            best
+        }
+        DecodeMode::Sample => {
+            let total: f32 = scores.iter().map(|s| s.max(0.0)).sum();
+            if total <= 0.0 || !total.is_finite() {
+                return rng.random_range(0..scores.len().max(1));
+            }
+            let mut u = rng.random::<f32>() * total;
+            for (i, s) in scores.iter().enumerate() {
+                u -= s.max(0.0);
+                if u <= 0.0 {
+                    return i;
+                }
+            }
+            scores.len() - 1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::csv::{LoadOptions, parse_csv_bytes};
+    use crate::data::infer::infer_schema;
+
+    #[test]
+    fn spans_follow_the_schema() {
+        let s = "a,b,c\n1,x,0.5\n2,y,\n3,,1.5\n1,z,2\n";
+        let t = parse_csv_bytes(s.as_bytes().to_vec(), "t", &LoadOptions::default()).unwrap();
+        let schema = infer_schema(&t).unwrap().schema;
+        let enc = Encoding::new(&schema).unwrap();
+        // a: 3 integer levels -> categorical(3); b: 3 cats + missing; c: continuous + indicator
+        let kinds: Vec<(SpanKind, usize)> =
+            enc.spans.iter().map(|s| (s.kind.clone(), s.len)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (SpanKind::Categorical, 3),
+                (SpanKind::Categorical, 4),
+                (SpanKind::Continuous, 1),
+                (SpanKind::MissingIndicator, 1)
+            ]
+        );
+        let e = enc.encode(&t).unwrap();
+        assert_eq!(e.width, 9);
+        assert_eq!(e.row(2)[..7], [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+        assert!((e.row(2)[7] - 2.0 / 3.0).abs() < 1e-6);
+        assert_eq!(e.row(1)[7..], [0.0, 1.0]);
+    }
+}

@@ -1,0 +1,48 @@
+//! Brief overview: everything between a file on disk and the matrix a method trains on.
+//!
+//! - [`table::Table`]: a loaded CSV, column by column (numbers or text, `None` = missing).
+//! - [`csv`]: the polars-backed CSV loader with delimiter sniffing and clear limits.
+//! - [`image`]: MNIST IDX files and `label,pixel0..` CSVs as an [`image::ImageSet`].
+//! - [`schema`]: each column's kind and public domain, with the domain's provenance.
+//! - [`infer`]: a first guess at the schema from the data (marked `FromData`: not private).
+//! - [`encode`]: schema-driven encoding into `[0,1]` columns with spans, and decoding back.
+//! - [`export`]: atomic CSV export of a decoded table.
+//!
+//! Layering: this module may use `privacy` (to charge DP domain estimates) but never
+//! `nn`, `methods`, `gui` or `cli`. Polars types stay inside [`csv`].
+
+pub mod csv;
+pub mod encode;
+pub mod error;
+pub mod export;
+pub mod image;
+pub mod infer;
+pub mod schema;
+pub mod table;
+
+pub use error::DataError;
+pub use table::{Column, Table, Values};
+
+use std::path::Path;
+
+/// What a data file turned out to hold.
+#[derive(Debug, Clone)]
+pub enum Dataset {
+    /// A table of mixed columns.
+    Table(Table),
+    /// Small grayscale images with optional labels.
+    Images(image::ImageSet),
+}
+
+/// Opens a CSV table, an image CSV (`label,pixel0..pixelN`), an MNIST IDX file, or a folder
+/// holding MNIST IDX files; the file's content decides, not only its name.
+pub fn open(path: &Path, opts: &csv::LoadOptions) -> Result<Dataset, DataError> {
+    if path.is_dir() || image::looks_like_idx(path) {
+        return image::load_idx_dataset(path).map(Dataset::Images);
+    }
+    let table = csv::load_csv(path, opts)?;
+    if image::is_image_header(&table) {
+        return image::from_pixel_table(&table, &path.display().to_string()).map(Dataset::Images);
+    }
+    Ok(Dataset::Table(table))
+}

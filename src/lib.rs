@@ -1,0 +1,18 @@
+//! dpsynth: differentially private synthetic data, as a desktop app and a command line.
+//!
+//! Brief overview of the layers (lower never import higher; see DESIGN.md §1):
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`privacy`] | RDP curves, RDP→(ε,δ), calibration, the `Accountant`, the on-disk budget ledger |
+//! | [`data`] | CSV/IDX loading, schema with domain provenance, encode/decode, export |
+//! | [`gui`] | the eframe window |
+//! | [`cli`] | clap subcommands |
+//!
+//! `privacy` is plain `f64` math and storage: no candle, polars or GUI code.
+
+pub mod cli;
+pub mod data;
+pub mod gui;
+pub mod privacy;
+pub mod util;

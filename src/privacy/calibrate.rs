@@ -1,0 +1,128 @@
+//! Calibration: the noise a target needs, and the steps a budget allows.
+//!
+//! Both searches are conservative, as Opacus's: bisection keeps the end of the bracket
+//! that satisfies the target and returns it, so the answer never overshoots.
+
+use super::convert::to_epsilon;
+use super::rdp::subsampled_gaussian;
+
+/// Largest noise multiplier tried before declaring the target unreachable.
+pub const MAX_SIGMA: f64 = 1e4;
+
+/// Why a calibration failed, in words a person can act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CalibrationError {
+    #[error(
+        "the target ε={epsilon} at δ={delta} cannot be met with {steps} steps at q={q} even with noise multiplier {MAX_SIGMA}; raise ε, sample fewer records per step, or train fewer steps"
+    )]
+    BudgetTooSmall {
+        epsilon: f64,
+        delta: f64,
+        q: f64,
+        steps: u64,
+    },
+    #[error("invalid input: {0}")]
+    Invalid(String),
+}
+
+fn eps_of(q: f64, sigma: f64, steps: u64, delta: f64, orders: &[f64]) -> f64 {
+    let r: Vec<f64> = subsampled_gaussian(q, sigma, orders)
+        .iter()
+        .map(|x| x * steps as f64)
+        .collect();
+    to_epsilon(orders, &r, delta).epsilon
+}
+
+/// The smallest σ (within `tol`) such that `steps` Poisson-subsampled Gaussian steps at
+/// rate `q` stay within (ε, δ) on `orders`, with the RDP already spent in `base` (one
+/// value per order; empty for none) added first.
+pub fn sigma_for(
+    q: f64,
+    steps: u64,
+    epsilon: f64,
+    delta: f64,
+    orders: &[f64],
+    base: &[f64],
+    tol: f64,
+) -> Result<f64, CalibrationError> {
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(CalibrationError::Invalid(format!(
+            "q must be in (0, 1], got {q}"
+        )));
+    }
+    if !(epsilon > 0.0 && epsilon.is_finite()) || !(delta > 0.0 && delta < 1.0) {
+        return Err(CalibrationError::Invalid(format!(
+            "need ε > 0 and 0 < δ < 1, got ε={epsilon}, δ={delta}"
+        )));
+    }
+    if steps == 0 {
+        return Ok(0.0);
+    }
+    let eps = |s: f64| -> f64 {
+        let r: Vec<f64> = subsampled_gaussian(q, s, orders)
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x * steps as f64 + base.get(i).copied().unwrap_or(0.0))
+            .collect();
+        to_epsilon(orders, &r, delta).epsilon
+    };
+    let mut hi = 1.0;
+    while eps(hi) > epsilon {
+        hi *= 2.0;
+        if hi > MAX_SIGMA {
+            return Err(CalibrationError::BudgetTooSmall {
+                epsilon,
+                delta,
+                q,
+                steps,
+            });
+        }
+    }
+    let mut lo = 0.0;
+    while hi - lo > tol {
+        let mid = 0.5 * (lo + hi);
+        if eps(mid) > epsilon {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(hi)
+}
+
+/// The largest number of steps (≤ `max_steps`) at (q, σ) that keeps ε ≤ `epsilon`.
+pub fn max_steps(
+    q: f64,
+    sigma: f64,
+    epsilon: f64,
+    delta: f64,
+    orders: &[f64],
+    max_steps: u64,
+) -> u64 {
+    let per: Vec<f64> = subsampled_gaussian(q, sigma, orders);
+    let fits = |t: u64| {
+        let r: Vec<f64> = per.iter().map(|x| x * t as f64).collect();
+        to_epsilon(orders, &r, delta).epsilon <= epsilon
+    };
+    if !fits(1) {
+        return 0;
+    }
+    if fits(max_steps) {
+        return max_steps;
+    }
+    let (mut lo, mut hi) = (1u64, max_steps);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// ε of `steps` subsampled-Gaussian steps (RDP, improved conversion).
+pub fn epsilon_for(q: f64, sigma: f64, steps: u64, delta: f64, orders: &[f64]) -> f64 {
+    eps_of(q, sigma, steps, delta, orders)
+}

@@ -1,0 +1,143 @@
+//! Every mechanism dpsynth runs, as a value the accountant can charge and the ledger can
+//! store. Each variant states its sensitivity and how it is accounted.
+
+use serde::{Deserialize, Serialize};
+
+use super::rdp;
+
+/// One use of a privacy mechanism on the private records.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum Mechanism {
+    /// One DP-SGD step: each record is included independently with probability `q`
+    /// (true Poisson sampling), per-example gradients are clipped to L2 norm C (so adding
+    /// or removing a record moves the clipped sum by at most C), and N(0, σ²C²) noise is
+    /// added. Accounting: the sampled Gaussian's RDP (Mironov–Talwar–Zhang 2019), exact for
+    /// integer orders and by the convergent series for fractional ones. With `q = 1` this
+    /// is the plain Gaussian mechanism, RDP α/(2σ²).
+    SubsampledGaussian { q: f64, sigma: f64 },
+    /// A Gaussian release of a statistic with L2 sensitivity `sensitivity` and noise
+    /// standard deviation `std` (PEARL's characteristic-function release, DP estimates of
+    /// bounds or means). RDP α·Δ²/(2s²) (Mironov 2017, Prop. 7).
+    Gaussian { sensitivity: f64, std: f64 },
+    /// Any ε₀-DP mechanism (Laplace, randomized response). ε₀-DP implies ε₀²/2-zCDP (Bun &
+    /// Steinke 2016, Prop. 1.4) and (α, ε₀)-RDP for every α, so RDP = min(ε₀, α·ε₀²/2).
+    PureDp { epsilon: f64 },
+    /// The exponential mechanism with utility sensitivity Δu run at ε₀ (post-GAN boosting
+    /// picks a discriminator per round). It is ε₀-bounded-range, hence ε₀²/8-zCDP (Cesar &
+    /// Rogers 2021, Lemma 3.2 with Durfee & Rogers 2019), and ε₀-DP, so RDP = min(ε₀, α·ε₀²/8).
+    Exponential { epsilon: f64 },
+    /// PATE's Gaussian NoisyMax on the teachers' vote histogram, data-independent bound:
+    /// one record changes one teacher's vote, moving two histogram bins by one each, so the
+    /// L2 sensitivity is √2 and with noise N(0, σ²) per bin the RDP is α·2/(2σ²) = α/σ².
+    GnMax { sigma: f64 },
+    /// PATE 2017's Laplace NoisyMax with noise Lap(1/λ), data-independent part of its
+    /// moments bound: log-moment α(l) ≤ 2λ²·l(l+1) at integer l (Papernot et al. 2017,
+    /// Thm 2), i.e. RDP 2λ²·a at integer order a = l + 1. At fractional orders the next
+    /// integer's value is used (RDP is non-decreasing in the order), and every order is
+    /// capped by the pure-DP bound 2λ.
+    LnMax { lambda: f64 },
+    /// A ρ-zCDP mechanism given directly: RDP αρ.
+    Zcdp { rho: f64 },
+}
+
+impl Mechanism {
+    /// RDP of one use at each order.
+    pub fn rdp(&self, orders: &[f64]) -> Vec<f64> {
+        match *self {
+            Mechanism::SubsampledGaussian { q, sigma } => {
+                rdp::subsampled_gaussian(q, sigma, orders)
+            }
+            Mechanism::Gaussian { sensitivity, std } => {
+                if std <= 0.0 {
+                    return vec![f64::INFINITY; orders.len()];
+                }
+                rdp::zcdp(sensitivity * sensitivity / (2.0 * std * std), orders)
+            }
+            Mechanism::PureDp { epsilon } => orders
+                .iter()
+                .map(|a| epsilon.min(a * epsilon * epsilon / 2.0))
+                .collect(),
+            Mechanism::Exponential { epsilon } => orders
+                .iter()
+                .map(|a| epsilon.min(a * epsilon * epsilon / 8.0))
+                .collect(),
+            Mechanism::GnMax { sigma } => {
+                if sigma <= 0.0 {
+                    return vec![f64::INFINITY; orders.len()];
+                }
+                orders.iter().map(|a| a / (sigma * sigma)).collect()
+            }
+            Mechanism::LnMax { lambda } => orders
+                .iter()
+                .map(|a| (2.0 * lambda * lambda * a.ceil()).min(2.0 * lambda))
+                .collect(),
+            Mechanism::Zcdp { rho } => rdp::zcdp(rho, orders),
+        }
+    }
+
+    /// Rejects parameters that make no sense (negative noise, q outside [0, 1], …).
+    pub fn validate(&self) -> Result<(), String> {
+        let bad = |m: String| Err(m);
+        match *self {
+            Mechanism::SubsampledGaussian { q, sigma } => {
+                if !(0.0..=1.0).contains(&q) {
+                    return bad(format!("sampling rate q must be in [0, 1], got {q}"));
+                }
+                if !(sigma.is_finite() && sigma > 0.0) {
+                    return bad(format!(
+                        "noise multiplier sigma must be positive, got {sigma}"
+                    ));
+                }
+            }
+            Mechanism::Gaussian { sensitivity, std } => {
+                if !(sensitivity.is_finite() && sensitivity >= 0.0 && std.is_finite() && std > 0.0)
+                {
+                    return bad(format!(
+                        "Gaussian needs sensitivity ≥ 0 and std > 0, got {sensitivity}, {std}"
+                    ));
+                }
+            }
+            Mechanism::PureDp { epsilon } | Mechanism::Exponential { epsilon } => {
+                if !(epsilon.is_finite() && epsilon >= 0.0) {
+                    return bad(format!("epsilon must be finite and ≥ 0, got {epsilon}"));
+                }
+            }
+            Mechanism::GnMax { sigma } => {
+                if !(sigma.is_finite() && sigma > 0.0) {
+                    return bad(format!("GNMax sigma must be positive, got {sigma}"));
+                }
+            }
+            Mechanism::LnMax { lambda } => {
+                if !(lambda.is_finite() && lambda >= 0.0) {
+                    return bad(format!("LNMax lambda must be finite and ≥ 0, got {lambda}"));
+                }
+            }
+            Mechanism::Zcdp { rho } => {
+                if !(rho.is_finite() && rho >= 0.0) {
+                    return bad(format!("rho must be finite and ≥ 0, got {rho}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A one-line description for statements and logs.
+    pub fn describe(&self) -> String {
+        match *self {
+            Mechanism::SubsampledGaussian { q, sigma } => {
+                format!("Poisson-subsampled Gaussian (q={q}, σ={sigma})")
+            }
+            Mechanism::Gaussian { sensitivity, std } => {
+                format!("Gaussian (Δ₂={sensitivity}, std={std})")
+            }
+            Mechanism::PureDp { epsilon } => format!("pure ε-DP (ε₀={epsilon})"),
+            Mechanism::Exponential { epsilon } => {
+                format!("exponential mechanism (ε₀={epsilon}, bounded range)")
+            }
+            Mechanism::GnMax { sigma } => format!("PATE Gaussian NoisyMax (σ={sigma})"),
+            Mechanism::LnMax { lambda } => format!("PATE Laplace NoisyMax (λ={lambda})"),
+            Mechanism::Zcdp { rho } => format!("ρ-zCDP (ρ={rho})"),
+        }
+    }
+}

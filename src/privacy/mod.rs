@@ -1,0 +1,23 @@
+//! Brief overview: the privacy core. Plain `f64` math and storage only — no candle, polars
+//! or GUI code (a test enforces it).
+//!
+//! - [`rdp`]: Rényi-DP curves of every mechanism dpsynth uses, on a fixed order grid.
+//! - [`convert`]: RDP → (ε, δ) with the conversion dp-accounting uses, and δ for a given ε.
+//! - [`calibrate`]: the smallest noise multiplier for a target, the most steps that fit.
+//! - [`accountant`]: a run's [`Accountant`]: budget, charges, spent and remaining ε.
+//! - [`ledger`]: the per-dataset budget book on disk (SQLite, WAL, synchronous=FULL).
+//!
+//! Invariants (DESIGN.md §2): every access to private records is charged before it runs;
+//! the budget is never exceeded; when in doubt the larger ε is reported.
+
+pub mod accountant;
+pub mod calibrate;
+pub mod convert;
+pub mod ledger;
+pub mod mechanism;
+pub mod pld;
+pub mod rdp;
+
+pub use accountant::{Accountant, Budget, Charge};
+pub use convert::EpsilonAt;
+pub use mechanism::Mechanism;

@@ -1,0 +1,37 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// `../shared/<rel>` next to the crate (the reference data and fixtures).
+pub fn shared(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared")
+        .join(rel)
+}
+
+pub fn repo(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Runs the real `dpsynth` binary.
+pub fn dpsynth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dpsynth"))
+        .args(args)
+        .env(
+            "DPSYNTH_LEDGER",
+            std::env::temp_dir().join("dpsynth-test-unused-ledger.sqlite3"),
+        )
+        .output()
+        .expect("the dpsynth binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
