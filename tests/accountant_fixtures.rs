@@ -523,3 +523,38 @@ fn the_cli_prints_the_reference_figure() {
     let v: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
     assert!(v["epsilon"].as_f64().unwrap() <= 1.0);
 }
+
+/// The PLD accountant against dp-accounting's PLD (same discretisation, pessimistic),
+/// the PRV bracket, and the RDP figure it must never exceed.
+#[test]
+fn pld_matches_dp_accounting() {
+    use dpsynth::privacy::pld::epsilon_subsampled_gaussian;
+    let fx = fixture();
+    let orders = product_orders();
+    let mut worst_by_steps: std::collections::BTreeMap<u64, f64> = Default::default();
+    let mut n = 0;
+    for r in fx["subsampled_gaussian"].as_array().unwrap() {
+        let Some(want) = f(r, "eps_pld") else { continue };
+        let (q, sigma, steps, delta) = (f(r, "q").unwrap(), f(r, "sigma").unwrap(), f(r, "steps").unwrap(), f(r, "delta").unwrap());
+        let ours = epsilon_subsampled_gaussian(q, sigma, steps as u64, delta);
+        let rdp = to_epsilon(&orders, &scaled(&subsampled_gaussian(q, sigma, &orders), steps), delta).epsilon;
+        let id = r["id"].as_str().unwrap();
+        assert!(ours <= rdp * (1.0 + 1e-9), "{id}: PLD {ours} above RDP {rdp}");
+        let e = rel(ours, want);
+        // The README allows 1e-3 for the same discretisation; we agree far closer.
+        assert!(e <= 1e-4, "{id}: PLD {ours} vs dp-accounting {want} (rel {e:e})");
+        let w = worst_by_steps.entry(steps as u64).or_default();
+        *w = w.max(e);
+        if std::env::var_os("DPSYNTH_PLD_VERBOSE").is_some() {
+            eprintln!("{id}: ours {ours} dp-accounting {want} rel {e:e}");
+        }
+        n += 1;
+    }
+    for r in fx["subsampled_gaussian_prv"].as_array().unwrap() {
+        let (q, sigma, steps, delta) = (f(r, "q").unwrap(), f(r, "sigma").unwrap(), f(r, "steps").unwrap(), f(r, "delta").unwrap());
+        let ours = epsilon_subsampled_gaussian(q, sigma, steps as u64, delta);
+        assert!(ours >= f(r, "eps_lower").unwrap(), "{}: PLD {ours} below the PRV lower bound", r["id"]);
+    }
+    eprintln!("PLD: {n} rows; worst relative error by steps: {worst_by_steps:?}");
+    assert!(n > 200);
+}

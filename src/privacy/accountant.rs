@@ -119,6 +119,41 @@ impl Accountant {
         to_epsilon(&self.orders, &self.total, self.budget.delta)
     }
 
+    /// ε spent by the PLD accountant, when every charge so far is a Gaussian-type
+    /// mechanism it models (Poisson-subsampled or plain Gaussian); `None` otherwise.
+    /// Costs milliseconds to seconds: query it for reports, not every step.
+    pub fn spent_pld(&self) -> Option<f64> {
+        use super::pld::{DEFAULT_INTERVAL, Pld};
+        let mut total: Option<Pld> = None;
+        for ch in &self.history {
+            let (q, sigma) = match ch.mechanism {
+                Mechanism::SubsampledGaussian { q, sigma } => (q, sigma),
+                Mechanism::Gaussian { sensitivity, std } if sensitivity > 0.0 => (1.0, std / sensitivity),
+                Mechanism::Gaussian { .. } => continue,
+                _ => return None,
+            };
+            if q <= 0.0 || ch.count == 0 {
+                continue;
+            }
+            let p = Pld::subsampled_gaussian(q.min(1.0), sigma, DEFAULT_INTERVAL).self_compose(ch.count);
+            total = Some(match total {
+                None => p,
+                Some(t) => t.compose(&p),
+            });
+        }
+        Some(total.map_or(0.0, |t| t.epsilon(self.budget.delta)))
+    }
+
+    /// The tighter of the RDP and PLD figures (both are valid upper bounds), with the
+    /// accountant that gave it.
+    pub fn spent_best(&self) -> (f64, &'static str) {
+        let rdp = self.spent().epsilon;
+        match self.spent_pld() {
+            Some(p) if p < rdp => (p, "pld"),
+            _ => (rdp, "rdp"),
+        }
+    }
+
     /// ε left (never negative).
     pub fn remaining(&self) -> f64 {
         (self.budget.epsilon - self.spent().epsilon).max(0.0)
@@ -203,5 +238,23 @@ mod tests {
             mechanism: m,
             count: 10
         }]));
+        // PLD is tighter than RDP for this history, and both are reported.
+        let pld = acc.spent_pld().unwrap();
+        assert!(pld < acc.spent().epsilon);
+        assert_eq!(acc.spent_best().1, "pld");
+    }
+
+    #[test]
+    fn heterogeneous_histories_compose_in_both_accountants() {
+        let mut acc = Accountant::new(Budget { epsilon: 50.0, delta: 1e-5 });
+        acc.charge(Mechanism::SubsampledGaussian { q: 0.002, sigma: 1.0 }, 2000).unwrap();
+        acc.charge(Mechanism::SubsampledGaussian { q: 0.004, sigma: 1.5 }, 3000).unwrap();
+        acc.charge(Mechanism::Gaussian { sensitivity: 0.1, std: 1.0 }, 1).unwrap();
+        let rdp = acc.spent().epsilon;
+        let pld = acc.spent_pld().unwrap();
+        assert!(pld <= rdp && pld > 0.5 * rdp, "pld {pld} rdp {rdp}");
+        acc.charge(Mechanism::Exponential { epsilon: 0.01 }, 5).unwrap();
+        assert_eq!(acc.spent_pld(), None, "PLD does not model the exponential mechanism");
+        assert_eq!(acc.spent_best().1, "rdp");
     }
 }
