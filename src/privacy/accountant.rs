@@ -128,14 +128,17 @@ impl Accountant {
         for ch in &self.history {
             let (q, sigma) = match ch.mechanism {
                 Mechanism::SubsampledGaussian { q, sigma } => (q, sigma),
-                Mechanism::Gaussian { sensitivity, std } if sensitivity > 0.0 => (1.0, std / sensitivity),
+                Mechanism::Gaussian { sensitivity, std } if sensitivity > 0.0 => {
+                    (1.0, std / sensitivity)
+                }
                 Mechanism::Gaussian { .. } => continue,
                 _ => return None,
             };
             if q <= 0.0 || ch.count == 0 {
                 continue;
             }
-            let p = Pld::subsampled_gaussian(q.min(1.0), sigma, DEFAULT_INTERVAL).self_compose(ch.count);
+            let p = Pld::subsampled_gaussian(q.min(1.0), sigma, DEFAULT_INTERVAL)
+                .self_compose(ch.count);
             total = Some(match total {
                 None => p,
                 Some(t) => t.compose(&p),
@@ -246,15 +249,44 @@ mod tests {
 
     #[test]
     fn heterogeneous_histories_compose_in_both_accountants() {
-        let mut acc = Accountant::new(Budget { epsilon: 50.0, delta: 1e-5 });
-        acc.charge(Mechanism::SubsampledGaussian { q: 0.002, sigma: 1.0 }, 2000).unwrap();
-        acc.charge(Mechanism::SubsampledGaussian { q: 0.004, sigma: 1.5 }, 3000).unwrap();
-        acc.charge(Mechanism::Gaussian { sensitivity: 0.1, std: 1.0 }, 1).unwrap();
+        let mut acc = Accountant::new(Budget {
+            epsilon: 50.0,
+            delta: 1e-5,
+        });
+        acc.charge(
+            Mechanism::SubsampledGaussian {
+                q: 0.002,
+                sigma: 1.0,
+            },
+            2000,
+        )
+        .unwrap();
+        acc.charge(
+            Mechanism::SubsampledGaussian {
+                q: 0.004,
+                sigma: 1.5,
+            },
+            3000,
+        )
+        .unwrap();
+        acc.charge(
+            Mechanism::Gaussian {
+                sensitivity: 0.1,
+                std: 1.0,
+            },
+            1,
+        )
+        .unwrap();
         let rdp = acc.spent().epsilon;
         let pld = acc.spent_pld().unwrap();
         assert!(pld <= rdp && pld > 0.5 * rdp, "pld {pld} rdp {rdp}");
-        acc.charge(Mechanism::Exponential { epsilon: 0.01 }, 5).unwrap();
-        assert_eq!(acc.spent_pld(), None, "PLD does not model the exponential mechanism");
+        acc.charge(Mechanism::Exponential { epsilon: 0.01 }, 5)
+            .unwrap();
+        assert_eq!(
+            acc.spent_pld(),
+            None,
+            "PLD does not model the exponential mechanism"
+        );
         assert_eq!(acc.spent_best().1, "rdp");
     }
 }

@@ -126,3 +126,36 @@ pub fn max_steps(
 pub fn epsilon_for(q: f64, sigma: f64, steps: u64, delta: f64, orders: &[f64]) -> f64 {
     eps_of(q, sigma, steps, delta, orders)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::rdp::default_orders;
+
+    #[test]
+    fn max_steps_is_the_last_step_that_fits() {
+        let o = default_orders();
+        let t = max_steps(0.01, 1.1, 2.0, 1e-5, &o, 1_000_000);
+        assert!(t > 0);
+        assert!(epsilon_for(0.01, 1.1, t, 1e-5, &o) <= 2.0);
+        assert!(epsilon_for(0.01, 1.1, t + 1, 1e-5, &o) > 2.0);
+        assert_eq!(max_steps(0.01, 1.1, 1e-6, 1e-5, &o, 100), 0);
+        assert_eq!(max_steps(0.001, 50.0, 10.0, 1e-5, &o, 100), 100);
+    }
+
+    #[test]
+    fn sigma_respects_prior_spending_and_refuses_the_impossible() {
+        let o = default_orders();
+        let alone = sigma_for(0.01, 1000, 1.0, 1e-5, &o, &[], 1e-6).unwrap();
+        let base: Vec<f64> = subsampled_gaussian(0.01, 2.0, &o)
+            .iter()
+            .map(|x| x * 500.0)
+            .collect();
+        let after = sigma_for(0.01, 1000, 1.0, 1e-5, &o, &base, 1e-6).unwrap();
+        assert!(after > alone, "spending first must call for more noise");
+        assert!(matches!(
+            sigma_for(1.0, 1_000_000_000, 1e-3, 1e-9, &o, &[], 1e-6),
+            Err(CalibrationError::BudgetTooSmall { .. })
+        ));
+    }
+}
