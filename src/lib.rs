@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`privacy`] | RDP curves, RDP→(ε,δ), calibration, the `Accountant`, the on-disk budget ledger |
 //! | [`data`] | CSV/IDX loading, schema with domain provenance, encode/decode, export |
+//! | [`nn`] | network blocks on candle, DP-SGD with per-example clipping, optimizers, devices |
 //! | [`gui`] | the eframe window |
 //! | [`cli`] | clap subcommands |
 //!
@@ -14,5 +15,6 @@
 pub mod cli;
 pub mod data;
 pub mod gui;
+pub mod nn;
 pub mod privacy;
 pub mod util;

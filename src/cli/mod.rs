@@ -4,6 +4,7 @@
 //! message on stderr naming the file, line or column at fault. With `--json`, stdout
 //! carries exactly one JSON object.
 
+mod bench;
 mod budget;
 mod inspect;
 mod privacy;
@@ -31,6 +32,9 @@ pub enum Command {
     /// The per-dataset privacy budget ledger.
     #[command(subcommand)]
     Budget(budget::BudgetCmd),
+    /// Benchmarks (speed goals live here, never in tests).
+    #[command(subcommand)]
+    Bench(bench::BenchCmd),
 }
 
 /// Parses `args` (including the program name), runs the command, and maps the outcome to
@@ -48,6 +52,7 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Privacy(c) => privacy::run(c),
         Command::Budget(c) => budget::run(c),
+        Command::Bench(c) => bench::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

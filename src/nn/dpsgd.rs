@@ -1,0 +1,332 @@
+//! DP-SGD: Poisson sampling, per-example clipping without per-example gradients, and
+//! Gaussian noise from a cryptographically secure generator.
+//!
+//! Mechanism and accounting: each step includes every record independently with
+//! probability q (true Poisson sampling, so the batch size varies), clips each example's
+//! gradient over *all* trained parameters jointly to L2 norm C (so adding or removing one
+//! record moves the clipped sum by at most C: L2 sensitivity C), adds N(0, σ²C²) to every
+//! coordinate of the sum, and divides by the expected batch size qN (a public constant, so
+//! the division is post-processing). One step is therefore one use of
+//! [`Mechanism::SubsampledGaussian`]` { q, sigma }`, charged to the accountant *before*
+//! the step reads any record.
+
+use candle_core::{Tensor, Var};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand_distr::{Distribution, StandardNormal};
+
+use super::layers::{Net, Signal, summed_grads};
+use super::optim::Optimizer;
+use super::{NnError, Result};
+use crate::privacy::{Accountant, Mechanism};
+
+/// Settings of a DP-SGD run.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DpSgdConfig {
+    /// Clipping norm C.
+    pub clip: f64,
+    /// Noise multiplier σ (noise std = σ·C).
+    pub noise_multiplier: f64,
+    /// Poisson sampling rate q = expected batch / N.
+    pub sample_rate: f64,
+    /// Number of private records N.
+    pub n_records: usize,
+}
+
+impl DpSgdConfig {
+    pub fn expected_batch(&self) -> f64 {
+        self.sample_rate * self.n_records as f64
+    }
+
+    pub fn mechanism(&self) -> Mechanism {
+        Mechanism::SubsampledGaussian {
+            q: self.sample_rate,
+            sigma: self.noise_multiplier,
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if !(self.clip.is_finite() && self.clip > 0.0) {
+            return Err(NnError::Invalid(format!(
+                "clipping norm must be positive, got {}",
+                self.clip
+            )));
+        }
+        if !(self.noise_multiplier.is_finite() && self.noise_multiplier >= 0.0) {
+            return Err(NnError::Invalid(format!(
+                "noise multiplier must be ≥ 0, got {}",
+                self.noise_multiplier
+            )));
+        }
+        if !(self.sample_rate > 0.0 && self.sample_rate <= 1.0) || self.n_records == 0 {
+            return Err(NnError::Invalid(format!(
+                "sampling rate must be in (0, 1] and the data non-empty, got q={} N={}",
+                self.sample_rate, self.n_records
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The randomness of a run: sampling and noise.
+pub struct NoiseSource {
+    rng: StdRng,
+    /// True when the user fixed the seed: the run is reproducible and **not for release**.
+    pub seeded_by_user: bool,
+}
+
+impl NoiseSource {
+    /// A CSPRNG (ChaCha12) seeded from the operating system.
+    pub fn from_os() -> Self {
+        Self {
+            rng: StdRng::from_os_rng(),
+            seeded_by_user: false,
+        }
+    }
+
+    /// A reproducible generator for teaching and tests; marks the run not-for-release.
+    pub fn from_seed(seed: u64) -> Self {
+        Self {
+            rng: StdRng::seed_from_u64(seed),
+            seeded_by_user: true,
+        }
+    }
+
+    pub fn rng(&mut self) -> &mut StdRng {
+        &mut self.rng
+    }
+
+    /// Poisson sampling: each of `n` records independently with probability `q`.
+    ///
+    /// Drawn by skipping: the gaps between included records of an i.i.d. Bernoulli(q)
+    /// sequence are i.i.d. Geometric(q), so ⌊ln U / ln(1 − q)⌋ records are skipped before
+    /// each included one. Same distribution, qN draws instead of N.
+    pub fn poisson_batch(&mut self, n: usize, q: f64) -> Vec<u32> {
+        use rand::Rng as _;
+        if q >= 1.0 {
+            return (0..n as u32).collect();
+        }
+        if q <= 0.0 {
+            return Vec::new();
+        }
+        let log1mq = (-q).ln_1p();
+        let mut out = Vec::with_capacity((q * n as f64 * 1.2) as usize + 8);
+        let mut i: f64 = -1.0;
+        loop {
+            // U in (0, 1]: ln U ≤ 0, never −∞.
+            let u: f64 = 1.0 - self.rng.random::<f64>();
+            i += 1.0 + (u.ln() / log1mq).floor();
+            if i >= n as f64 {
+                return out;
+            }
+            out.push(i as u32);
+        }
+    }
+
+    /// A tensor of i.i.d. N(0, std²) values shaped like `like`.
+    pub fn gaussian_like(&mut self, like: &Tensor, std: f64) -> Result<Tensor> {
+        let n = like.elem_count();
+        let std = std as f32;
+        let v: Vec<f32> = (0..n)
+            .map(|_| {
+                let z: f32 = StandardNormal.sample(&mut self.rng);
+                z * std
+            })
+            .collect();
+        Ok(Tensor::from_vec(v, like.shape(), like.device())?)
+    }
+}
+
+/// Per-example squared gradient norms over all parameters, from the signals alone:
+/// ‖g_i‖² = Σ_linear ‖δ_i‖²(‖a_i‖² + [bias]) + Σ_layernorm (‖δ_i ⊙ x̂_i‖² + ‖δ_i‖²).
+pub fn per_example_sq_norms(signals: &[Signal]) -> Result<Tensor> {
+    let mut total: Option<Tensor> = None;
+    for s in signals {
+        let t = match s {
+            Signal::Linear { a, delta, bias } => {
+                let an = a.sqr()?.sum(1)?;
+                let an = if *bias { (an + 1.0)? } else { an };
+                (delta.sqr()?.sum(1)? * an)?
+            }
+            Signal::LayerNorm { xhat, delta } => {
+                ((delta * xhat)?.sqr()?.sum(1)? + delta.sqr()?.sum(1)?)?
+            }
+            Signal::BatchNorm { .. } => {
+                return Err(NnError::Invalid(
+                    "batch norm has no per-example gradients".into(),
+                ));
+            }
+        };
+        total = Some(match total {
+            None => t,
+            Some(acc) => (acc + t)?,
+        });
+    }
+    total.ok_or_else(|| NnError::Invalid("the network has no trainable parameters".into()))
+}
+
+/// Σ_i c_i g_i for per-example factors `c` [B], without forming any g_i: Δᵀdiag(c)A.
+pub fn clipped_sums(signals: &[Signal], c: &Tensor) -> Result<Vec<Tensor>> {
+    let c = c.unsqueeze(1)?;
+    let mut out = Vec::with_capacity(signals.len() * 2);
+    for s in signals {
+        match s {
+            Signal::Linear { a, delta, bias } => {
+                let dc = delta.broadcast_mul(&c)?;
+                out.push(dc.t()?.matmul(a)?);
+                if *bias {
+                    out.push(dc.sum(0)?);
+                }
+            }
+            Signal::LayerNorm { xhat, delta } => {
+                let dc = delta.broadcast_mul(&c)?;
+                out.push((&dc * xhat)?.sum(0)?);
+                out.push(dc.sum(0)?);
+            }
+            Signal::BatchNorm { .. } => {
+                return Err(NnError::Invalid(
+                    "batch norm has no per-example gradients".into(),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Clip factors min(1, C/‖g_i‖).
+pub fn clip_factors(sq_norms: &Tensor, clip: f64) -> Result<Tensor> {
+    Ok(((sq_norms.sqrt()? + 1e-12)?.recip()? * clip)?.clamp(0f32, 1f32)?)
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepReport {
+    /// Realised Poisson batch size.
+    pub batch: usize,
+    /// Σ loss over the batch (a diagnostic on private data: never released).
+    pub loss_sum: f64,
+    /// Share of examples whose gradient was clipped.
+    pub clipped_share: f64,
+}
+
+/// The private gradient of a batch: clipped sum + N(0, σ²C²), divided by qN. `signals`
+/// may be empty (an empty Poisson batch still releases pure noise).
+pub fn private_grads(
+    net: &Net,
+    signals: &[Signal],
+    cfg: &DpSgdConfig,
+    noise: &mut NoiseSource,
+) -> Result<(Vec<Tensor>, f64)> {
+    let params = net.params();
+    // The 1/(qN) normalisation is folded into the clip factors and the noise scale, so
+    // each parameter costs one addition after the clipped sum.
+    let scale = 1.0 / cfg.expected_batch();
+    let (sums, clipped_share) = if signals.is_empty() {
+        (
+            params
+                .iter()
+                .map(|p| p.as_tensor().zeros_like())
+                .collect::<candle_core::Result<Vec<_>>>()?,
+            0.0,
+        )
+    } else {
+        let sq = per_example_sq_norms(signals)?;
+        let c = clip_factors(&sq, cfg.clip)?;
+        let cv: Vec<f32> = c.to_vec1()?;
+        let clipped = cv.iter().filter(|v| **v < 1.0).count();
+        let c = (c * scale)?;
+        (
+            clipped_sums(signals, &c)?,
+            clipped as f64 / cv.len().max(1) as f64,
+        )
+    };
+    if sums.len() != params.len() {
+        return Err(NnError::Invalid(
+            "gradient and parameter lists differ".into(),
+        ));
+    }
+    let std = cfg.noise_multiplier * cfg.clip * scale;
+    let mut out = Vec::with_capacity(sums.len());
+    for s in sums {
+        let z = noise.gaussian_like(&s, std)?;
+        out.push((s + z)?);
+    }
+    Ok((out, clipped_share))
+}
+
+/// Rows `idx` of `data`.
+pub fn gather_rows(data: &Tensor, idx: &[u32]) -> Result<Tensor> {
+    let ids = Tensor::from_slice(idx, idx.len(), data.device())?;
+    Ok(data.index_select(&ids, 0)?)
+}
+
+/// A per-example loss: `(output y, input x, target t)` → losses [B] (or their sum).
+pub trait LossFn: Fn(&Tensor, &Tensor, Option<&Tensor>) -> candle_core::Result<Tensor> {}
+impl<F: Fn(&Tensor, &Tensor, Option<&Tensor>) -> candle_core::Result<Tensor>> LossFn for F {}
+
+/// One DP-SGD step on `net`: `inputs` are the private records fed to the network and
+/// `targets` (optional) rows of per-record targets gathered with the same batch. Charges
+/// the accountant first; returns `Ok(None)` — touching no data — when the budget is spent.
+#[allow(clippy::too_many_arguments)]
+pub fn dp_step<F: LossFn>(
+    net: &Net,
+    opt: &mut dyn Optimizer,
+    data: &Tensor,
+    targets: Option<&Tensor>,
+    cfg: &DpSgdConfig,
+    noise: &mut NoiseSource,
+    accountant: &mut Accountant,
+    loss: F,
+) -> Result<Option<StepReport>> {
+    cfg.validate()?;
+    if accountant.charge(cfg.mechanism(), 1).is_err() {
+        return Ok(None);
+    }
+    let idx = noise.poisson_batch(cfg.n_records, cfg.sample_rate);
+    let (signals, loss_sum) = if idx.is_empty() {
+        (Vec::new(), 0.0)
+    } else {
+        let x = gather_rows(data, &idx)?;
+        let t = targets.map(|t| gather_rows(t, &idx)).transpose()?;
+        let (y, caches) = net.forward_train(&x, Some(noise.rng()))?;
+        let (l, dy) = super::layers::loss_grad(&y, |y| loss(y, &x, t.as_ref()))?;
+        let (_, signals) = net.backward(&caches, &dy)?;
+        (signals, l)
+    };
+    let (grads, clipped_share) = private_grads(net, &signals, cfg, noise)?;
+    opt.step(&net.params(), &grads)?;
+    Ok(Some(StepReport {
+        batch: idx.len(),
+        loss_sum,
+        clipped_share,
+    }))
+}
+
+/// One plain (non-private) step on a fixed batch: the same network code, the summed
+/// gradient divided by the batch size.
+pub fn plain_step<F: LossFn>(
+    net: &Net,
+    opt: &mut dyn Optimizer,
+    x: &Tensor,
+    t: Option<&Tensor>,
+    loss: F,
+) -> Result<f64> {
+    let (y, caches) = net.forward_train(x, None)?;
+    let (l, dy) = super::layers::loss_grad(&y, |y| loss(y, x, t))?;
+    let (_, signals) = net.backward(&caches, &dy)?;
+    let b = x.dims()[0].max(1) as f64;
+    let grads: Vec<Tensor> = summed_grads(&signals)?
+        .into_iter()
+        .map(|g| g / b)
+        .collect::<candle_core::Result<_>>()?;
+    opt.step(&net.params(), &grads)?;
+    Ok(l)
+}
+
+/// Writes `values` into the variables (used by optimizers and checkpoint loading).
+pub fn set_all(params: &[Var], values: &[Tensor]) -> Result<()> {
+    for (p, v) in params.iter().zip(values) {
+        p.set(v)?;
+    }
+    Ok(())
+}

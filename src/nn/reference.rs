@@ -1,0 +1,118 @@
+//! The slow, obviously-correct DP-SGD gradient: one forward and one autograd backward pass
+//! per example, explicit per-example gradients, joint clipping, then the sum. Written
+//! with candle's autograd and plain tensor ops only, independently of the hand-written
+//! backward pass in [`super::layers`], so the tests can hold the fast path to it.
+
+use candle_core::{D, Tensor};
+
+use super::dpsgd::LossFn;
+use super::layers::{Act, Block, HeadKind, Net};
+use super::{NnError, Result};
+
+fn act(a: Act, z: &Tensor) -> candle_core::Result<Tensor> {
+    match a {
+        Act::Relu => z.relu(),
+        Act::LeakyRelu(s) => z.maximum(&(z * s)?),
+        Act::Tanh => z.tanh(),
+        Act::Sigmoid => (z.neg()?.exp()? + 1.0)?.recip(),
+    }
+}
+
+fn softmax_rows(z: &Tensor) -> candle_core::Result<Tensor> {
+    let e = z.exp()?;
+    e.broadcast_div(&e.sum_keepdim(1)?)
+}
+
+fn forward(blocks: &[Block], x: &Tensor) -> Result<Tensor> {
+    let mut h = x.clone();
+    for b in blocks {
+        h = match b {
+            Block::Linear(l) => {
+                let z = h.matmul(&l.w.as_tensor().t()?)?;
+                match &l.b {
+                    Some(b) => z.broadcast_add(b.as_tensor())?,
+                    None => z,
+                }
+            }
+            Block::Act(a) => act(*a, &h)?,
+            Block::LayerNorm(n) => {
+                let xc = h.broadcast_sub(&h.mean_keepdim(D::Minus1)?)?;
+                let var = xc.sqr()?.mean_keepdim(D::Minus1)?;
+                let xhat = xc.broadcast_div(&(var + n.eps)?.sqrt()?)?;
+                xhat.broadcast_mul(n.gamma.as_tensor())?
+                    .broadcast_add(n.beta.as_tensor())?
+            }
+            Block::BatchNorm(_) => {
+                return Err(NnError::Invalid(
+                    "batch norm has no per-example gradients".into(),
+                ));
+            }
+            Block::Residual(inner) => (&h + forward(inner, &h)?)?,
+            Block::Head(spans) => {
+                let mut parts = Vec::new();
+                for s in spans {
+                    let z = h.narrow(1, s.start, s.len)?;
+                    parts.push(match s.kind {
+                        HeadKind::Sigmoid => act(Act::Sigmoid, &z)?,
+                        HeadKind::Softmax | HeadKind::GumbelSoftmax { .. } => softmax_rows(&z)?,
+                        HeadKind::Identity => z,
+                    });
+                }
+                Tensor::cat(&parts, 1)?
+            }
+        };
+    }
+    Ok(h)
+}
+
+/// Per-example gradients (one autograd pass each): `out[i][k]` is example i's gradient of
+/// parameter k (in [`Net::params`] order).
+pub fn per_example_grads<F: LossFn>(net: &Net, x: &Tensor, loss: F) -> Result<Vec<Vec<Tensor>>> {
+    let params = net.params();
+    let n = x.dims()[0];
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let xi = x.narrow(0, i, 1)?;
+        let y = forward(&net.blocks, &xi)?;
+        let l = loss(&y, &xi, None)?.sum_all()?;
+        let g = l.backward()?;
+        let mut gi = Vec::with_capacity(params.len());
+        for p in &params {
+            gi.push(match g.get(p.as_tensor()) {
+                Some(t) => t.clone(),
+                None => p.as_tensor().zeros_like()?,
+            });
+        }
+        out.push(gi);
+    }
+    Ok(out)
+}
+
+/// Per-example gradient norms and the clipped sum Σ_i min(1, C/‖g_i‖)·g_i, the slow way.
+pub fn clipped_sum<F: LossFn>(
+    net: &Net,
+    x: &Tensor,
+    clip: f64,
+    loss: F,
+) -> Result<(Vec<f64>, Vec<Tensor>)> {
+    let grads = per_example_grads(net, x, loss)?;
+    let mut sum: Vec<Tensor> = net
+        .params()
+        .iter()
+        .map(|p| p.as_tensor().zeros_like())
+        .collect::<candle_core::Result<_>>()?;
+    let mut norms = Vec::with_capacity(grads.len());
+    for gi in grads {
+        let mut sq = 0f64;
+        for g in &gi {
+            sq += f64::from(g.sqr()?.sum_all()?.to_scalar::<f32>()?);
+        }
+        let norm = sq.sqrt();
+        norms.push(norm);
+        let c = (clip / (norm + 1e-12)).min(1.0);
+        for (s, g) in sum.iter_mut().zip(&gi) {
+            *s = (&*s + (g * c)?)?;
+        }
+    }
+    Ok((norms, sum))
+}

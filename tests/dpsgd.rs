@@ -1,0 +1,361 @@
+//! The fast DP-SGD path against the slow per-example reference, the noise and sampling
+//! statistics, and the accountant hook.
+
+use candle_core::{DType, Device, Tensor};
+use dpsynth::nn::dpsgd::{
+    DpSgdConfig, NoiseSource, clip_factors, clipped_sums, dp_step, per_example_sq_norms,
+    private_grads,
+};
+use dpsynth::nn::layers::{Act, Block, HeadKind, HeadSpan, LayerNorm, Linear, Net, bce_rows, mlp};
+use dpsynth::nn::optim::Adam;
+use dpsynth::nn::reference;
+use dpsynth::privacy::{Accountant, Budget};
+use rand::{Rng, SeedableRng};
+
+fn rand_data(rng: &mut impl Rng, n: usize, d: usize) -> Tensor {
+    let v: Vec<f32> = (0..n * d).map(|_| rng.random::<f32>()).collect();
+    Tensor::from_vec(v, (n, d), &Device::Cpu).unwrap()
+}
+
+/// A network exercising every DP-compatible block: linear (with and without bias),
+/// activations, a residual block with layer norm, and a mixed output head.
+fn rich_net(rng: &mut impl Rng, d: usize) -> Net {
+    let dev = Device::Cpu;
+    let blocks = vec![
+        Block::Linear(Linear::new(d, 12, true, &dev, rng).unwrap()),
+        Block::Act(Act::LeakyRelu(0.2)),
+        Block::Residual(vec![
+            Block::Linear(Linear::new(12, 12, false, &dev, rng).unwrap()),
+            Block::LayerNorm(LayerNorm::new(12, &dev).unwrap()),
+            Block::Act(Act::Tanh),
+        ]),
+        Block::Linear(Linear::new(12, d, true, &dev, rng).unwrap()),
+        Block::Head(vec![
+            HeadSpan {
+                start: 0,
+                len: 2,
+                kind: HeadKind::Sigmoid,
+            },
+            HeadSpan {
+                start: 2,
+                len: 3,
+                kind: HeadKind::Softmax,
+            },
+            HeadSpan {
+                start: 5,
+                len: d - 5,
+                kind: HeadKind::Sigmoid,
+            },
+        ]),
+    ];
+    Net::new(blocks, &dev)
+}
+
+fn rel_diff(a: &Tensor, b: &Tensor) -> f64 {
+    let a: Vec<f32> = a.flatten_all().unwrap().to_vec1().unwrap();
+    let b: Vec<f32> = b.flatten_all().unwrap().to_vec1().unwrap();
+    let num: f64 = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| f64::from(x - y).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let den: f64 = b.iter().map(|y| f64::from(*y).powi(2)).sum::<f64>().sqrt();
+    num / den.max(1e-12)
+}
+
+fn fast_clipped(
+    net: &Net,
+    x: &Tensor,
+    clip: f64,
+    loss: &dyn Fn(&Tensor, &Tensor, Option<&Tensor>) -> candle_core::Result<Tensor>,
+) -> (Vec<f64>, Vec<Tensor>) {
+    let (y, caches) = net.forward_train(x, None).unwrap();
+    let (_, dy) = dpsynth::nn::layers::loss_grad(&y, |y| loss(y, x, None)).unwrap();
+    let (_, signals) = net.backward(&caches, &dy).unwrap();
+    let sq = per_example_sq_norms(&signals).unwrap();
+    let norms: Vec<f64> = sq
+        .to_vec1::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| f64::from(*v).sqrt())
+        .collect();
+    let c = clip_factors(&sq, clip).unwrap();
+    (norms, clipped_sums(&signals, &c).unwrap())
+}
+
+#[test]
+fn fast_clipped_sum_equals_the_per_example_reference() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let d = 9;
+    let ae_loss = |y: &Tensor, x: &Tensor, _t: Option<&Tensor>| bce_rows(y, x);
+    for trial in 0..12 {
+        let net = if trial % 2 == 0 {
+            rich_net(&mut rng, d)
+        } else {
+            let act = [Act::Relu, Act::Tanh, Act::Sigmoid, Act::LeakyRelu(0.2)][trial % 4];
+            let mut blocks = mlp(&[d, 7, 5, d], act, &Device::Cpu, &mut rng).unwrap();
+            blocks.push(Block::Head(vec![HeadSpan {
+                start: 0,
+                len: d,
+                kind: HeadKind::Sigmoid,
+            }]));
+            Net::new(blocks, &Device::Cpu)
+        };
+        let batch = [1usize, 2, 5, 16, 33, 64][trial % 6];
+        let x = rand_data(&mut rng, batch, d);
+        // Clip at the median norm so both clipped and unclipped examples occur.
+        let (ref_norms, _) = reference::clipped_sum(&net, &x, 1e9, ae_loss).unwrap();
+        let mut sorted = ref_norms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let clip = sorted[sorted.len() / 2];
+        let (ref_norms, ref_sum) = reference::clipped_sum(&net, &x, clip, ae_loss).unwrap();
+        let (norms, sum) = fast_clipped(&net, &x, clip, &ae_loss);
+        for (a, b) in norms.iter().zip(&ref_norms) {
+            assert!(
+                (a - b).abs() <= 1e-5 * b.max(1e-6),
+                "trial {trial}: norm {a} vs {b}"
+            );
+        }
+        assert_eq!(sum.len(), ref_sum.len());
+        for (k, (a, b)) in sum.iter().zip(&ref_sum).enumerate() {
+            let r = rel_diff(a, b);
+            assert!(
+                r <= 1e-5,
+                "trial {trial}, parameter {k}: relative difference {r:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_critic_loss_matches_too() {
+    // WGAN critic on real records: per-example loss −D(x).
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let net = Net::new(
+        mlp(&[20, 14, 7, 1], Act::LeakyRelu(0.2), &Device::Cpu, &mut rng).unwrap(),
+        &Device::Cpu,
+    );
+    let loss = |y: &Tensor, _x: &Tensor, _t: Option<&Tensor>| y.neg()?.sum(1);
+    let x = rand_data(&mut rng, 40, 20);
+    let (_, r) = reference::clipped_sum(&net, &x, 0.05, loss).unwrap();
+    let (_, f) = fast_clipped(&net, &x, 0.05, &loss);
+    for (a, b) in f.iter().zip(&r) {
+        assert!(rel_diff(a, b) <= 1e-5);
+    }
+}
+
+#[test]
+fn empty_and_single_batches_release_noise_of_the_right_scale() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let net = Net::new(
+        mlp(&[6, 4, 1], Act::Relu, &Device::Cpu, &mut rng).unwrap(),
+        &Device::Cpu,
+    );
+    let cfg = DpSgdConfig {
+        clip: 0.5,
+        noise_multiplier: 2.0,
+        sample_rate: 0.01,
+        n_records: 1000,
+    };
+    let mut noise = NoiseSource::from_seed(9);
+    let mut vals = Vec::new();
+    for _ in 0..400 {
+        let (g, _) = private_grads(&net, &[], &cfg, &mut noise).unwrap();
+        for t in g {
+            vals.extend(
+                t.flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap()
+                    .into_iter()
+                    .map(f64::from),
+            );
+        }
+    }
+    let n = vals.len() as f64;
+    let mean = vals.iter().sum::<f64>() / n;
+    let std = (vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let want = 2.0 * 0.5 / (0.01 * 1000.0);
+    assert!(mean.abs() < 4.0 * want / n.sqrt(), "mean {mean}");
+    assert!(
+        (std / want - 1.0).abs() < 0.02,
+        "std {std} vs σC/(qN) = {want}"
+    );
+    // A batch of one: still clipped to C and noised.
+    let x = Tensor::ones((1, 6), DType::F32, &Device::Cpu).unwrap();
+    let (f_norms, _) = fast_clipped(
+        &net,
+        &x,
+        0.5,
+        &|y: &Tensor, _x: &Tensor, _t: Option<&Tensor>| y.sum(1),
+    );
+    assert_eq!(f_norms.len(), 1);
+}
+
+#[test]
+fn poisson_batches_have_binomial_sizes() {
+    let mut noise = NoiseSource::from_seed(1);
+    let (n, q) = (2000usize, 0.03);
+    let sizes: Vec<f64> = (0..2000)
+        .map(|_| noise.poisson_batch(n, q).len() as f64)
+        .collect();
+    let mean = sizes.iter().sum::<f64>() / sizes.len() as f64;
+    let var = sizes.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / sizes.len() as f64;
+    let (m0, v0) = (n as f64 * q, n as f64 * q * (1.0 - q));
+    assert!(
+        (mean - m0).abs() < 4.0 * (v0 / sizes.len() as f64).sqrt(),
+        "mean {mean} vs {m0}"
+    );
+    assert!((var / v0 - 1.0).abs() < 0.15, "variance {var} vs {v0}");
+    // Indices are distinct and sorted: no record appears twice in a batch.
+    let b = noise.poisson_batch(n, 0.5);
+    assert!(b.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn each_step_is_charged_first_and_training_stops_at_the_budget() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+    let net = Net::new(
+        mlp(&[5, 8, 1], Act::Tanh, &Device::Cpu, &mut rng).unwrap(),
+        &Device::Cpu,
+    );
+    let data = rand_data(&mut rng, 500, 5);
+    let cfg = DpSgdConfig {
+        clip: 1.0,
+        noise_multiplier: 1.0,
+        sample_rate: 0.05,
+        n_records: 500,
+    };
+    let mut acc = Accountant::new(Budget {
+        epsilon: 2.0,
+        delta: 1e-5,
+    });
+    let mut opt = Adam::new(0.01);
+    let mut noise = NoiseSource::from_seed(4);
+    let mut steps = 0u64;
+    while let Some(r) = dp_step(
+        &net,
+        &mut opt,
+        &data,
+        None,
+        &cfg,
+        &mut noise,
+        &mut acc,
+        |y: &Tensor, _: &Tensor, _: Option<&Tensor>| y.sum(1),
+    )
+    .unwrap()
+    {
+        assert!(r.batch <= 500);
+        steps += 1;
+        assert!(steps < 100_000);
+    }
+    assert!(steps > 0);
+    assert!(acc.spent().epsilon <= 2.0);
+    assert_eq!(acc.history()[0].count, steps);
+    let expected =
+        dpsynth::privacy::calibrate::max_steps(0.05, 1.0, 2.0, 1e-5, acc.orders(), 1_000_000);
+    assert_eq!(steps, expected, "stopped at the last step that fits");
+}
+
+#[test]
+fn batch_norm_is_refused_for_dp() {
+    let dev = Device::Cpu;
+    let net = Net::new(
+        vec![
+            Block::Linear(Linear::new(3, 3, true, &dev, &mut rand::rng()).unwrap()),
+            Block::BatchNorm(dpsynth::nn::layers::BatchNorm::new(3, &dev).unwrap()),
+        ],
+        &dev,
+    );
+    let e = net.check_dp_compatible().unwrap_err().to_string();
+    assert!(e.contains("batch normalisation"), "{e}");
+}
+
+#[test]
+fn dp_training_learns_on_real_data() {
+    // Logistic regression of Adult's income on the other encoded columns, by DP-SGD.
+    let t = dpsynth::data::csv::load_csv(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/adult/adult_train.csv"),
+        &Default::default(),
+    )
+    .unwrap();
+    let schema = dpsynth::data::infer::infer_schema(&t).unwrap().schema;
+    let enc = dpsynth::data::encode::Encoding::new(&schema).unwrap();
+    let e = enc.encode(&t).unwrap();
+    let (n, w) = (e.n_rows, e.width);
+    let all = Tensor::from_vec(e.values.clone(), (n, w), &Device::Cpu).unwrap();
+    // income is the last schema column and binary: the last encoded column.
+    let x = all.narrow(1, 0, w - 1).unwrap().contiguous().unwrap();
+    let y = all.narrow(1, w - 1, 1).unwrap().contiguous().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+    let net = Net::new(
+        mlp(&[w - 1, 1], Act::Relu, &Device::Cpu, &mut rng).unwrap(),
+        &Device::Cpu,
+    );
+    // Stable logistic loss: max(z,0) − z·t + log(1 + e^{−|z|}).
+    let loss = |z: &Tensor, _x: &Tensor, t: Option<&Tensor>| -> candle_core::Result<Tensor> {
+        let t = t.expect("targets");
+        ((z.relu()? - (z * t)?)? + (z.abs()?.neg()?.exp()? + 1.0)?.log()?)?.sum(1)
+    };
+    let eval = |net: &Net| -> f64 {
+        let z = net.forward(&x, None).unwrap();
+        let l = loss(&z, &x, Some(&y)).unwrap().mean_all().unwrap();
+        f64::from(l.to_scalar::<f32>().unwrap())
+    };
+    let before = eval(&net);
+    let cfg = DpSgdConfig {
+        clip: 1.0,
+        noise_multiplier: 1.0,
+        sample_rate: 256.0 / n as f64,
+        n_records: n,
+    };
+    let mut acc = Accountant::new(Budget {
+        epsilon: 2.0,
+        delta: 1e-5,
+    });
+    let mut opt = Adam::new(0.02);
+    let mut noise = NoiseSource::from_seed(6);
+    for _ in 0..300 {
+        if dp_step(
+            &net,
+            &mut opt,
+            &x,
+            Some(&y),
+            &cfg,
+            &mut noise,
+            &mut acc,
+            loss,
+        )
+        .unwrap()
+        .is_none()
+        {
+            break;
+        }
+    }
+    let after = eval(&net);
+    assert!(
+        after < before - 0.05,
+        "DP-SGD did not learn: loss {before} → {after}"
+    );
+    assert!(acc.spent().epsilon <= 2.0);
+}
+
+#[test]
+fn bench_cli_prints_the_contract_shape() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dpsynth"))
+        .args(["bench", "dpsgd", "--json", "--steps", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nets = v["networks"].as_array().unwrap();
+    assert_eq!(nets.len(), 3);
+    for n in nets {
+        assert!(n["name"].is_string());
+        for k in ["private_step_s", "nonprivate_step_s", "ratio"] {
+            assert!(n[k].as_f64().is_some_and(|x| x > 0.0), "{k} in {n}");
+        }
+    }
+    assert!(nets[0]["reference_step_s"].as_f64().is_some());
+}
