@@ -347,7 +347,12 @@ fn bench_cli_prints_the_contract_shape() {
         .args(["bench", "dpsgd", "--json", "--steps", "5"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let nets = v["networks"].as_array().unwrap();
     assert_eq!(nets.len(), 3);

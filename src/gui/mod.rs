@@ -58,7 +58,27 @@ enum Summary {
         count: usize,
         side: usize,
         labels: String,
+        /// The first 100 images as one 10×10 grid.
+        grid: egui::ColorImage,
+        texture: Option<egui::TextureHandle>,
     },
+}
+
+/// Tiles the first `rows × cols` images into one grayscale picture.
+fn image_grid(set: &crate::data::image::ImageSet, rows: usize, cols: usize) -> egui::ColorImage {
+    let (w, h) = (set.width, set.height);
+    let mut img = egui::ColorImage::new(
+        [cols * w, rows * h],
+        vec![egui::Color32::BLACK; cols * w * rows * h],
+    );
+    for k in 0..(rows * cols).min(set.len()) {
+        let (r0, c0) = ((k / cols) * h, (k % cols) * w);
+        for (p, v) in set.image(k).iter().enumerate() {
+            let (y, x) = (r0 + p / w, c0 + p % w);
+            img.pixels[y * cols * w + x] = egui::Color32::from_gray(*v);
+        }
+    }
+    img
 }
 
 impl App {
@@ -111,6 +131,8 @@ impl App {
                         count: set.len(),
                         side: set.width,
                         labels,
+                        grid: image_grid(&set, 10, 10),
+                        texture: None,
                     },
                 });
             }
@@ -152,11 +174,11 @@ impl eframe::App for App {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
             ui.separator();
-            let Some(loaded) = &self.loaded else {
+            let Some(loaded) = &mut self.loaded else {
                 ui.label("Open a CSV file or an MNIST IDX file, or try a bundled sample.");
                 return;
             };
-            match &loaded.summary {
+            match &mut loaded.summary {
                 Summary::Table {
                     rows,
                     columns,
@@ -190,9 +212,20 @@ impl eframe::App for App {
                         });
                     });
                 }
-                Summary::Images { count, side, labels } => {
+                Summary::Images {
+                    count,
+                    side,
+                    labels,
+                    grid,
+                    texture,
+                } => {
                     ui.label(format!("{}: {count} images of {side}×{side} pixels", loaded.path));
                     ui.label(format!("labels: {labels}"));
+                    let tex = texture.get_or_insert_with(|| {
+                        ui.ctx().load_texture("real-digits", grid.clone(), egui::TextureOptions::NEAREST)
+                    });
+                    ui.label("The first 100 images:");
+                    ui.add(egui::Image::new(&*tex).fit_to_exact_size(egui::vec2(420.0, 420.0)));
                 }
             }
         });
