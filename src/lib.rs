@@ -15,6 +15,8 @@
 pub mod cli;
 pub mod data;
 pub mod gui;
+pub mod job;
+pub mod methods;
 pub mod nn;
 pub mod privacy;
 pub mod util;

@@ -8,6 +8,7 @@ mod bench;
 mod budget;
 mod inspect;
 mod privacy;
+mod train;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -26,6 +27,10 @@ pub struct Cli {
 pub enum Command {
     /// Show each column's kind, domain, provenance, missing and distinct counts.
     Inspect(inspect::InspectArgs),
+    /// Train a synthesizer on a private table within a privacy budget; writes a model file.
+    Train(train::TrainArgs),
+    /// Generate synthetic rows from a released model file (no private data needed).
+    Sample(train::SampleArgs),
     /// Privacy arithmetic: ε of a DP-SGD run, or the noise a target ε needs.
     #[command(subcommand)]
     Privacy(privacy::PrivacyCmd),
@@ -50,6 +55,8 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
     };
     let result = match cli.command {
         Command::Inspect(a) => inspect::run(a),
+        Command::Train(a) => train::train(a),
+        Command::Sample(a) => train::sample(a),
         Command::Privacy(c) => privacy::run(c),
         Command::Budget(c) => budget::run(c),
         Command::Bench(c) => bench::run(c),

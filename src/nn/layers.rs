@@ -555,3 +555,104 @@ pub fn bce_rows(p: &Tensor, target: &Tensor) -> candle_core::Result<Tensor> {
     let l = ((target * p.log()?)? + (target.affine(-1.0, 1.0)? * p.affine(-1.0, 1.0)?.log()?)?)?;
     l.neg()?.sum(1)
 }
+
+/// A network's architecture without its weights, for model files.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockSpec {
+    Linear { inp: usize, out: usize, bias: bool },
+    Act(Act),
+    LayerNorm { dim: usize, eps: f64 },
+    Residual(Vec<BlockSpec>),
+    Head(Vec<HeadSpan>),
+}
+
+impl Net {
+    /// The architecture (batch norm is not supported in released networks).
+    pub fn spec(&self) -> Result<Vec<BlockSpec>> {
+        fn walk(bs: &[Block]) -> Result<Vec<BlockSpec>> {
+            bs.iter()
+                .map(|b| {
+                    Ok(match b {
+                        Block::Linear(l) => BlockSpec::Linear {
+                            inp: l.in_dim(),
+                            out: l.out_dim(),
+                            bias: l.b.is_some(),
+                        },
+                        Block::Act(a) => BlockSpec::Act(*a),
+                        Block::LayerNorm(n) => BlockSpec::LayerNorm {
+                            dim: n.gamma.dims()[0],
+                            eps: n.eps,
+                        },
+                        Block::Residual(inner) => BlockSpec::Residual(walk(inner)?),
+                        Block::Head(h) => BlockSpec::Head(h.clone()),
+                        Block::BatchNorm(_) => {
+                            return Err(NnError::Invalid(
+                                "batch norm cannot be saved in a released model".into(),
+                            ));
+                        }
+                    })
+                })
+                .collect()
+        }
+        walk(&self.blocks)
+    }
+
+    /// Rebuilds a network from its architecture and its parameters in [`Net::params`] order.
+    pub fn from_spec(spec: &[BlockSpec], params: &[Tensor], dev: &Device) -> Result<Net> {
+        fn take(params: &[Tensor], k: &mut usize, shape: &[usize]) -> Result<Var> {
+            let t = params.get(*k).ok_or_else(|| {
+                NnError::Invalid(
+                    "the model file has fewer weights than its architecture needs".into(),
+                )
+            })?;
+            if t.dims() != shape {
+                return Err(NnError::Invalid(format!(
+                    "weight {} has shape {:?} but the architecture needs {:?}",
+                    *k,
+                    t.dims(),
+                    shape
+                )));
+            }
+            *k += 1;
+            Ok(Var::from_tensor(t)?)
+        }
+        fn walk(spec: &[BlockSpec], params: &[Tensor], k: &mut usize) -> Result<Vec<Block>> {
+            spec.iter()
+                .map(|s| {
+                    Ok(match s {
+                        BlockSpec::Linear { inp, out, bias } => {
+                            let w = take(params, k, &[*out, *inp])?;
+                            let b = if *bias {
+                                Some(take(params, k, &[*out])?)
+                            } else {
+                                None
+                            };
+                            Block::Linear(Linear { w, b })
+                        }
+                        BlockSpec::Act(a) => Block::Act(*a),
+                        BlockSpec::LayerNorm { dim, eps } => Block::LayerNorm(LayerNorm {
+                            gamma: take(params, k, &[*dim])?,
+                            beta: take(params, k, &[*dim])?,
+                            eps: *eps,
+                        }),
+                        BlockSpec::Residual(inner) => Block::Residual(walk(inner, params, k)?),
+                        BlockSpec::Head(h) => Block::Head(h.clone()),
+                    })
+                })
+                .collect()
+        }
+        let params: Vec<Tensor> = params
+            .iter()
+            .map(|t| t.to_device(dev))
+            .collect::<candle_core::Result<_>>()?;
+        let mut k = 0;
+        let blocks = walk(spec, &params, &mut k)?;
+        if k != params.len() {
+            return Err(NnError::Invalid(
+                "the model file has more weights than its architecture uses".into(),
+            ));
+        }
+        Ok(Net::new(blocks, dev))
+    }
+}

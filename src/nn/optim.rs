@@ -1,6 +1,10 @@
 //! Optimizers with PyTorch's update rules (the papers' settings are PyTorch's): SGD with
 //! momentum, Adam (L2 decay) / AdamW (decoupled decay), RMSProp. They only ever see the
 //! already-noised gradient, so their choice does not affect privacy (post-processing).
+//!
+//! Gradients and state are detached first: candle records the operation graph of any
+//! tensor derived from a `Var`, and optimizer state built from tracked gradients would
+//! chain every step's buffers to the previous step's — memory growing without bound.
 
 use candle_core::{Tensor, Var};
 
@@ -47,6 +51,7 @@ impl Optimizer for Sgd {
         check(params, grads)?;
         self.velocity.resize(params.len(), None);
         for ((p, g), v) in params.iter().zip(grads).zip(self.velocity.iter_mut()) {
+            let g = &g.detach();
             let d = if self.momentum > 0.0 {
                 let nv = match v.take() {
                     None => g.clone(),
@@ -57,7 +62,7 @@ impl Optimizer for Sgd {
             } else {
                 g.clone()
             };
-            p.set(&(p.as_tensor() - (d * self.lr)?)?)?;
+            p.set(&(p.as_tensor().detach() - (d * self.lr)?)?)?;
         }
         Ok(())
     }
@@ -121,13 +126,13 @@ impl Optimizer for Adam {
         let bc1 = 1.0 - self.beta1.powi(self.t);
         let bc2 = 1.0 - self.beta2.powi(self.t);
         for (i, (p, g)) in params.iter().zip(grads).enumerate() {
-            let mut theta = p.as_tensor().clone();
-            let mut g = g.clone();
+            let mut theta = p.as_tensor().detach();
+            let mut g = g.detach();
             if self.weight_decay > 0.0 {
                 if self.decoupled {
                     theta = (theta * (1.0 - self.lr * self.weight_decay))?;
                 } else {
-                    g = (g + (p.as_tensor() * self.weight_decay)?)?;
+                    g = (g + (p.as_tensor().detach() * self.weight_decay)?)?;
                 }
             }
             let m = match self.m[i].take() {
@@ -182,12 +187,13 @@ impl Optimizer for RmsProp {
         check(params, grads)?;
         self.sq.resize(params.len(), None);
         for (i, (p, g)) in params.iter().zip(grads).enumerate() {
+            let g = &g.detach();
             let s = match self.sq[i].take() {
                 None => (g.sqr()? * (1.0 - self.alpha))?,
                 Some(s) => ((s * self.alpha)? + (g.sqr()? * (1.0 - self.alpha))?)?,
             };
             let upd = (g / (s.sqrt()? + self.eps)?)?;
-            p.set(&(p.as_tensor() - (upd * self.lr)?)?)?;
+            p.set(&(p.as_tensor().detach() - (upd * self.lr)?)?)?;
             self.sq[i] = Some(s);
         }
         Ok(())

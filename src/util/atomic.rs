@@ -36,6 +36,13 @@ where
         fill(&mut w)?;
         w.flush()?;
     }
+    // A temporary file is created private (0600); an export should read like any file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     // Best effort: some platforms cannot open a directory for syncing.

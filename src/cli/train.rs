@@ -1,0 +1,202 @@
+//! `dpsynth train …` and `dpsynth sample …`
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::job::{self, Event, RunConfig};
+use crate::methods::released::ReleasedModel;
+use crate::nn::device::DeviceChoice;
+
+#[derive(Debug, clap::Args)]
+pub struct TrainArgs {
+    /// The private table (CSV).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Schema JSON (default: guessed from the data, NOT private; see `inspect`).
+    #[arg(long)]
+    pub schema: Option<PathBuf>,
+    /// dp-gan, or gan for the non-private reference (dp-auto-gan, pate-gan, pearl and
+    /// dp-merf are planned).
+    #[arg(long)]
+    pub method: String,
+    /// Privacy budget ε of this run; `inf` trains without privacy (the reference line).
+    #[arg(long, value_parser = parse_epsilon)]
+    pub epsilon: f64,
+    #[arg(long)]
+    pub delta: f64,
+    #[arg(long, default_value = "quick")]
+    pub preset: String,
+    /// Fix the randomness (reproducible runs; the model is marked not-for-release).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Model file to write (default: next to the data, `<name>.<method>.dpsynth`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Training device: cpu, cuda, cuda:N, metal.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Ledger file (default: $DPSYNTH_LEDGER, else the user data folder).
+    #[arg(long)]
+    pub ledger: Option<PathBuf>,
+    /// Print one JSON object on stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_epsilon(s: &str) -> Result<f64, String> {
+    match s {
+        "inf" | "infinity" | "∞" => Ok(f64::INFINITY),
+        _ => s
+            .parse::<f64>()
+            .ok()
+            .filter(|e| *e > 0.0)
+            .ok_or_else(|| format!("'{s}' is not a positive number or 'inf'")),
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SampleArgs {
+    #[arg(long)]
+    pub model: PathBuf,
+    #[arg(long)]
+    pub rows: usize,
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+pub fn train(a: TrainArgs) -> anyhow::Result<()> {
+    let out = a.out.clone().unwrap_or_else(|| {
+        let stem = a
+            .data
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "data".into());
+        a.data
+            .with_file_name(format!("{stem}.{}.dpsynth", a.method))
+    });
+    let cfg = RunConfig {
+        data: a.data.clone(),
+        schema: a.schema.clone(),
+        method: a.method.clone(),
+        preset: a.preset.clone(),
+        epsilon: a.epsilon,
+        delta: a.delta,
+        seed: a.seed,
+        out,
+        device: DeviceChoice::parse(&a.device)?,
+        threads: None,
+        ledger: a.ledger.clone(),
+    };
+    let ledger = a
+        .ledger
+        .clone()
+        .unwrap_or_else(super::budget::default_ledger_path);
+    let handle = job::spawn(cfg, ledger, None);
+    let started = std::time::Instant::now();
+    let mut err = std::io::stderr();
+    let mut result = None;
+    for ev in handle.events.iter() {
+        match ev {
+            Event::Started { plan, rows, width } => {
+                let _ = writeln!(
+                    err,
+                    "dpsynth: {rows} rows, {width} encoded columns; plan: {}",
+                    plan.summary
+                );
+                if !a.epsilon.is_finite() {
+                    let _ = writeln!(
+                        err,
+                        "dpsynth: warning: ε = ∞ — this model is NOT private; use it only as a reference"
+                    );
+                }
+            }
+            Event::Progress(p) => {
+                let frac = p.step as f64 / p.total.max(1) as f64;
+                let el = started.elapsed().as_secs_f64();
+                let eta = if frac > 0.0 {
+                    el * (1.0 - frac) / frac
+                } else {
+                    f64::NAN
+                };
+                let losses: Vec<String> = p
+                    .losses
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v:.4}"))
+                    .collect();
+                let _ = write!(
+                    err,
+                    "\r{} step {}/{} | {} | ε {:.3} / {} | ETA {:.0}s   ",
+                    p.phase,
+                    p.step,
+                    p.total,
+                    losses.join(", "),
+                    p.epsilon_spent,
+                    a.epsilon,
+                    eta
+                );
+                let _ = err.flush();
+            }
+            Event::Finished(r) => {
+                let _ = writeln!(err);
+                result = Some(r);
+            }
+        }
+    }
+    handle.join();
+    let summary = match result {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => anyhow::bail!("{e}"),
+        None => anyhow::bail!("the training thread ended without a result"),
+    };
+    if a.json {
+        return super::print_json(&json!({
+            "epsilon_spent": summary.epsilon_spent,
+            "delta": summary.delta,
+            "steps": summary.steps,
+            "model": summary.model.display().to_string(),
+            "accountant": summary.accountant,
+            "seconds": summary.seconds,
+            "not_for_release": summary.not_for_release,
+        }));
+    }
+    let eps = summary
+        .epsilon_spent
+        .map_or("∞ (not private)".to_string(), |e| format!("{e:.4}"));
+    println!(
+        "model written to {} — ε = {eps} at δ = {} ({}), {} steps in {:.1} s{}",
+        summary.model.display(),
+        summary.delta,
+        summary.accountant,
+        summary.steps,
+        summary.seconds,
+        if summary.not_for_release {
+            " — fixed seed: NOT for release"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
+pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
+    let model = ReleasedModel::load(&a.model, &candle_core::Device::Cpu)?;
+    let t = model.sample(a.rows, a.seed)?;
+    crate::data::export::write_csv(&t, &a.out)?;
+    eprintln!(
+        "dpsynth: wrote {} synthetic rows to {} (model: {}, ε = {} at δ = {})",
+        t.n_rows,
+        a.out.display(),
+        model.header.method,
+        model
+            .header
+            .privacy
+            .epsilon
+            .map_or("∞ (not private)".to_string(), |e| e.to_string()),
+        model.header.privacy.delta
+    );
+    Ok(())
+}

@@ -1,0 +1,295 @@
+//! Brief overview: a run. A serde [`RunConfig`] (everything needed to reproduce it) goes to
+//! a worker thread; the thread sends [`Event`]s (start with the plan, progress, finish or
+//! error) and honours cancellation. The CLI and the window consume the same events.
+//!
+//! Budget discipline (DESIGN.md §2): the run's whole planned RDP curve is reserved in the
+//! dataset's ledger before training reads a row; when the run ends — finished, cancelled
+//! or failed — the reservation is settled to what the accountant actually charged. A crash
+//! leaves the reservation counted.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::Instant;
+
+use candle_core::Tensor;
+use serde::{Deserialize, Serialize};
+
+use crate::data::encode::Encoding;
+use crate::data::schema::Schema;
+use crate::data::{self, Dataset};
+use crate::methods::dp_gan::{DpGan, DpGanConfig};
+use crate::methods::{Flow, Plan, Progress, Synthesizer, TrainSetup};
+use crate::nn::device::DeviceChoice;
+use crate::nn::dpsgd::NoiseSource;
+use crate::privacy::ledger::{Ledger, dataset_key_any};
+use crate::privacy::{Accountant, Budget};
+
+/// Everything needed to reproduce a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    pub data: PathBuf,
+    #[serde(default)]
+    pub schema: Option<PathBuf>,
+    pub method: String,
+    #[serde(default = "default_preset")]
+    pub preset: String,
+    /// `f64::INFINITY` for the non-private reference.
+    pub epsilon: f64,
+    pub delta: f64,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    pub out: PathBuf,
+    #[serde(default)]
+    pub device: DeviceChoice,
+    /// Training threads (default: all cores).
+    #[serde(default)]
+    pub threads: Option<usize>,
+    /// Ledger file (default: the user data folder).
+    #[serde(default)]
+    pub ledger: Option<PathBuf>,
+}
+
+fn default_preset() -> String {
+    "quick".into()
+}
+
+/// A finished run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// `None` for a non-private run (ε = ∞).
+    pub epsilon_spent: Option<f64>,
+    pub delta: f64,
+    pub accountant: String,
+    pub steps: u64,
+    pub model: PathBuf,
+    pub seconds: f64,
+    pub cancelled: bool,
+    pub not_for_release: bool,
+}
+
+/// What a running job reports.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Started {
+        plan: Plan,
+        rows: usize,
+        width: usize,
+    },
+    Progress(Progress),
+    Finished(Result<RunSummary, String>),
+}
+
+/// A running job.
+pub struct JobHandle {
+    pub events: Receiver<Event>,
+    cancel: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl JobHandle {
+    /// Asks the run to stop after the current step; it still settles the ledger and saves
+    /// the model trained so far.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    pub fn join(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts `cfg` on a worker thread; `wake` is called after each event (the window passes
+/// a repaint request).
+pub fn spawn(
+    cfg: RunConfig,
+    ledger_path: PathBuf,
+    wake: Option<Box<dyn Fn() + Send + Sync>>,
+) -> JobHandle {
+    let (tx, rx) = channel();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let c2 = cancel.clone();
+    let thread = std::thread::spawn(move || {
+        let send = |e: Event| {
+            let _ = tx.send(e);
+            if let Some(w) = &wake {
+                w();
+            }
+        };
+        let threads = cfg
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let result = crate::nn::device::with_cpu_threads(threads, || {
+            run(&cfg, &ledger_path, &tx, &c2, &wake)
+        })
+        .map_err(|e| e.to_string())
+        .and_then(|r| r);
+        send(Event::Finished(result));
+    });
+    JobHandle {
+        events: rx,
+        cancel,
+        thread: Some(thread),
+    }
+}
+
+fn method_for(cfg: &RunConfig) -> Result<Box<dyn Synthesizer>, String> {
+    let private = cfg.epsilon.is_finite() && cfg.method != "gan";
+    match cfg.method.as_str() {
+        "dp-gan" | "gan" => {
+            let mut c = DpGanConfig::preset(&cfg.preset).map_err(|e| e.to_string())?;
+            c.private = private;
+            Ok(Box::new(DpGan::new(c)))
+        }
+        "dp-auto-gan" | "pate-gan" | "pearl" | "dp-merf" => Err(format!(
+            "method '{}' is not available yet in this version; use dp-gan (or gan for the non-private reference)",
+            cfg.method
+        )),
+        m => Err(format!(
+            "unknown method '{m}'; use one of {}",
+            crate::methods::METHODS.join(", ")
+        )),
+    }
+}
+
+fn run(
+    cfg: &RunConfig,
+    ledger_path: &std::path::Path,
+    tx: &Sender<Event>,
+    cancel: &AtomicBool,
+    wake: &Option<Box<dyn Fn() + Send + Sync>>,
+) -> Result<RunSummary, String> {
+    let t0 = Instant::now();
+    let send = |e: Event| {
+        let _ = tx.send(e);
+        if let Some(w) = wake {
+            w();
+        }
+    };
+    let private = cfg.epsilon.is_finite() && cfg.method != "gan";
+    if private && !(cfg.epsilon > 0.0 && cfg.delta > 0.0 && cfg.delta < 1.0) {
+        return Err(format!(
+            "need ε > 0 and 0 < δ < 1, got ε = {}, δ = {}",
+            cfg.epsilon, cfg.delta
+        ));
+    }
+    let mut method = method_for(cfg)?;
+    let table = match data::open(&cfg.data, &data::csv::LoadOptions::default())
+        .map_err(|e| e.to_string())?
+    {
+        Dataset::Table(t) => t,
+        Dataset::Images(_) => {
+            return Err(format!(
+                "{}: image datasets are not supported by {} yet; use a table",
+                cfg.data.display(),
+                cfg.method
+            ));
+        }
+    };
+    let schema = match &cfg.schema {
+        Some(p) => Schema::load(p).map_err(|e| e.to_string())?,
+        None => {
+            data::infer::infer_schema(&table)
+                .map_err(|e| format!("{}: {e}", cfg.data.display()))?
+                .schema
+        }
+    };
+    let encoding = Encoding::new(&schema).map_err(|e| e.to_string())?;
+    let enc = encoding.encode(&table).map_err(|e| e.to_string())?;
+    let (n, width) = (enc.n_rows, enc.width);
+    let budget = Budget {
+        epsilon: if private { cfg.epsilon } else { f64::MAX },
+        delta: cfg.delta,
+    };
+    let plan = method.plan(n, budget).map_err(|e| e.to_string())?;
+    let mut accountant = Accountant::new(budget);
+    // Reserve the whole plan before training reads a row.
+    let reservation = if private {
+        let mut ledger = Ledger::open(ledger_path).map_err(|e| e.to_string())?;
+        let key = dataset_key_any(&cfg.data).map_err(|e| format!("{}: {e}", cfg.data.display()))?;
+        let orders = ledger.orders().to_vec();
+        let mut planned = vec![0.0; orders.len()];
+        for c in &plan.charges {
+            for (p, r) in planned.iter_mut().zip(c.mechanism.rdp(&orders)) {
+                *p += r * c.count as f64;
+            }
+        }
+        let desc = format!(
+            "{} ({}) ε={} δ={}",
+            cfg.method, cfg.preset, cfg.epsilon, cfg.delta
+        );
+        let id = ledger
+            .reserve(&key, &planned, &desc)
+            .map_err(|e| e.to_string())?;
+        Some((ledger, id, orders))
+    } else {
+        None
+    };
+    send(Event::Started {
+        plan: plan.clone(),
+        rows: n,
+        width,
+    });
+    let device = cfg.device.open().map_err(|e| e.to_string())?;
+    let mut noise = match cfg.seed {
+        Some(s) => NoiseSource::from_seed(s),
+        None => NoiseSource::from_os(),
+    };
+    let mut steps = 0u64;
+    let mut cancelled = false;
+    let mut observer = |p: Progress| {
+        steps = p.step;
+        send(Event::Progress(p));
+        if cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    };
+    let trained = (|| -> Result<_, String> {
+        let data =
+            Tensor::from_vec(enc.values.clone(), (n, width), &device).map_err(|e| e.to_string())?;
+        method
+            .train(TrainSetup {
+                data: &data,
+                encoding: &encoding,
+                accountant: &mut accountant,
+                noise: &mut noise,
+                device: &device,
+                observer: &mut observer,
+            })
+            .map_err(|e| e.to_string())
+    })();
+    // Settle to what was actually charged, whatever happened.
+    if let Some((mut ledger, id, orders)) = reservation {
+        let mut spent = vec![0.0; orders.len()];
+        for c in accountant.history() {
+            for (s, r) in spent.iter_mut().zip(c.mechanism.rdp(&orders)) {
+                *s += r * c.count as f64;
+            }
+        }
+        ledger.settle(id, &spent).map_err(|e| e.to_string())?;
+    }
+    let model = trained?;
+    model.save(&cfg.out).map_err(|e| e.to_string())?;
+    Ok(RunSummary {
+        epsilon_spent: model.header.privacy.epsilon,
+        delta: cfg.delta,
+        accountant: model.header.privacy.accountant.clone(),
+        steps: accountant
+            .history()
+            .iter()
+            .map(|c| c.count)
+            .sum::<u64>()
+            .max(steps),
+        model: cfg.out.clone(),
+        seconds: t0.elapsed().as_secs_f64(),
+        cancelled,
+        not_for_release: model.header.privacy.not_for_release,
+    })
+}

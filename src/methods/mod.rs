@@ -1,0 +1,107 @@
+//! Brief overview: the synthesizers, one file per method, behind one [`Synthesizer`] trait.
+//!
+//! A method receives the encoded private rows, a run [`Accountant`] that it must charge
+//! *before* each access, a noise source and an observer; it returns a
+//! [`released::ReleasedModel`] holding only post-processing-safe parts (DESIGN.md §2).
+//!
+//! - [`dp_gan`]: the DP-GAN baseline (WGAN, critic trained by DP-SGD).
+//! - [`released`]: the `.dpsynth` model file: safetensors weights + a JSON header with the
+//!   schema, the privacy statement and the run configuration.
+//!
+//! Layering: uses `nn`, `data` and `privacy`; never `job`, `gui` or `cli`.
+
+pub mod dp_gan;
+pub mod released;
+
+use candle_core::{Device, Tensor};
+
+use crate::data::encode::{Encoding, SpanKind};
+use crate::nn::dpsgd::NoiseSource;
+use crate::nn::layers::{HeadKind, HeadSpan};
+use crate::privacy::{Accountant, Budget, Charge};
+
+/// Errors of a method, worded for a person.
+#[derive(Debug, thiserror::Error)]
+pub enum MethodError {
+    #[error(transparent)]
+    Nn(#[from] crate::nn::NnError),
+    #[error("tensor error: {0}")]
+    Candle(#[from] candle_core::Error),
+    #[error(transparent)]
+    Data(#[from] crate::data::DataError),
+    #[error("{0}")]
+    Plan(String),
+    #[error("{0}")]
+    Model(String),
+}
+
+pub type Result<T> = std::result::Result<T, MethodError>;
+
+/// What a method reports while it trains. Only post-processing-safe figures: losses on
+/// generated data, ε spent — never a statistic of the private rows.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Progress {
+    pub phase: String,
+    pub step: u64,
+    pub total: u64,
+    /// (name, value) pairs, e.g. the generator loss.
+    pub losses: Vec<(String, f64)>,
+    pub epsilon_spent: f64,
+}
+
+/// Whether training should go on (the observer's answer to each report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// A run's plan: what it will charge, so the cost can be shown and reserved up front.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Plan {
+    pub charges: Vec<Charge>,
+    /// ε the plan spends at the budget's δ (RDP).
+    pub epsilon: f64,
+    pub summary: String,
+}
+
+/// Everything a method needs to train.
+pub struct TrainSetup<'a> {
+    /// Encoded private rows [N, width] on the training device.
+    pub data: &'a Tensor,
+    pub encoding: &'a Encoding,
+    pub accountant: &'a mut Accountant,
+    pub noise: &'a mut NoiseSource,
+    pub device: &'a Device,
+    pub observer: &'a mut dyn FnMut(Progress) -> Flow,
+}
+
+/// A synthetic-data method.
+pub trait Synthesizer {
+    /// The stable CLI name, e.g. `dp-gan`.
+    fn id(&self) -> &'static str;
+    /// The charges a run on `n_records` rows will make within `budget` (or why it cannot).
+    fn plan(&self, n_records: usize, budget: Budget) -> Result<Plan>;
+    /// Trains and returns the released model.
+    fn train(&mut self, setup: TrainSetup<'_>) -> Result<released::ReleasedModel>;
+}
+
+/// Output heads matching the encoding's spans: sigmoid for binary, continuous and
+/// missing-indicator columns; Gumbel-softmax (softmax when sampling) per categorical span.
+pub fn heads_for(encoding: &Encoding, tau: f64) -> Vec<HeadSpan> {
+    encoding
+        .spans
+        .iter()
+        .map(|s| HeadSpan {
+            start: s.start,
+            len: s.len,
+            kind: match s.kind {
+                SpanKind::Categorical => HeadKind::GumbelSoftmax { tau },
+                _ => HeadKind::Sigmoid,
+            },
+        })
+        .collect()
+}
+
+/// The method names the CLI accepts.
+pub const METHODS: &[&str] = &["dp-gan", "gan"];

@@ -1,0 +1,146 @@
+//! The released model file (`.dpsynth`): a safetensors file whose metadata carries a JSON
+//! header. It holds the generator and nothing else that saw private data: no critic, no
+//! encoder, no rows, no statistics beyond the schema's domains (whose provenance the
+//! statement lists). `dpsynth sample` needs only this file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use candle_core::{Device, Tensor};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+use super::{MethodError, Result};
+use crate::data::Table;
+use crate::data::encode::{DecodeMode, Encoding};
+use crate::data::schema::Schema;
+use crate::nn::layers::{BlockSpec, Net};
+use crate::privacy::Charge;
+
+pub const MODEL_FORMAT: &str = "dpsynth-model/1";
+const HEADER_KEY: &str = "dpsynth";
+
+/// What the release is guaranteed to be.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrivacyStatement {
+    /// The reported ε at `delta` (the tighter sound figure of the accountants run);
+    /// `None` for a non-private reference model (ε = ∞, no guarantee).
+    pub epsilon: Option<f64>,
+    pub delta: f64,
+    /// Which accountant gave `epsilon`: `rdp`, `pld`, or `none` for a non-private run.
+    pub accountant: String,
+    pub epsilon_rdp: Option<f64>,
+    pub epsilon_pld: Option<f64>,
+    /// Every mechanism run on the private rows, with its parameters and count.
+    pub mechanisms: Vec<Charge>,
+    /// Columns whose domain was read off the data: the guarantee does not cover them.
+    pub non_private_domains: Vec<String>,
+    /// True when a fixed seed was used: reproducible, not for release.
+    pub not_for_release: bool,
+}
+
+/// The JSON header of a model file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelHeader {
+    pub format: String,
+    pub method: String,
+    pub preset: String,
+    pub library_version: String,
+    pub schema: Schema,
+    pub latent_dim: usize,
+    pub generator: Vec<BlockSpec>,
+    pub privacy: PrivacyStatement,
+    /// The run configuration, as given (everything needed to reproduce the run).
+    pub config: serde_json::Value,
+}
+
+/// A trained generator with its header.
+#[derive(Debug, Clone)]
+pub struct ReleasedModel {
+    pub header: ModelHeader,
+    pub generator: Net,
+}
+
+impl ReleasedModel {
+    /// Serialises to bytes (safetensors with the header in its metadata).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let params = self.generator.params();
+        let tensors: Vec<(String, Tensor)> = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("generator.{i:03}"), p.as_tensor().clone()))
+            .collect();
+        let header = serde_json::to_string(&self.header)
+            .map_err(|e| MethodError::Model(format!("cannot write the header: {e}")))?;
+        let meta: HashMap<String, String> =
+            [(HEADER_KEY.to_string(), header)].into_iter().collect();
+        safetensors::serialize(tensors.iter().map(|(k, v)| (k.as_str(), v)), Some(meta))
+            .map_err(|e| MethodError::Model(format!("cannot write the weights: {e}")))
+    }
+
+    /// Writes the model file atomically.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let bytes = self.to_bytes()?;
+        crate::util::atomic::write_atomic(path, &bytes)
+            .map_err(|e| MethodError::Model(format!("{}: {e}", path.display())))
+    }
+
+    /// Reads a model file.
+    pub fn load(path: &Path, dev: &Device) -> Result<Self> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| MethodError::Model(format!("{name}: {e}")))?;
+        let bad = |m: String| MethodError::Model(format!("{name}: {m}"));
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
+            .map_err(|e| bad(format!("not a dpsynth model file ({e})")))?;
+        let header = meta
+            .metadata()
+            .as_ref()
+            .and_then(|m| m.get(HEADER_KEY))
+            .ok_or_else(|| {
+                bad("a safetensors file without a dpsynth header (not a released model)".into())
+            })?;
+        let header: ModelHeader =
+            serde_json::from_str(header).map_err(|e| bad(format!("the header is damaged: {e}")))?;
+        if header.format != MODEL_FORMAT {
+            return Err(bad(format!(
+                "format '{}' is not {MODEL_FORMAT}",
+                header.format
+            )));
+        }
+        let mut tensors: Vec<(String, Tensor)> = candle_core::safetensors::load_buffer(&bytes, dev)
+            .map_err(|e| bad(format!("the weights are damaged: {e}")))?
+            .into_iter()
+            .collect();
+        tensors.sort_by(|a, b| a.0.cmp(&b.0));
+        let params: Vec<Tensor> = tensors.into_iter().map(|(_, t)| t).collect();
+        let generator =
+            Net::from_spec(&header.generator, &params, dev).map_err(|e| bad(e.to_string()))?;
+        Ok(Self { header, generator })
+    }
+
+    /// Generates `n` rows and decodes them to a table. No private data is touched.
+    pub fn sample(&self, n: usize, seed: Option<u64>) -> Result<Table> {
+        let enc = Encoding::new(&self.header.schema)?;
+        let mut rng = match seed {
+            Some(s) => StdRng::seed_from_u64(s),
+            None => StdRng::from_os_rng(),
+        };
+        let dev = self.generator.device.clone();
+        let mut values: Vec<f32> = Vec::with_capacity(n * enc.width);
+        let chunk = 4096;
+        let mut done = 0;
+        while done < n {
+            let m = chunk.min(n - done);
+            let z: Vec<f32> = (0..m * self.header.latent_dim)
+                .map(|_| StandardNormal.sample(&mut rng))
+                .collect();
+            let z = Tensor::from_vec(z, (m, self.header.latent_dim), &dev)?;
+            let y = self.generator.forward(&z, None)?;
+            values.extend(y.flatten_all()?.to_vec1::<f32>()?);
+            done += m;
+        }
+        Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
+    }
+}
