@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::data::encode::Encoding;
 use crate::data::schema::Schema;
 use crate::data::{self, Dataset};
+use crate::methods::dp_auto_gan::{DpAutoGan, DpAutoGanConfig};
 use crate::methods::dp_gan::{DpGan, DpGanConfig};
 use crate::methods::{Flow, Plan, Progress, Synthesizer, TrainSetup};
 use crate::nn::device::DeviceChoice;
@@ -145,8 +146,13 @@ fn method_for(cfg: &RunConfig) -> Result<Box<dyn Synthesizer>, String> {
             c.private = private;
             Ok(Box::new(DpGan::new(c)))
         }
-        "dp-auto-gan" | "pate-gan" | "pearl" | "dp-merf" => Err(format!(
-            "method '{}' is not available yet in this version; use dp-gan (or gan for the non-private reference)",
+        "dp-auto-gan" => {
+            let mut c = DpAutoGanConfig::preset(&cfg.preset).map_err(|e| e.to_string())?;
+            c.private = private;
+            Ok(Box::new(DpAutoGan::new(c)))
+        }
+        "pate-gan" | "pearl" | "dp-merf" => Err(format!(
+            "method '{}' is not available yet in this version; use dp-auto-gan or dp-gan (or gan for the non-private reference)",
             cfg.method
         )),
         m => Err(format!(

@@ -240,3 +240,23 @@ fn train_cli_json_shape_and_the_non_private_reference() {
     assert_eq!(o.status.code(), Some(1));
     assert!(common::stderr(&o).contains("not available yet"));
 }
+
+#[test]
+fn dp_auto_gan_composes_both_phases_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let cfg = config(dir.path(), "dp-auto-gan", 1.0, "tiny");
+    let s = run(cfg.clone(), &ledger, None).unwrap();
+    assert!(s.epsilon_spent.unwrap() <= 1.0 + 1e-9);
+    let model = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    // Two phases, two subsampled-Gaussian mechanisms, composed in one statement.
+    assert_eq!(model.header.privacy.mechanisms.len(), 2);
+    assert_eq!(model.header.privacy.mechanisms[0].count, 200);
+    assert_eq!(model.header.privacy.mechanisms[1].count, 300);
+    assert!(model.header.privacy.epsilon_rdp.unwrap() <= 1.0 + 1e-9);
+    let t = model.sample(1000, Some(3)).unwrap();
+    assert_eq!(t.n_cols(), 15);
+    assert_eq!(t.n_rows, 1000);
+    // The release is generator ∘ decoder: it maps the 64-d latent to the encoded width.
+    assert_eq!(model.header.latent_dim, 64);
+}

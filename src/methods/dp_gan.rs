@@ -17,7 +17,7 @@ use rand_distr::{Distribution, StandardNormal};
 use super::released::{MODEL_FORMAT, ModelHeader, PrivacyStatement, ReleasedModel};
 use super::{Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for};
 use crate::nn::dpsgd::{DpSgdConfig, NoiseSource, gather_rows, private_grads};
-use crate::nn::layers::{Act, Block, Net, loss_grad, mlp, summed_grads};
+use crate::nn::layers::{Act, Block, HeadKind, Net, loss_grad, mlp, summed_grads};
 use crate::nn::optim::{Optimizer, RmsProp};
 use crate::privacy::calibrate::sigma_for;
 use crate::privacy::{Budget, Charge, Mechanism};
@@ -106,7 +106,7 @@ impl DpGan {
     }
 }
 
-fn critic_net(
+pub(crate) fn critic_net(
     width: usize,
     cfg: &DpGanConfig,
     dev: &candle_core::Device,
@@ -186,7 +186,7 @@ impl Synthesizer for DpGan {
         })
     }
 
-    fn train(&mut self, s: TrainSetup<'_>) -> Result<ReleasedModel> {
+    fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let cfg = self.config.clone();
         let (n, width) = s.data.dims2()?;
         let plan = self.plan(n, s.accountant.budget())?;
@@ -204,150 +204,243 @@ impl Synthesizer for DpGan {
             &dev,
             s.noise.rng(),
         )?;
-        critic.check_dp_compatible()?;
-        let mut opt_d = RmsProp::new(cfg.lr);
-        let mut opt_g = RmsProp::new(cfg.lr);
-        let dp = DpSgdConfig {
+        let loop_cfg = GanLoop {
+            phase: "gan",
+            latent_dim: cfg.latent_dim,
+            batch: cfg.batch,
+            critic_steps: cfg.critic_steps,
+            n_critic: cfg.n_critic,
+            lr: cfg.lr,
             clip: cfg.clip,
-            noise_multiplier: sigma,
-            sample_rate: self.sampling_rate(n),
-            n_records: n,
+            weight_clip: cfg.weight_clip,
+            sigma,
+            private: cfg.private,
         };
-        let d_params = critic.params();
-        let g_params = generator.params();
-        let b = cfg.batch;
-        let mut g_loss = f64::NAN;
-        for step in 0..cfg.critic_steps {
-            // --- critic: private part, charged before any row is read ---
-            let real_grads = if cfg.private {
-                if s.accountant.charge(dp.mechanism(), 1).is_err() {
-                    break;
-                }
-                let idx = s.noise.poisson_batch(n, dp.sample_rate);
-                let signals = if idx.is_empty() {
-                    Vec::new()
-                } else {
-                    let x = gather_rows(s.data, &idx)?;
-                    let (y, caches) = critic.forward_train(&x, None)?;
-                    let (_, dy) = loss_grad(&y, |y| y.neg()?.sum(1))?;
-                    critic.backward(&caches, &dy)?.1
-                };
-                private_grads(&critic, &signals, &dp, s.noise)?.0
+        gan_loop(&mut s, &loop_cfg, &critic, &generator, None)?;
+        let released = sampling_heads(generator);
+        release(
+            &s,
+            cfg.private,
+            self.id(),
+            &cfg.preset,
+            cfg.latent_dim,
+            released,
+            serde_json::to_value(&cfg).unwrap_or_default(),
+        )
+    }
+}
+
+/// The GAN phase shared by DP-GAN and DP-auto-GAN.
+pub(crate) struct GanLoop {
+    pub phase: &'static str,
+    pub latent_dim: usize,
+    pub batch: usize,
+    pub critic_steps: u64,
+    pub n_critic: u64,
+    pub lr: f64,
+    pub clip: f64,
+    pub weight_clip: f64,
+    pub sigma: f64,
+    pub private: bool,
+}
+
+/// Trains `critic` (DP-SGD on the private rows) against `generator` (optionally followed
+/// by a frozen `decoder`), charging one subsampled-Gaussian step per critic step.
+pub(crate) fn gan_loop(
+    s: &mut TrainSetup<'_>,
+    cfg: &GanLoop,
+    critic: &Net,
+    generator: &Net,
+    decoder: Option<&Net>,
+) -> Result<()> {
+    let (n, _) = s.data.dims2()?;
+    let dev = s.device.clone();
+    critic.check_dp_compatible()?;
+    let mut opt_d = RmsProp::new(cfg.lr);
+    let mut opt_g = RmsProp::new(cfg.lr);
+    let dp = DpSgdConfig {
+        clip: cfg.clip,
+        noise_multiplier: cfg.sigma,
+        sample_rate: (cfg.batch as f64 / n as f64).min(1.0),
+        n_records: n,
+    };
+    let d_params = critic.params();
+    let g_params = generator.params();
+    let b = cfg.batch;
+    let mut g_loss = f64::NAN;
+    let fake_of = |z: &Tensor, rng: &mut dyn rand::RngCore| -> Result<Tensor> {
+        let h = generator.forward(z, Some(&mut *rng))?;
+        Ok(match decoder {
+            Some(d) => d.forward(&h, Some(rng))?,
+            None => h,
+        })
+    };
+    for step in 0..cfg.critic_steps {
+        // Critic, private part: charged before any row is read.
+        let real_grads = if cfg.private {
+            if s.accountant.charge(dp.mechanism(), 1).is_err() {
+                break;
+            }
+            let idx = s.noise.poisson_batch(n, dp.sample_rate);
+            let signals = if idx.is_empty() {
+                Vec::new()
             } else {
-                let idx: Vec<u32> = {
-                    use rand::Rng as _;
-                    (0..b)
-                        .map(|_| s.noise.rng().random_range(0..n as u32))
-                        .collect()
-                };
                 let x = gather_rows(s.data, &idx)?;
                 let (y, caches) = critic.forward_train(&x, None)?;
                 let (_, dy) = loss_grad(&y, |y| y.neg()?.sum(1))?;
-                let (_, signals) = critic.backward(&caches, &dy)?;
-                summed_grads(&signals)?
-                    .into_iter()
-                    .map(|g| g / b as f64)
-                    .collect::<candle_core::Result<Vec<_>>>()?
+                critic.backward(&caches, &dy)?.1
             };
-            // --- critic: public part on generated rows ---
+            private_grads(critic, &signals, &dp, s.noise)?.0
+        } else {
+            let idx: Vec<u32> = {
+                use rand::Rng as _;
+                (0..b)
+                    .map(|_| s.noise.rng().random_range(0..n as u32))
+                    .collect()
+            };
+            let x = gather_rows(s.data, &idx)?;
+            let (y, caches) = critic.forward_train(&x, None)?;
+            let (_, dy) = loss_grad(&y, |y| y.neg()?.sum(1))?;
+            let (_, signals) = critic.backward(&caches, &dy)?;
+            summed_grads(&signals)?
+                .into_iter()
+                .map(|g| g / b as f64)
+                .collect::<candle_core::Result<Vec<_>>>()?
+        };
+        // Critic, public part: generated rows.
+        let z = latent(s.noise, b, cfg.latent_dim, &dev)?;
+        let fake = fake_of(&z, s.noise.rng())?.detach();
+        let (yf, caches) = critic.forward_train(&fake, None)?;
+        let (df, dyf) = loss_grad(&yf, |y| y.sum(1))?;
+        let d_fake = df / b as f64;
+        let (_, sig_f) = critic.backward(&caches, &dyf)?;
+        let fake_grads = summed_grads(&sig_f)?;
+        let grads: Vec<Tensor> = real_grads
+            .iter()
+            .zip(&fake_grads)
+            .map(|(r, f)| r + (f / b as f64)?)
+            .collect::<candle_core::Result<_>>()?;
+        opt_d.step(&d_params, &grads)?;
+        for p in &d_params {
+            p.set(
+                &p.as_tensor()
+                    .clamp(-cfg.weight_clip as f32, cfg.weight_clip as f32)?,
+            )?;
+        }
+        // Generator: post-processing of the private critic (and the frozen decoder).
+        if (step + 1) % cfg.n_critic == 0 {
             let z = latent(s.noise, b, cfg.latent_dim, &dev)?;
-            let fake = generator.forward(&z, Some(s.noise.rng()))?.detach();
-            let (yf, caches) = critic.forward_train(&fake, None)?;
-            let (df, dyf) = loss_grad(&yf, |y| y.sum(1))?;
-            let d_fake = df / b as f64;
-            let (_, sig_f) = critic.backward(&caches, &dyf)?;
-            let fake_grads = summed_grads(&sig_f)?;
-            let grads: Vec<Tensor> = real_grads
-                .iter()
-                .zip(&fake_grads)
-                .map(|(r, f)| r + (f / b as f64)?)
-                .collect::<candle_core::Result<_>>()?;
-            opt_d.step(&d_params, &grads)?;
-            for p in &d_params {
-                p.set(
-                    &p.as_tensor()
-                        .clamp(-cfg.weight_clip as f32, cfg.weight_clip as f32)?,
-                )?;
-            }
-            // --- generator: post-processing of the private critic ---
-            if (step + 1) % cfg.n_critic == 0 {
-                let z = latent(s.noise, b, cfg.latent_dim, &dev)?;
-                let (fake, g_caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
-                let (yc, c_caches) = critic.forward_train(&fake, None)?;
-                let (gl, dyc) = loss_grad(&yc, |y| y.neg()?.sum(1))?;
-                g_loss = gl / b as f64;
-                let (dfake, _) = critic.backward(&c_caches, &dyc)?;
-                let (_, g_sig) = generator.backward(&g_caches, &dfake)?;
-                let gg: Vec<Tensor> = summed_grads(&g_sig)?
-                    .into_iter()
-                    .map(|g| g / b as f64)
-                    .collect::<candle_core::Result<_>>()?;
-                opt_g.step(&g_params, &gg)?;
-            }
-            if (step + 1) % 50 == 0 || step + 1 == cfg.critic_steps {
-                let p = Progress {
-                    phase: "gan".into(),
-                    step: step + 1,
-                    total: cfg.critic_steps,
-                    losses: vec![
-                        ("generator".into(), g_loss),
-                        ("critic_on_generated".into(), d_fake),
-                    ],
-                    epsilon_spent: if cfg.private {
-                        s.accountant.spent().epsilon
-                    } else {
-                        f64::INFINITY
-                    },
-                };
-                if (s.observer)(p) == Flow::Stop {
-                    break;
+            let (h, g_caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
+            let (fake, d_caches) = match decoder {
+                Some(d) => {
+                    let (f, c) = d.forward_train(&h, Some(s.noise.rng()))?;
+                    (f, Some(c))
                 }
+                None => (h, None),
+            };
+            let (yc, c_caches) = critic.forward_train(&fake, None)?;
+            let (gl, dyc) = loss_grad(&yc, |y| y.neg()?.sum(1))?;
+            g_loss = gl / b as f64;
+            let (dfake, _) = critic.backward(&c_caches, &dyc)?;
+            let dh = match (decoder, d_caches) {
+                (Some(d), Some(c)) => d.backward(&c, &dfake)?.0,
+                _ => dfake,
+            };
+            let (_, g_sig) = generator.backward(&g_caches, &dh)?;
+            let gg: Vec<Tensor> = summed_grads(&g_sig)?
+                .into_iter()
+                .map(|g| g / b as f64)
+                .collect::<candle_core::Result<_>>()?;
+            opt_g.step(&g_params, &gg)?;
+        }
+        if (step + 1) % 50 == 0 || step + 1 == cfg.critic_steps {
+            let p = Progress {
+                phase: cfg.phase.into(),
+                step: step + 1,
+                total: cfg.critic_steps,
+                losses: vec![
+                    ("generator".into(), g_loss),
+                    ("critic_on_generated".into(), d_fake),
+                ],
+                epsilon_spent: if cfg.private {
+                    s.accountant.spent().epsilon
+                } else {
+                    f64::INFINITY
+                },
+            };
+            if (s.observer)(p) == Flow::Stop {
+                break;
             }
         }
-        // Released: the generator only. Its heads sample categories with plain softmax.
-        let mut generator = generator;
-        for blk in generator.blocks.iter_mut() {
-            if let Block::Head(spans) = blk {
-                for sp in spans.iter_mut() {
-                    if let crate::nn::layers::HeadKind::GumbelSoftmax { .. } = sp.kind {
-                        sp.kind = crate::nn::layers::HeadKind::Softmax;
+    }
+    Ok(())
+}
+
+/// The released generator samples categories with a plain softmax (Gumbel noise is a
+/// training device only).
+pub(crate) fn sampling_heads(mut net: Net) -> Net {
+    fn walk(bs: &mut [Block]) {
+        for blk in bs.iter_mut() {
+            match blk {
+                Block::Head(spans) => {
+                    for sp in spans.iter_mut() {
+                        if let HeadKind::GumbelSoftmax { .. } = sp.kind {
+                            sp.kind = HeadKind::Softmax;
+                        }
                     }
                 }
+                Block::Residual(inner) => walk(inner),
+                _ => {}
             }
         }
-        let (eps, acc_name, eps_rdp, eps_pld) = if cfg.private {
-            let rdp = s.accountant.spent().epsilon;
-            let pld = s.accountant.spent_pld();
-            let (best, name) = s.accountant.spent_best();
-            (Some(best), name.to_string(), Some(rdp), pld)
-        } else {
-            (None, "none".to_string(), None, None)
-        };
-        let schema = s.encoding.schema.clone();
-        let header = ModelHeader {
-            format: MODEL_FORMAT.into(),
-            method: self.id().into(),
-            preset: cfg.preset.clone(),
-            library_version: env!("CARGO_PKG_VERSION").into(),
-            latent_dim: cfg.latent_dim,
-            generator: generator.spec()?,
-            privacy: PrivacyStatement {
-                epsilon: eps,
-                delta: s.accountant.budget().delta,
-                accountant: acc_name,
-                epsilon_rdp: eps_rdp,
-                epsilon_pld: eps_pld,
-                mechanisms: s.accountant.history().to_vec(),
-                non_private_domains: schema
-                    .non_private_domains()
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect(),
-                not_for_release: s.noise.seeded_by_user,
-            },
-            schema,
-            config: serde_json::to_value(&cfg).unwrap_or_default(),
-        };
-        Ok(ReleasedModel { header, generator })
     }
+    walk(&mut net.blocks);
+    net
+}
+
+/// Builds the released model: the generator and the privacy statement.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn release(
+    s: &TrainSetup<'_>,
+    private: bool,
+    method: &str,
+    preset: &str,
+    latent_dim: usize,
+    generator: Net,
+    config: serde_json::Value,
+) -> Result<ReleasedModel> {
+    let (eps, acc_name, eps_rdp, eps_pld) = if private {
+        let rdp = s.accountant.spent().epsilon;
+        let pld = s.accountant.spent_pld();
+        let (best, name) = s.accountant.spent_best();
+        (Some(best), name.to_string(), Some(rdp), pld)
+    } else {
+        (None, "none".to_string(), None, None)
+    };
+    let schema = s.encoding.schema.clone();
+    let header = ModelHeader {
+        format: MODEL_FORMAT.into(),
+        method: method.into(),
+        preset: preset.into(),
+        library_version: env!("CARGO_PKG_VERSION").into(),
+        latent_dim,
+        generator: generator.spec()?,
+        privacy: PrivacyStatement {
+            epsilon: eps,
+            delta: s.accountant.budget().delta,
+            accountant: acc_name,
+            epsilon_rdp: eps_rdp,
+            epsilon_pld: eps_pld,
+            mechanisms: s.accountant.history().to_vec(),
+            non_private_domains: schema
+                .non_private_domains()
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
+            not_for_release: s.noise.seeded_by_user,
+        },
+        schema,
+        config,
+    };
+    Ok(ReleasedModel { header, generator })
 }

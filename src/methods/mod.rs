@@ -5,11 +5,13 @@
 //! [`released::ReleasedModel`] holding only post-processing-safe parts (DESIGN.md §2).
 //!
 //! - [`dp_gan`]: the DP-GAN baseline (WGAN, critic trained by DP-SGD).
+//! - [`dp_auto_gan`]: DP-auto-GAN, both phases DP-trained and composed by RDP.
 //! - [`released`]: the `.dpsynth` model file: safetensors weights + a JSON header with the
 //!   schema, the privacy statement and the run configuration.
 //!
 //! Layering: uses `nn`, `data` and `privacy`; never `job`, `gui` or `cli`.
 
+pub mod dp_auto_gan;
 pub mod dp_gan;
 pub mod released;
 
@@ -104,4 +106,4 @@ pub fn heads_for(encoding: &Encoding, tau: f64) -> Vec<HeadSpan> {
 }
 
 /// The method names the CLI accepts.
-pub const METHODS: &[&str] = &["dp-gan", "gan"];
+pub const METHODS: &[&str] = &["dp-auto-gan", "dp-gan", "gan"];
