@@ -14,11 +14,12 @@ use candle_core::Tensor;
 
 use super::dp_gan::{GanLoop, gan_loop, release, sampling_heads};
 use super::released::ReleasedModel;
-use super::{Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for};
-use crate::nn::dpsgd::{DpSgdConfig, gather_rows, private_grads};
-use crate::nn::layers::{
-    Act, Block, LayerNorm, Linear, Net, bce_rows, loss_grad, mlp, summed_grads,
+use super::{
+    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
+    step_grads,
 };
+use crate::nn::dpsgd::DpSgdConfig;
+use crate::nn::layers::{Act, Block, LayerNorm, Linear, Net, bce_rows, mlp};
 use crate::nn::optim::{Adam, Optimizer};
 use crate::privacy::calibrate::sigma_for;
 use crate::privacy::rdp::{product_orders, subsampled_gaussian};
@@ -164,17 +165,9 @@ impl Synthesizer for DpAutoGan {
     }
 
     fn plan(&self, n: usize, budget: Budget) -> Result<Plan> {
-        if n < 2 {
-            return Err(MethodError::Plan("the data has fewer than two rows".into()));
+        if let Some(p) = plan_preamble(n, self.config.private, budget)? {
+            return Ok(p);
         }
-        if !self.config.private {
-            return Ok(Plan {
-                charges: vec![],
-                epsilon: f64::INFINITY,
-                summary: "non-private reference (ε = ∞): no guarantee".into(),
-            });
-        }
-        budget.validate().map_err(MethodError::Plan)?;
         let c = &self.config;
         let (q1, q2) = self.rates(n);
         let (s1, s2) = self.sigmas(n, budget)?;
@@ -253,35 +246,8 @@ impl Synthesizer for DpAutoGan {
         let loss =
             |y: &Tensor, x: &Tensor| -> candle_core::Result<Tensor> { bce_rows(y, x)? / d as f64 };
         for step in 0..c.ae_steps {
-            let grads = if c.private {
-                if s.accountant.charge(dp.mechanism(), 1).is_err() {
-                    break;
-                }
-                let idx = s.noise.poisson_batch(n, q1);
-                let signals = if idx.is_empty() {
-                    Vec::new()
-                } else {
-                    let x = gather_rows(s.data, &idx)?;
-                    let (y, caches) = ae.forward_train(&x, None)?;
-                    let (_, dy) = loss_grad(&y, |y| loss(y, &x))?;
-                    ae.backward(&caches, &dy)?.1
-                };
-                private_grads(&ae, &signals, &dp, s.noise)?.0
-            } else {
-                let idx: Vec<u32> = {
-                    use rand::Rng as _;
-                    (0..c.ae_batch)
-                        .map(|_| s.noise.rng().random_range(0..n as u32))
-                        .collect()
-                };
-                let x = gather_rows(s.data, &idx)?;
-                let (y, caches) = ae.forward_train(&x, None)?;
-                let (_, dy) = loss_grad(&y, |y| loss(y, &x))?;
-                let (_, signals) = ae.backward(&caches, &dy)?;
-                summed_grads(&signals)?
-                    .into_iter()
-                    .map(|g| g / c.ae_batch as f64)
-                    .collect::<candle_core::Result<_>>()?
+            let Some(grads) = step_grads(&mut s, &ae, &dp, c.private, loss)? else {
+                break;
             };
             opt.step(&params, &grads)?;
             if (step + 1) % 50 == 0 || step + 1 == c.ae_steps {

@@ -15,8 +15,11 @@ use candle_core::Tensor;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::released::{MODEL_FORMAT, ModelHeader, PrivacyStatement, ReleasedModel};
-use super::{Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for};
-use crate::nn::dpsgd::{DpSgdConfig, NoiseSource, gather_rows, private_grads};
+use super::{
+    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
+    step_grads,
+};
+use crate::nn::dpsgd::{DpSgdConfig, NoiseSource};
 use crate::nn::layers::{Act, Block, HeadKind, Net, loss_grad, mlp, summed_grads};
 use crate::nn::optim::{Optimizer, RmsProp};
 use crate::privacy::calibrate::sigma_for;
@@ -155,17 +158,9 @@ impl Synthesizer for DpGan {
     }
 
     fn plan(&self, n: usize, budget: Budget) -> Result<Plan> {
-        if n < 2 {
-            return Err(MethodError::Plan("the data has fewer than two rows".into()));
+        if let Some(p) = plan_preamble(n, self.config.private, budget)? {
+            return Ok(p);
         }
-        if !self.config.private {
-            return Ok(Plan {
-                charges: vec![],
-                epsilon: f64::INFINITY,
-                summary: "non-private reference (ε = ∞): no guarantee".into(),
-            });
-        }
-        budget.validate().map_err(MethodError::Plan)?;
         let q = self.sampling_rate(n);
         let t = self.config.critic_steps;
         let orders = crate::privacy::rdp::product_orders();
@@ -277,35 +272,9 @@ pub(crate) fn gan_loop(
     };
     for step in 0..cfg.critic_steps {
         // Critic, private part: charged before any row is read.
-        let real_grads = if cfg.private {
-            if s.accountant.charge(dp.mechanism(), 1).is_err() {
-                break;
-            }
-            let idx = s.noise.poisson_batch(n, dp.sample_rate);
-            let signals = if idx.is_empty() {
-                Vec::new()
-            } else {
-                let x = gather_rows(s.data, &idx)?;
-                let (y, caches) = critic.forward_train(&x, None)?;
-                let (_, dy) = loss_grad(&y, |y| y.neg()?.sum(1))?;
-                critic.backward(&caches, &dy)?.1
-            };
-            private_grads(critic, &signals, &dp, s.noise)?.0
-        } else {
-            let idx: Vec<u32> = {
-                use rand::Rng as _;
-                (0..b)
-                    .map(|_| s.noise.rng().random_range(0..n as u32))
-                    .collect()
-            };
-            let x = gather_rows(s.data, &idx)?;
-            let (y, caches) = critic.forward_train(&x, None)?;
-            let (_, dy) = loss_grad(&y, |y| y.neg()?.sum(1))?;
-            let (_, signals) = critic.backward(&caches, &dy)?;
-            summed_grads(&signals)?
-                .into_iter()
-                .map(|g| g / b as f64)
-                .collect::<candle_core::Result<Vec<_>>>()?
+        let Some(real_grads) = step_grads(s, critic, &dp, cfg.private, |y, _| y.neg()?.sum(1))?
+        else {
+            break;
         };
         // Critic, public part: generated rows.
         let z = latent(s.noise, b, cfg.latent_dim, &dev)?;

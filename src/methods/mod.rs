@@ -107,3 +107,70 @@ pub fn heads_for(encoding: &Encoding, tau: f64) -> Vec<HeadSpan> {
 
 /// The method names the CLI accepts.
 pub const METHODS: &[&str] = &["dp-auto-gan", "dp-gan", "gan"];
+
+/// The checks every plan starts with; `Some(plan)` for a non-private reference run.
+pub(crate) fn plan_preamble(n: usize, private: bool, budget: Budget) -> Result<Option<Plan>> {
+    if n < 2 {
+        return Err(MethodError::Plan("the data has fewer than two rows".into()));
+    }
+    if !private {
+        return Ok(Some(Plan {
+            charges: vec![],
+            epsilon: f64::INFINITY,
+            summary: "non-private reference (ε = ∞): no guarantee".into(),
+        }));
+    }
+    budget.validate().map_err(MethodError::Plan)?;
+    Ok(None)
+}
+
+/// One step's gradient of `loss` over private rows, for any network: with `private`, a
+/// DP-SGD gradient (charged to the accountant first; `None`, touching no row, when the
+/// budget is spent); otherwise the plain mean gradient over a uniform batch of
+/// `dp.expected_batch()` rows (the non-private reference).
+pub(crate) fn step_grads<F>(
+    s: &mut TrainSetup<'_>,
+    net: &crate::nn::layers::Net,
+    dp: &crate::nn::dpsgd::DpSgdConfig,
+    private: bool,
+    loss: F,
+) -> Result<Option<Vec<Tensor>>>
+where
+    F: Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>,
+{
+    use crate::nn::dpsgd::{gather_rows, private_grads};
+    use crate::nn::layers::{loss_grad, summed_grads};
+    let n = dp.n_records;
+    if private {
+        if s.accountant.charge(dp.mechanism(), 1).is_err() {
+            return Ok(None);
+        }
+        let idx = s.noise.poisson_batch(n, dp.sample_rate);
+        let signals = if idx.is_empty() {
+            Vec::new()
+        } else {
+            let x = gather_rows(s.data, &idx)?;
+            let (y, caches) = net.forward_train(&x, None)?;
+            let (_, dy) = loss_grad(&y, |y| loss(y, &x))?;
+            net.backward(&caches, &dy)?.1
+        };
+        return Ok(Some(private_grads(net, &signals, dp, s.noise)?.0));
+    }
+    let b = (dp.expected_batch().round() as usize).max(1);
+    let idx: Vec<u32> = {
+        use rand::Rng as _;
+        (0..b)
+            .map(|_| s.noise.rng().random_range(0..n as u32))
+            .collect()
+    };
+    let x = gather_rows(s.data, &idx)?;
+    let (y, caches) = net.forward_train(&x, None)?;
+    let (_, dy) = loss_grad(&y, |y| loss(y, &x))?;
+    let (_, signals) = net.backward(&caches, &dy)?;
+    Ok(Some(
+        summed_grads(&signals)?
+            .into_iter()
+            .map(|g| g / b as f64)
+            .collect::<candle_core::Result<_>>()?,
+    ))
+}
