@@ -138,22 +138,38 @@ pub fn spawn(
     }
 }
 
+/// The plan (charges, ε, summary) a run of `method`/`preset` on `rows` rows would make
+/// within `budget` — what the window shows before Train.
+pub fn plan(method: &str, preset: &str, rows: usize, budget: Budget) -> Result<Plan, String> {
+    let m = method_named(
+        method,
+        preset,
+        budget.epsilon.is_finite() && method != "gan",
+    )?;
+    m.plan(rows, budget).map_err(|e| e.to_string())
+}
+
 fn method_for(cfg: &RunConfig) -> Result<Box<dyn Synthesizer>, String> {
     let private = cfg.epsilon.is_finite() && cfg.method != "gan";
-    match cfg.method.as_str() {
+    method_named(&cfg.method, &cfg.preset, private)
+}
+
+fn method_named(method: &str, preset: &str, private: bool) -> Result<Box<dyn Synthesizer>, String> {
+    let cfg = (method, preset);
+    match cfg.0 {
         "dp-gan" | "gan" => {
-            let mut c = DpGanConfig::preset(&cfg.preset).map_err(|e| e.to_string())?;
+            let mut c = DpGanConfig::preset(cfg.1).map_err(|e| e.to_string())?;
             c.private = private;
             Ok(Box::new(DpGan::new(c)))
         }
         "dp-auto-gan" => {
-            let mut c = DpAutoGanConfig::preset(&cfg.preset).map_err(|e| e.to_string())?;
+            let mut c = DpAutoGanConfig::preset(cfg.1).map_err(|e| e.to_string())?;
             c.private = private;
             Ok(Box::new(DpAutoGan::new(c)))
         }
         "pate-gan" | "pearl" | "dp-merf" => Err(format!(
             "method '{}' is not available yet in this version; use dp-auto-gan or dp-gan (or gan for the non-private reference)",
-            cfg.method
+            cfg.0
         )),
         m => Err(format!(
             "unknown method '{m}'; use one of {}",

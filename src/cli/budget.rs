@@ -49,18 +49,7 @@ pub enum BudgetCmd {
     },
 }
 
-/// Where the ledger lives: `$DPSYNTH_LEDGER`, else `$XDG_DATA_HOME/dpsynth/ledger.sqlite3`,
-/// else `~/.local/share/dpsynth/ledger.sqlite3`.
-pub fn default_ledger_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("DPSYNTH_LEDGER") {
-        return PathBuf::from(p);
-    }
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("dpsynth").join("ledger.sqlite3")
-}
+pub use crate::privacy::ledger::default_ledger_path;
 
 fn key(data: &Path) -> anyhow::Result<String> {
     dataset_key_any(data).map_err(|e| anyhow::anyhow!("{}: {e}", data.display()))

@@ -1,19 +1,27 @@
-//! The desktop window. This is the minimal shell of the foundation: it opens, offers the
-//! bundled samples, and shows each column's kind, domain and provenance. Panels read data
-//! and job events only; they never train or evaluate on the UI thread.
+//! The desktop window. Panels read data, job events and reports; they never train or
+//! evaluate on the UI thread (a frame must stay under 16 ms): training runs in the `job`
+//! worker, which wakes the window when it has news.
+//!
+//! - [`data_panel::DataPanel`]: the loaded table's columns — kind, domain, provenance.
+//! - [`train_panel::TrainPanel`]: method, (ε, δ), the cost preview from the ledger, the
+//!   live run (progress, ETA, losses, budget gauge, cancel) and the export of samples.
 
-use std::path::PathBuf;
+mod data_panel;
+mod train_panel;
+
+use std::path::{Path, PathBuf};
 
 use eframe::egui;
 
-use crate::data::{self, Dataset};
+use crate::data::schema::Schema;
+use crate::data::{self, Dataset, Table};
 
 /// Opens the window and blocks until it closes.
 pub fn run() -> anyhow::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("dpsynth — differentially private synthetic data")
-            .with_inner_size([1100.0, 720.0]),
+            .with_inner_size([1200.0, 780.0]),
         ..Default::default()
     };
     eframe::run_native(
@@ -35,24 +43,18 @@ pub fn sample_path(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// The window's state.
-#[derive(Default)]
-pub struct App {
-    path_input: String,
-    loaded: Option<Loaded>,
-    error: Option<String>,
+/// A dataset the window has open.
+pub struct Loaded {
+    pub path: PathBuf,
+    pub content: Content,
 }
 
-struct Loaded {
-    path: String,
-    summary: Summary,
-}
-
-enum Summary {
+/// What was opened.
+pub enum Content {
     Table {
-        rows: usize,
-        columns: Vec<[String; 5]>,
-        non_private: usize,
+        table: Table,
+        schema: Schema,
+        notes: Vec<(String, String)>,
     },
     Images {
         count: usize,
@@ -62,6 +64,24 @@ enum Summary {
         grid: egui::ColorImage,
         texture: Option<egui::TextureHandle>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Tab {
+    #[default]
+    Data,
+    Train,
+}
+
+/// The window's state.
+#[derive(Default)]
+pub struct App {
+    tab: Tab,
+    path_input: String,
+    loaded: Option<Loaded>,
+    error: Option<String>,
+    data_panel: data_panel::DataPanel,
+    train_panel: train_panel::TrainPanel,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -82,39 +102,21 @@ fn image_grid(set: &crate::data::image::ImageSet, rows: usize, cols: usize) -> e
 }
 
 impl App {
-    fn open(&mut self, path: PathBuf) {
+    fn open(&mut self, path: &Path) {
         self.error = None;
         let shown = path.display().to_string();
-        match data::open(&path, &data::csv::LoadOptions::default()) {
-            Ok(Dataset::Table(t)) => match data::infer::infer_schema(&t) {
+        match data::open(path, &data::csv::LoadOptions::default()) {
+            Ok(Dataset::Table(table)) => match data::infer::infer_schema(&table) {
                 Ok(inf) => {
-                    let columns = inf
-                        .schema
-                        .columns
-                        .iter()
-                        .map(|c| {
-                            let col = t.column(&c.name);
-                            [
-                                c.name.clone(),
-                                if c.integer {
-                                    format!("{} (integer)", c.kind.label())
-                                } else {
-                                    c.kind.label().into()
-                                },
-                                c.domain_summary(40),
-                                c.provenance.badge(),
-                                col.map_or(0, |c| c.missing_count()).to_string(),
-                            ]
-                        })
-                        .collect();
                     self.loaded = Some(Loaded {
-                        path: shown,
-                        summary: Summary::Table {
-                            rows: t.n_rows,
-                            columns,
-                            non_private: inf.schema.non_private_domains().len(),
+                        path: path.to_path_buf(),
+                        content: Content::Table {
+                            table,
+                            schema: inf.schema,
+                            notes: inf.notes,
                         },
                     });
+                    self.train_panel.dataset_changed(self.loaded.as_ref());
                 }
                 Err(e) => self.error = Some(format!("{shown}: {e}")),
             },
@@ -126,8 +128,8 @@ impl App {
                     .collect::<Vec<_>>()
                     .join(", ");
                 self.loaded = Some(Loaded {
-                    path: shown,
-                    summary: Summary::Images {
+                    path: path.to_path_buf(),
+                    content: Content::Images {
                         count: set.len(),
                         side: set.width,
                         labels,
@@ -135,6 +137,7 @@ impl App {
                         texture: None,
                     },
                 });
+                self.train_panel.dataset_changed(self.loaded.as_ref());
             }
             Err(e) => self.error = Some(e.to_string()),
         }
@@ -146,7 +149,9 @@ impl eframe::App for App {
         egui::Panel::top("top").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("dpsynth");
-                ui.label("differentially private synthetic data");
+                ui.separator();
+                ui.selectable_value(&mut self.tab, Tab::Data, "1 · Data");
+                ui.selectable_value(&mut self.tab, Tab::Train, "2 · Train and export");
             });
         });
         egui::CentralPanel::default().show(ui, |ui| {
@@ -158,75 +163,35 @@ impl eframe::App for App {
                 if ui.button("Try it with MNIST digits").clicked() {
                     open = Some(sample_path("mnist/train-images-idx3-ubyte.gz"));
                 }
-            });
-            ui.horizontal(|ui| {
+                ui.separator();
                 let l = ui.label("File path:");
-                let r = ui.text_edit_singleline(&mut self.path_input).labelled_by(l.id);
+                let r = ui
+                    .text_edit_singleline(&mut self.path_input)
+                    .labelled_by(l.id);
                 let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 if ui.button("Open").clicked() || enter {
                     open = Some(PathBuf::from(self.path_input.trim()));
                 }
             });
             if let Some(p) = open {
-                self.open(p);
+                self.open(&p);
             }
             if let Some(e) = &self.error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
             ui.separator();
-            let Some(loaded) = &mut self.loaded else {
-                ui.label("Open a CSV file or an MNIST IDX file, or try a bundled sample.");
-                return;
-            };
-            match &mut loaded.summary {
-                Summary::Table {
-                    rows,
-                    columns,
-                    non_private,
-                } => {
-                    ui.label(format!("{}: {rows} rows × {} columns", loaded.path, columns.len()));
-                    if *non_private > 0 {
-                        ui.colored_label(
-                            ui.visuals().warn_fg_color,
-                            format!(
-                                "{non_private} column domains come from the data: not protected until you enter or confirm public values."
-                            ),
-                        );
+            match self.tab {
+                Tab::Data => match &mut self.loaded {
+                    None => {
+                        ui.label("Open a CSV file or an MNIST IDX file, or try a bundled sample.");
                     }
-                    egui::ScrollArea::vertical().show(ui, |ui| {
-                        egui::Grid::new("columns").striped(true).show(ui, |ui| {
-                            for h in ["column", "kind", "domain", "provenance", "missing"] {
-                                ui.strong(h);
-                            }
-                            ui.end_row();
-                            for row in columns {
-                                for (i, cell) in row.iter().enumerate() {
-                                    if i == 3 && cell.starts_with("FROM DATA") {
-                                        ui.colored_label(ui.visuals().warn_fg_color, cell);
-                                    } else {
-                                        ui.label(cell);
-                                    }
-                                }
-                                ui.end_row();
-                            }
-                        });
-                    });
-                }
-                Summary::Images {
-                    count,
-                    side,
-                    labels,
-                    grid,
-                    texture,
-                } => {
-                    ui.label(format!("{}: {count} images of {side}×{side} pixels", loaded.path));
-                    ui.label(format!("labels: {labels}"));
-                    let tex = texture.get_or_insert_with(|| {
-                        ui.ctx().load_texture("real-digits", grid.clone(), egui::TextureOptions::NEAREST)
-                    });
-                    ui.label("The first 100 images:");
-                    ui.add(egui::Image::new(&*tex).fit_to_exact_size(egui::vec2(420.0, 420.0)));
-                }
+                    Some(l) => {
+                        if self.data_panel.ui(ui, l) {
+                            self.train_panel.dataset_changed(self.loaded.as_ref());
+                        }
+                    }
+                },
+                Tab::Train => self.train_panel.ui(ui, self.loaded.as_ref()),
             }
         });
     }

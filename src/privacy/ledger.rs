@@ -91,6 +91,24 @@ pub struct Ledger {
     orders: Vec<f64>,
 }
 
+/// Where the ledger lives: `$DPSYNTH_LEDGER`, else `$XDG_DATA_HOME/dpsynth/ledger.sqlite3`,
+/// else `~/.local/share/dpsynth/ledger.sqlite3`.
+pub fn default_ledger_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("DPSYNTH_LEDGER") {
+        return PathBuf::from(p);
+    }
+    data_dir().join("ledger.sqlite3")
+}
+
+/// dpsynth's per-user data folder (models, schemas, the ledger).
+pub fn data_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("dpsynth")
+}
+
 /// SHA-256 of a file's bytes, hex: the key of its budget.
 pub fn dataset_key(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
@@ -336,6 +354,14 @@ impl Ledger {
         .map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(())
+    }
+
+    /// ε the dataset would have spent after also reserving `planned` (RDP composition).
+    pub fn epsilon_after(&self, dataset: &str, planned: &[f64]) -> Result<f64, LedgerError> {
+        let (budget, _) = self.budget(dataset)?;
+        let total = total_curve(&self.conn, dataset, self.orders.len()).map_err(self.db())?;
+        let sum: Vec<f64> = total.iter().zip(planned).map(|(a, b)| a + b).collect();
+        Ok(to_epsilon(&self.orders, &sum, budget.delta).epsilon)
     }
 
     /// ε spent (settled + reserved) at the dataset's δ.
