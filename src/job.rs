@@ -51,6 +51,42 @@ pub struct RunConfig {
     /// Ledger file (default: the user data folder).
     #[serde(default)]
     pub ledger: Option<PathBuf>,
+    /// Advanced settings overriding the preset's, by field name (e.g. `{"gan_lr": 0.001}`).
+    #[serde(default)]
+    pub overrides: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Applies `overrides` to a preset's settings; unknown names are errors.
+fn with_overrides<T>(
+    preset: T,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<T, String>
+where
+    T: Serialize + serde::de::DeserializeOwned,
+{
+    if overrides.is_empty() {
+        return Ok(preset);
+    }
+    let mut v = serde_json::to_value(&preset).map_err(|e| e.to_string())?;
+    let Some(obj) = v.as_object_mut() else {
+        return Err("settings are not an object".into());
+    };
+    for (k, val) in overrides {
+        if !obj.contains_key(k) {
+            let mut names: Vec<&String> = obj.keys().collect();
+            names.sort();
+            return Err(format!(
+                "unknown setting '{k}'; this method's settings are: {}",
+                names
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        obj.insert(k.clone(), val.clone());
+    }
+    serde_json::from_value(v).map_err(|e| format!("bad setting value: {e}"))
 }
 
 fn default_preset() -> String {
@@ -141,29 +177,37 @@ pub fn spawn(
 /// The plan (charges, ε, summary) a run of `method`/`preset` on `rows` rows would make
 /// within `budget` — what the window shows before Train.
 pub fn plan(method: &str, preset: &str, rows: usize, budget: Budget) -> Result<Plan, String> {
-    let m = method_named(
-        method,
-        preset,
-        budget.epsilon.is_finite() && method != "gan",
-    )?;
+    let private = budget.epsilon.is_finite() && method != "gan";
+    let m = method_named(method, preset, private, &Default::default())?;
     m.plan(rows, budget).map_err(|e| e.to_string())
 }
 
 fn method_for(cfg: &RunConfig) -> Result<Box<dyn Synthesizer>, String> {
     let private = cfg.epsilon.is_finite() && cfg.method != "gan";
-    method_named(&cfg.method, &cfg.preset, private)
+    method_named(&cfg.method, &cfg.preset, private, &cfg.overrides)
 }
 
-fn method_named(method: &str, preset: &str, private: bool) -> Result<Box<dyn Synthesizer>, String> {
+fn method_named(
+    method: &str,
+    preset: &str,
+    private: bool,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Box<dyn Synthesizer>, String> {
     let cfg = (method, preset);
     match cfg.0 {
         "dp-gan" | "gan" => {
-            let mut c = DpGanConfig::preset(cfg.1).map_err(|e| e.to_string())?;
+            let mut c = with_overrides(
+                DpGanConfig::preset(cfg.1).map_err(|e| e.to_string())?,
+                overrides,
+            )?;
             c.private = private;
             Ok(Box::new(DpGan::new(c)))
         }
         "dp-auto-gan" => {
-            let mut c = DpAutoGanConfig::preset(cfg.1).map_err(|e| e.to_string())?;
+            let mut c = with_overrides(
+                DpAutoGanConfig::preset(cfg.1).map_err(|e| e.to_string())?,
+                overrides,
+            )?;
             c.private = private;
             Ok(Box::new(DpAutoGan::new(c)))
         }

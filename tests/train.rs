@@ -21,6 +21,7 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         device: Default::default(),
         threads: Some(1),
         ledger: None,
+        overrides: Default::default(),
     }
 }
 
@@ -259,4 +260,22 @@ fn dp_auto_gan_composes_both_phases_within_the_budget() {
     assert_eq!(t.n_rows, 1000);
     // The release is generator ∘ decoder: it maps the 64-d latent to the encoded width.
     assert_eq!(model.header.latent_dim, 64);
+}
+
+#[test]
+fn advanced_settings_override_the_preset_and_unknown_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let mut cfg = config(dir.path(), "dp-gan", 1.0, "tiny");
+    cfg.overrides
+        .insert("critic_steps".into(), serde_json::json!(120));
+    let s = run(cfg.clone(), &ledger, None).unwrap();
+    assert_eq!(s.steps, 120);
+    cfg.overrides
+        .insert("learning_rate".into(), serde_json::json!(0.1));
+    let e = run(cfg, &ledger, None).unwrap_err();
+    assert!(
+        e.contains("unknown setting 'learning_rate'") && e.contains("critic_steps"),
+        "{e}"
+    );
 }

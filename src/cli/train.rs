@@ -43,6 +43,10 @@ pub struct TrainArgs {
     /// Print one JSON object on stdout at the end.
     #[arg(long)]
     pub json: bool,
+    /// Override one of the preset's settings, e.g. `--set gan_lr=0.001` (repeatable;
+    /// values are JSON, else text).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
 }
 
 fn parse_epsilon(s: &str) -> Result<f64, String> {
@@ -90,6 +94,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         device: DeviceChoice::parse(&a.device)?,
         threads: None,
         ledger: a.ledger.clone(),
+        overrides: parse_overrides(&a.set)?,
     };
     let ledger = a
         .ledger
@@ -180,6 +185,19 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         }
     );
     Ok(())
+}
+
+fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    let mut m = serde_json::Map::new();
+    for s in set {
+        let Some((k, v)) = s.split_once('=') else {
+            anyhow::bail!("--set expects NAME=VALUE, got '{s}'");
+        };
+        let val =
+            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        m.insert(k.trim().to_string(), val);
+    }
+    Ok(m)
 }
 
 pub fn sample(a: SampleArgs) -> anyhow::Result<()> {

@@ -215,6 +215,7 @@ impl TrainPanel {
             // One core stays with the window.
             threads: Some(1),
             ledger: None,
+            overrides: Default::default(),
         };
         let ctx = ctx.clone();
         self.job = Some(job::spawn(
