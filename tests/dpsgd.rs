@@ -364,3 +364,56 @@ fn bench_cli_prints_the_contract_shape() {
     }
     assert!(nets[0]["reference_step_s"].as_f64().is_some());
 }
+
+#[test]
+fn tanh_heads_and_dropout_blocks_match_the_reference() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let dev = Device::Cpu;
+    let mut blocks = mlp(&[6, 10], Act::Relu, &dev, &mut rng).unwrap();
+    blocks.push(Block::Act(Act::Relu));
+    blocks.push(Block::Dropout(0.0));
+    blocks.extend(mlp(&[10, 6], Act::Relu, &dev, &mut rng).unwrap());
+    blocks.push(Block::Head(vec![
+        HeadSpan {
+            start: 0,
+            len: 3,
+            kind: HeadKind::Tanh,
+        },
+        HeadSpan {
+            start: 3,
+            len: 3,
+            kind: HeadKind::Softmax,
+        },
+    ]));
+    let net = Net::new(blocks, &dev);
+    let loss = |y: &Tensor, x: &Tensor, _t: Option<&Tensor>| (y - x)?.sqr()?.sum(1);
+    let x = rand_data(&mut rng, 24, 6);
+    let (_, r) = reference::clipped_sum(&net, &x, 0.3, loss).unwrap();
+    let (_, f) = fast_clipped(&net, &x, 0.3, &loss);
+    for (a, b) in f.iter().zip(&r) {
+        assert!(rel_diff(a, b) <= 1e-5);
+    }
+}
+
+#[test]
+fn dropout_masks_in_training_and_passes_through_at_inference() {
+    let dev = Device::Cpu;
+    let net = Net::new(vec![Block::Dropout(0.5)], &dev);
+    let x = Tensor::ones((50, 40), DType::F32, &dev).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+    let (y, caches) = net.forward_train(&x, Some(&mut rng)).unwrap();
+    let v: Vec<f32> = y.flatten_all().unwrap().to_vec1().unwrap();
+    let zeros = v.iter().filter(|a| **a == 0.0).count() as f64 / v.len() as f64;
+    assert!((zeros - 0.5).abs() < 0.05, "{zeros}");
+    assert!(v.iter().all(|a| *a == 0.0 || (*a - 2.0).abs() < 1e-6));
+    // The gradient flows through exactly the kept units.
+    let (dx, _) = net
+        .backward(&caches, &Tensor::ones((50, 40), DType::F32, &dev).unwrap())
+        .unwrap();
+    assert_eq!(dx.flatten_all().unwrap().to_vec1::<f32>().unwrap(), v);
+    let e = net.forward(&x, None).unwrap();
+    assert_eq!(
+        e.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+        vec![1.0; 2000]
+    );
+}

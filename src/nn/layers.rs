@@ -33,6 +33,8 @@ pub enum HeadKind {
     /// A differentiable sample of a category (Jang et al. 2017) at temperature `tau`;
     /// falls back to the plain softmax when no randomness is supplied.
     GumbelSoftmax { tau: f64 },
+    /// Values in (−1, 1) (PEARL's numerical columns).
+    Tanh,
     /// Passed through unchanged.
     Identity,
 }
@@ -82,6 +84,9 @@ pub enum Block {
     Residual(Vec<Block>),
     /// Per-span output activations.
     Head(Vec<HeadSpan>),
+    /// Zeroes each value with probability `p` while training (scaling the rest by
+    /// 1/(1−p)); per example, so DP-compatible. Identity at inference.
+    Dropout(f64),
 }
 
 /// What the backward pass needs from the forward pass, per block.
@@ -92,6 +97,7 @@ pub enum Cache {
     Norm { xhat: Tensor, inv_std: Tensor },
     Residual(Vec<Cache>),
     Head { y: Tensor, taus: Vec<f64> },
+    Dropout { mask: Option<Tensor> },
 }
 
 /// Per-example signals of one parameterised block, for gradients and their norms.
@@ -289,7 +295,7 @@ impl Net {
                         out.push(n.beta.clone());
                     }
                     Block::Residual(inner) => walk(inner, out),
-                    Block::Act(_) | Block::Head(_) => {}
+                    Block::Act(_) | Block::Head(_) | Block::Dropout(_) => {}
                 }
             }
         }
@@ -414,6 +420,7 @@ fn forward_blocks(
                             }
                             None => (softmax(&z)?, 1.0),
                         },
+                        HeadKind::Tanh => (z.tanh()?, 1.0),
                         HeadKind::Identity => (z, 1.0),
                     };
                     parts.push(y);
@@ -423,6 +430,26 @@ fn forward_blocks(
                 let c = keep.then(|| Cache::Head { y: y.clone(), taus });
                 (y, c)
             }
+            Block::Dropout(p) => match rng.as_deref_mut() {
+                Some(r) if train && *p > 0.0 => {
+                    let keep_p = 1.0 - p;
+                    let m: Vec<f32> = (0..h.elem_count())
+                        .map(|_| {
+                            if r.random::<f64>() < keep_p {
+                                (1.0 / keep_p) as f32
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect();
+                    let mask = Tensor::from_vec(m, h.shape(), h.device())?;
+                    (
+                        (&h * &mask)?,
+                        keep.then_some(Cache::Dropout { mask: Some(mask) }),
+                    )
+                }
+                _ => (h.clone(), keep.then_some(Cache::Dropout { mask: None })),
+            },
         };
         if let Some(c) = c {
             caches.push(c);
@@ -496,12 +523,17 @@ fn backward_blocks(
                             let dot = (&ds * &ys)?.sum_keepdim(1)?;
                             (ys * ds.broadcast_sub(&dot)?)?.affine(1.0 / tau, 0.0)?
                         }
+                        HeadKind::Tanh => (ds * ys.sqr()?.affine(-1.0, 1.0)?)?,
                         HeadKind::Identity => ds,
                     };
                     parts.push(dz);
                 }
                 Tensor::cat(&parts, 1)?
             }
+            (Block::Dropout(_), Cache::Dropout { mask }) => match mask {
+                Some(m) => (&d * m)?,
+                None => d,
+            },
             _ => {
                 return Err(NnError::Invalid(
                     "forward cache does not match the network".into(),
@@ -565,6 +597,7 @@ pub enum BlockSpec {
     LayerNorm { dim: usize, eps: f64 },
     Residual(Vec<BlockSpec>),
     Head(Vec<HeadSpan>),
+    Dropout(f64),
 }
 
 impl Net {
@@ -586,6 +619,7 @@ impl Net {
                         },
                         Block::Residual(inner) => BlockSpec::Residual(walk(inner)?),
                         Block::Head(h) => BlockSpec::Head(h.clone()),
+                        Block::Dropout(p) => BlockSpec::Dropout(*p),
                         Block::BatchNorm(_) => {
                             return Err(NnError::Invalid(
                                 "batch norm cannot be saved in a released model".into(),
@@ -638,6 +672,7 @@ impl Net {
                         }),
                         BlockSpec::Residual(inner) => Block::Residual(walk(inner, params, k)?),
                         BlockSpec::Head(h) => Block::Head(h.clone()),
+                        BlockSpec::Dropout(p) => Block::Dropout(*p),
                     })
                 })
                 .collect()

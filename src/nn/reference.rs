@@ -48,6 +48,8 @@ fn forward(blocks: &[Block], x: &Tensor) -> Result<Tensor> {
                 ));
             }
             Block::Residual(inner) => (&h + forward(inner, &h)?)?,
+            // The reference is deterministic: dropout is compared at p = 0 only.
+            Block::Dropout(_) => h,
             Block::Head(spans) => {
                 let mut parts = Vec::new();
                 for s in spans {
@@ -55,6 +57,7 @@ fn forward(blocks: &[Block], x: &Tensor) -> Result<Tensor> {
                     parts.push(match s.kind {
                         HeadKind::Sigmoid => act(Act::Sigmoid, &z)?,
                         HeadKind::Softmax | HeadKind::GumbelSoftmax { .. } => softmax_rows(&z)?,
+                        HeadKind::Tanh => z.tanh()?,
                         HeadKind::Identity => z,
                     });
                 }
