@@ -107,12 +107,7 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
                     None,
                 ));
             }
-            let lower = v.iter().flatten().copied().fold(f64::INFINITY, f64::min);
-            let upper = v
-                .iter()
-                .flatten()
-                .copied()
-                .fold(f64::NEG_INFINITY, f64::max);
+            let (lower, upper) = value_range(v);
             Ok((
                 spec(
                     col,
@@ -161,6 +156,15 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
             ))
         }
     }
+}
+
+/// The smallest and largest present value of a numeric column (±∞ when all are missing).
+pub fn value_range(v: &[Option<f64>]) -> (f64, f64) {
+    v.iter()
+        .flatten()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(*x), hi.max(*x))
+        })
 }
 
 fn looks_like_thousands(s: &str) -> bool {

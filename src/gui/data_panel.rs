@@ -142,12 +142,7 @@ fn retarget(spec: &mut crate::data::schema::ColumnSpec, col: &crate::data::Colum
         }
         Kind::Continuous => match &col.values {
             Values::Number(v) => {
-                let lo = v.iter().flatten().copied().fold(f64::INFINITY, f64::min);
-                let hi = v
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .fold(f64::NEG_INFINITY, f64::max);
+                let (lo, hi) = crate::data::infer::value_range(v);
                 spec.integer = v.iter().flatten().all(|x| x.fract() == 0.0);
                 let (lo, hi) = if lo < hi {
                     (lo, hi)
