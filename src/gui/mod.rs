@@ -173,7 +173,12 @@ impl eframe::App for App {
                     open = Some(PathBuf::from(self.path_input.trim()));
                 }
             });
+            // Drag and drop: the first dropped file with a path opens.
+            if let Some(p) = ui.ctx().input(|i| i.raw.dropped_files.first().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty())) {
+                open = Some(p);
+            }
             if let Some(p) = open {
+                self.path_input = p.display().to_string();
                 self.open(&p);
             }
             if let Some(e) = &self.error {
@@ -183,7 +188,7 @@ impl eframe::App for App {
             match self.tab {
                 Tab::Data => match &mut self.loaded {
                     None => {
-                        ui.label("Open a CSV file or an MNIST IDX file, or try a bundled sample.");
+                        ui.label("Open a CSV file or an MNIST IDX file (type its path or drop it on the window), or try a bundled sample.");
                     }
                     Some(l) => {
                         if self.data_panel.ui(ui, l) {

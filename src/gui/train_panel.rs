@@ -34,6 +34,7 @@ const METHODS: [(&str, &str, &[&str]); 3] = [
 #[derive(Default, Clone)]
 struct Cost {
     total: f64,
+    delta: f64,
     spent: f64,
     this_run: f64,
     left_after: f64,
@@ -131,6 +132,7 @@ impl TrainPanel {
             let ledger = Ledger::open(&default_ledger_path()).map_err(|e| e.to_string())?;
             let st = ledger.standing(&key).map_err(|e| e.to_string())?;
             c.total = st.budget.epsilon;
+            c.delta = st.budget.delta;
             c.spent = st.spent;
             if method == "gan" {
                 c.summary =
@@ -150,13 +152,16 @@ impl TrainPanel {
             let after = ledger
                 .epsilon_after(&key, &curve)
                 .map_err(|e| e.to_string())?;
-            c.this_run = plan.epsilon;
+            // All four figures at the ledger's δ, so they add up; the run's own (ε, δ) is
+            // what the run will report.
+            c.this_run =
+                crate::privacy::convert::to_epsilon(&orders, &curve, st.budget.delta).epsilon;
             c.left_after = (c.total - after).max(0.0);
             c.summary = plan.summary;
             if after > c.total {
                 c.refused = Some(format!(
                     "This run needs ε ≈ {:.3} but only {:.3} is left of the dataset's total {:.3}. Lower ε or raise the total.",
-                    plan.epsilon,
+                    c.this_run,
                     (c.total - c.spent).max(0.0),
                     c.total
                 ));
@@ -303,8 +308,8 @@ impl TrainPanel {
             ui.group(|ui| {
                 ui.strong("Cost of this run");
                 ui.label(format!(
-                    "this dataset's budget: total ε {:.3} · spent {:.3} · this run {:.3} · left after {:.3}",
-                    c.total, c.spent, c.this_run, c.left_after
+                    "this dataset's budget: total ε {:.3} · spent {:.3} · this run {:.3} · left after {:.3}  (at the dataset's δ = {})",
+                    c.total, c.spent, c.this_run, c.left_after, c.delta
                 ));
                 if !c.summary.is_empty() {
                     ui.label(&c.summary);
