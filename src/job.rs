@@ -193,11 +193,10 @@ fn method_named(
     private: bool,
     overrides: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<Box<dyn Synthesizer>, String> {
-    let cfg = (method, preset);
-    match cfg.0 {
+    match method {
         "dp-gan" | "gan" => {
             let mut c = with_overrides(
-                DpGanConfig::preset(cfg.1).map_err(|e| e.to_string())?,
+                DpGanConfig::preset(preset).map_err(|e| e.to_string())?,
                 overrides,
             )?;
             c.private = private;
@@ -205,7 +204,7 @@ fn method_named(
         }
         "dp-auto-gan" => {
             let mut c = with_overrides(
-                DpAutoGanConfig::preset(cfg.1).map_err(|e| e.to_string())?,
+                DpAutoGanConfig::preset(preset).map_err(|e| e.to_string())?,
                 overrides,
             )?;
             c.private = private;
@@ -213,7 +212,7 @@ fn method_named(
         }
         "pate-gan" | "pearl" | "dp-merf" => Err(format!(
             "method '{}' is not available yet in this version; use dp-auto-gan or dp-gan (or gan for the non-private reference)",
-            cfg.0
+            method
         )),
         m => Err(format!(
             "unknown method '{m}'; use one of {}",
@@ -278,12 +277,7 @@ fn run(
         let mut ledger = Ledger::open(ledger_path).map_err(|e| e.to_string())?;
         let key = dataset_key_any(&cfg.data).map_err(|e| format!("{}: {e}", cfg.data.display()))?;
         let orders = ledger.orders().to_vec();
-        let mut planned = vec![0.0; orders.len()];
-        for c in &plan.charges {
-            for (p, r) in planned.iter_mut().zip(c.mechanism.rdp(&orders)) {
-                *p += r * c.count as f64;
-            }
-        }
+        let planned = crate::privacy::charges_curve(&plan.charges, &orders);
         let desc = format!(
             "{} ({}) ε={} δ={}",
             cfg.method, cfg.preset, cfg.epsilon, cfg.delta
@@ -333,12 +327,7 @@ fn run(
     })();
     // Settle to what was actually charged, whatever happened.
     if let Some((mut ledger, id, orders)) = reservation {
-        let mut spent = vec![0.0; orders.len()];
-        for c in accountant.history() {
-            for (s, r) in spent.iter_mut().zip(c.mechanism.rdp(&orders)) {
-                *s += r * c.count as f64;
-            }
-        }
+        let spent = crate::privacy::charges_curve(accountant.history(), &orders);
         ledger.settle(id, &spent).map_err(|e| e.to_string())?;
     }
     let model = trained?;

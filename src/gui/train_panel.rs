@@ -143,12 +143,7 @@ impl TrainPanel {
             let budget = self.budget()?;
             let plan = job::plan(method, &self.preset, self.rows, budget)?;
             let orders = ledger.orders().to_vec();
-            let mut curve = vec![0.0; orders.len()];
-            for ch in &plan.charges {
-                for (s, r) in curve.iter_mut().zip(ch.mechanism.rdp(&orders)) {
-                    *s += r * ch.count as f64;
-                }
-            }
+            let curve = crate::privacy::charges_curve(&plan.charges, &orders);
             let after = ledger
                 .epsilon_after(&key, &curve)
                 .map_err(|e| e.to_string())?;

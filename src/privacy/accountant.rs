@@ -36,6 +36,18 @@ pub struct Charge {
     pub count: u64,
 }
 
+/// The summed RDP curve of `charges` on `orders` (what a ledger stores for a plan or a
+/// history).
+pub fn charges_curve(charges: &[Charge], orders: &[f64]) -> Vec<f64> {
+    let mut sum = vec![0.0; orders.len()];
+    for ch in charges {
+        for (s, r) in sum.iter_mut().zip(ch.mechanism.rdp(orders)) {
+            *s += r * ch.count as f64;
+        }
+    }
+    sum
+}
+
 /// Why a charge was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AccountantError {
@@ -103,15 +115,8 @@ impl Accountant {
     }
 
     /// The RDP curve of a plan (several charges) on this accountant's grid.
-    pub fn plan_curve(&mut self, plan: &[Charge]) -> Vec<f64> {
-        let mut sum = vec![0.0; self.orders.len()];
-        for ch in plan {
-            let c = self.curve(&ch.mechanism);
-            for (s, x) in sum.iter_mut().zip(c) {
-                *s += x * ch.count as f64;
-            }
-        }
-        sum
+    pub fn plan_curve(&self, plan: &[Charge]) -> Vec<f64> {
+        charges_curve(plan, &self.orders)
     }
 
     /// ε spent so far at the budget's δ.

@@ -18,6 +18,6 @@ pub mod mechanism;
 pub mod pld;
 pub mod rdp;
 
-pub use accountant::{Accountant, Budget, Charge};
+pub use accountant::{Accountant, Budget, Charge, charges_curve};
 pub use convert::EpsilonAt;
 pub use mechanism::Mechanism;
