@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`privacy`] | RDP curves, RDP→(ε,δ), calibration, the `Accountant`, the on-disk budget ledger |
 //! | [`data`] | CSV/IDX loading, schema with domain provenance, encode/decode, export |
+//! | [`eval`] | metrics, classifiers, reports (reads real data in the clear; spends no budget) |
 //! | [`nn`] | network blocks on candle, DP-SGD with per-example clipping, optimizers, devices |
 //! | [`gui`] | the eframe window |
 //! | [`cli`] | clap subcommands |
@@ -14,6 +15,7 @@
 
 pub mod cli;
 pub mod data;
+pub mod eval;
 pub mod gui;
 pub mod job;
 pub mod methods;

@@ -1,0 +1,11 @@
+//! The evaluation suite (DESIGN.md §4): how close synthetic data is to the real data it
+//! stands for, how useful it is for learning, and how much it reveals about real rows.
+//!
+//! Evaluation reads the real data in the clear: its report is for the data's custodian,
+//! not for release, and it spends no privacy budget. The released artefact is the model.
+
+pub mod linalg;
+pub mod pca;
+pub mod scores;
+pub mod stats;
+pub mod transport;
