@@ -6,6 +6,7 @@
 
 mod bench;
 mod budget;
+mod evaluate;
 mod inspect;
 mod privacy;
 mod train;
@@ -31,6 +32,8 @@ pub enum Command {
     Train(train::TrainArgs),
     /// Generate synthetic rows from a released model file (no private data needed).
     Sample(train::SampleArgs),
+    /// Compare synthetic rows with real ones: every metric of the papers, as JSON and HTML.
+    Evaluate(evaluate::EvaluateArgs),
     /// Privacy arithmetic: ε of a DP-SGD run, or the noise a target ε needs.
     #[command(subcommand)]
     Privacy(privacy::PrivacyCmd),
@@ -57,6 +60,7 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Train(a) => train::train(a),
         Command::Sample(a) => train::sample(a),
+        Command::Evaluate(a) => evaluate::run(a),
         Command::Privacy(c) => privacy::run(c),
         Command::Budget(c) => budget::run(c),
         Command::Bench(c) => bench::run(c),

@@ -134,3 +134,43 @@ impl Table {
         Table { columns, n_rows: n }
     }
 }
+
+impl Table {
+    /// Stacks tables with the same column names (any order) into one, in `self`'s column
+    /// order; a column numeric in one and text in another becomes text.
+    pub fn concat(parts: &[&Table]) -> Result<Table, String> {
+        let Some(first) = parts.first() else {
+            return Ok(Table { columns: vec![], n_rows: 0 });
+        };
+        let mut columns = Vec::with_capacity(first.columns.len());
+        for col in &first.columns {
+            let cols: Vec<&Column> = parts
+                .iter()
+                .map(|t| {
+                    t.column(&col.name)
+                        .ok_or_else(|| format!("column '{}' is missing from one of the tables", col.name))
+                })
+                .collect::<Result<_, _>>()?;
+            let values = if cols.iter().all(|c| c.is_numeric()) {
+                let mut v = Vec::new();
+                for c in &cols {
+                    if let Values::Number(x) = &c.values {
+                        v.extend_from_slice(x);
+                    }
+                }
+                Values::Number(v)
+            } else {
+                let mut v = Vec::new();
+                for (c, t) in cols.iter().zip(parts) {
+                    v.extend((0..t.n_rows).map(|r| c.text(r)));
+                }
+                Values::Text(v)
+            };
+            columns.push(Column { name: col.name.clone(), values });
+        }
+        Ok(Table {
+            columns,
+            n_rows: parts.iter().map(|t| t.n_rows).sum(),
+        })
+    }
+}

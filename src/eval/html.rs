@@ -1,0 +1,375 @@
+//! The self-contained HTML report: one file, plots as inline SVG (plotters' SVG backend, no
+//! fonts or images to ship), readable by someone who never saw the app.
+
+use std::fmt::Write as _;
+
+use plotters::prelude::*;
+
+use super::report::{Report, Scores};
+
+/// Where the compared tables came from (shown in the report's header).
+pub struct Inputs {
+    pub real_train: String,
+    pub real_test: String,
+    pub synthetic: String,
+}
+
+const REAL: RGBColor = RGBColor(31, 119, 180);
+const SYN: RGBColor = RGBColor(255, 127, 14);
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn fmt(v: Option<f64>, digits: usize) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.digits$}"),
+        _ => "—".into(),
+    }
+}
+
+type Plot = Result<String, String>;
+
+fn e<T: std::fmt::Debug>(x: T) -> String {
+    format!("{x:?}")
+}
+
+/// Scatter of (real, synthetic) scores with the y = x line.
+fn scatter_xy(title: &str, pts: &[(f64, f64, String)], lo: f64, hi: f64) -> Plot {
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (420, 380)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 15))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(46)
+            .build_cartesian_2d(lo..hi, lo..hi)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("trained on real")
+            .y_desc("trained on synthetic")
+            .draw()
+            .map_err(e)?;
+        chart
+            .draw_series(LineSeries::new(vec![(lo, lo), (hi, hi)], BLACK.mix(0.4)))
+            .map_err(e)?;
+        chart
+            .draw_series(pts.iter().map(|(x, y, _)| Circle::new((*x, *y), 4, SYN.mix(0.8).filled())))
+            .map_err(e)?;
+        root.present().map_err(e)?;
+    }
+    Ok(buf)
+}
+
+fn histogram(title: &str, bins: &[String], real: &[f64], syn: &[f64]) -> Plot {
+    let mut buf = String::new();
+    {
+        let n = bins.len().max(1);
+        let top = real.iter().chain(syn).copied().fold(0.0f64, f64::max).max(1e-9) * 1.1;
+        let root = SVGBackend::with_string(&mut buf, (520, 300)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(46)
+            .build_cartesian_2d(0f64..n as f64, 0f64..top)
+            .map_err(e)?;
+        let labels: Vec<String> = bins.iter().map(|b| b.chars().take(10).collect()).collect();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n.min(12))
+            .x_label_formatter(&|x| labels.get(*x as usize).cloned().unwrap_or_default())
+            .y_desc("share of rows")
+            .draw()
+            .map_err(e)?;
+        chart
+            .draw_series(real.iter().enumerate().map(|(i, &v)| {
+                Rectangle::new([(i as f64 + 0.08, 0.0), (i as f64 + 0.48, v)], REAL.filled())
+            }))
+            .map_err(e)?
+            .label("real-train")
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], REAL.filled()));
+        chart
+            .draw_series(syn.iter().enumerate().map(|(i, &v)| {
+                Rectangle::new([(i as f64 + 0.52, 0.0), (i as f64 + 0.92, v)], SYN.filled())
+            }))
+            .map_err(e)?
+            .label("synthetic")
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], SYN.filled()));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(e)?;
+        root.present().map_err(e)?;
+    }
+    Ok(buf)
+}
+
+fn pca_plot(real: &[[f64; 2]], syn: &[[f64; 2]]) -> Plot {
+    let mut buf = String::new();
+    {
+        let all = real.iter().chain(syn);
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+        for p in all {
+            x0 = x0.min(p[0]);
+            x1 = x1.max(p[0]);
+            y0 = y0.min(p[1]);
+            y1 = y1.max(p[1]);
+        }
+        if !x0.is_finite() || x1 <= x0 {
+            (x0, x1) = (-1.0, 1.0);
+        }
+        if !y0.is_finite() || y1 <= y0 {
+            (y0, y1) = (-1.0, 1.0);
+        }
+        let root = SVGBackend::with_string(&mut buf, (520, 440)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("2-way PCA projection (axes from real-train)", ("sans-serif", 15))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(46)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(e)?;
+        chart.configure_mesh().x_desc("PC 1").y_desc("PC 2").draw().map_err(e)?;
+        chart
+            .draw_series(real.iter().map(|p| Circle::new((p[0], p[1]), 2, REAL.mix(0.35).filled())))
+            .map_err(e)?
+            .label("real-train")
+            .legend(|(x, y)| Circle::new((x + 5, y), 4, REAL.filled()));
+        chart
+            .draw_series(syn.iter().map(|p| Circle::new((p[0], p[1]), 2, SYN.mix(0.35).filled())))
+            .map_err(e)?
+            .label("synthetic")
+            .legend(|(x, y)| Circle::new((x + 5, y), 4, SYN.filled()));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(e)?;
+        root.present().map_err(e)?;
+    }
+    Ok(buf)
+}
+
+fn figure(out: &mut String, plot: Plot, caption: &str) {
+    match plot {
+        Ok(svg) => {
+            let _ = write!(out, "<figure>{svg}<figcaption>{}</figcaption></figure>", esc(caption));
+        }
+        Err(m) => {
+            let _ = write!(out, "<p class=warn>Plot failed: {}</p>", esc(&m));
+        }
+    }
+}
+
+/// Renders the report.
+pub fn render(r: &Report, inputs: &Inputs) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        r#"<!doctype html><html lang=en><meta charset=utf-8><title>dpsynth evaluation report</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}
+table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
+th{{background:#f3f3f3}}td:first-child,th:first-child{{text-align:left}}figure{{display:inline-block;margin:.5em}}
+figcaption{{font-size:.85em;color:#555;max-width:500px}}.warn{{color:#a40}}.note{{color:#555;font-size:.9em}}
+h2{{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}}</style>
+<h1>Synthetic data evaluation</h1>
+<p>Real-train <code>{}</code> ({} rows) · real-test <code>{}</code> ({} rows) · synthetic <code>{}</code> ({} rows).
+Encoded width {} columns. dpsynth {}.</p>
+<p class=note>This report compares synthetic rows with the real ones. It reads the real data in the clear and is
+meant for the data's custodian: do not publish it alongside the synthetic data. Blue is real, orange synthetic.</p>"#,
+        esc(&inputs.real_train),
+        r.sizes.real_train,
+        esc(&inputs.real_test),
+        r.sizes.real_test,
+        esc(&inputs.synthetic),
+        r.sizes.synthetic,
+        r.sizes.encoded_width,
+        esc(&r.dpsynth_version)
+    );
+    if !r.synthetic_out_of_domain.is_empty() {
+        let list: Vec<String> = r.synthetic_out_of_domain.iter().map(|(c, n)| format!("{} ({n})", esc(c))).collect();
+        let _ = write!(h, "<p class=warn>Synthetic values outside the real categories or range: {}.</p>", list.join(", "));
+    }
+
+    // Summary.
+    let mean_tv = r.histograms.iter().map(|x| x.tvd).sum::<f64>() / r.histograms.len().max(1) as f64;
+    let _ = write!(
+        h,
+        "<h2>Summary</h2><table><tr><th>metric</th><th>value</th><th>what good looks like</th></tr>\
+<tr><td>dimension-wise prediction, mean |real − synthetic|</td><td>{}</td><td>0</td></tr>\
+<tr><td>1-way total variation (mean over columns)</td><td>{}</td><td>0</td></tr>\
+<tr><td>3-way marginal total variation (mean of {} triples)</td><td>{}</td><td>0</td></tr>\
+<tr><td>2-way PCA Wasserstein score (W1 {})</td><td>{}</td><td>1 (sampling noise keeps real-vs-real below 1)</td></tr>\
+<tr><td>whole-data Wasserstein score (W1 {})</td><td>{}</td><td>1</td></tr>\
+<tr><td>pMSE ({} rows per side; ratio to its null expectation)</td><td>{} (ratio {})</td><td>ratio ≈ 1</td></tr>\
+<tr><td>MMD² unbiased (Gaussian kernel, bandwidth {})</td><td>{}</td><td>≈ 0</td></tr></table>",
+        fmt(Some(r.prediction.mean_abs_difference), 3),
+        fmt(Some(mean_tv), 3),
+        r.three_way.triples,
+        fmt(Some(r.three_way.mean_tv), 3),
+        fmt(Some(r.pca.wasserstein.w1_mean), 4),
+        fmt(Some(r.pca.wasserstein.score), 4),
+        fmt(Some(r.whole_data_wasserstein.w1_mean), 4),
+        fmt(Some(r.whole_data_wasserstein.score), 4),
+        r.pmse.rows_per_side,
+        fmt(Some(r.pmse.fit.pmse), 5),
+        fmt(Some(r.pmse.fit.ratio), 2),
+        fmt(Some(r.mmd.bandwidth), 3),
+        fmt(Some(r.mmd.mmd2_unbiased), 5),
+    );
+
+    // TSTR.
+    if let Some(t) = &r.tstr {
+        let _ = write!(
+            h,
+            "<h2>Train on synthetic, test on real: predicting <code>{}</code></h2>\
+<p>Each model is trained once on real-train and once on synthetic rows, and scored on the {} real-test rows. \
+AUROC and AUPRC use predicted probabilities. Always guessing the majority class scores accuracy {}.</p>\
+<table><tr><th>model</th><th>rows</th><th>accuracy real</th><th>accuracy synthetic</th><th>AUROC real</th>\
+<th>AUROC synthetic</th><th>AUPRC real</th><th>AUPRC synthetic</th></tr>",
+            esc(&t.label),
+            t.test_rows,
+            fmt(Some(t.majority_accuracy), 3)
+        );
+        for row in &t.rows {
+            let g = |s: &Result<Scores, String>| s.as_ref().ok().copied();
+            let (a, b) = (g(&row.real), g(&row.synthetic));
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&row.label),
+                row.train_rows,
+                fmt(a.map(|s| s.accuracy), 3),
+                fmt(b.map(|s| s.accuracy), 3),
+                fmt(a.and_then(|s| s.auroc), 3),
+                fmt(b.and_then(|s| s.auroc), 3),
+                fmt(a.and_then(|s| s.auprc), 3),
+                fmt(b.and_then(|s| s.auprc), 3),
+            );
+        }
+        let _ = write!(
+            h,
+            "</table><p>Agreed ranking probability (PATE-GAN eq. 8): {} on AUROC, {} on accuracy \
+(1 = the synthetic data ranks the models as the real data does).</p>",
+            fmt(t.agreed_ranking_auroc, 3),
+            fmt(t.agreed_ranking_accuracy, 3)
+        );
+    }
+
+    // Dimension-wise prediction and probability.
+    let _ = write!(
+        h,
+        "<h2>Dimension-wise prediction</h2><p>Every column is predicted from all the others, by models trained on {} \
+real-train rows and on as many synthetic rows, scored on real-test. Points on the line y = x mean the synthetic \
+data keeps the relationships between columns.</p>",
+        r.prediction.train_rows
+    );
+    for metric in ["auroc", "f1_micro", "r2"] {
+        let pts: Vec<(f64, f64, String)> = r
+            .prediction
+            .points
+            .iter()
+            .filter(|p| p.metric == metric)
+            .filter_map(|p| Some((p.real?, p.synthetic?, p.column.clone())))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let (lo, title) = match metric {
+            "auroc" => (0.0, "binary columns: AUROC"),
+            "f1_micro" => (0.0, "categorical columns: F1 (micro)"),
+            _ => (pts.iter().map(|p| p.0.min(p.1)).fold(0.0f64, f64::min).max(-1.0), "continuous columns: R²"),
+        };
+        figure(&mut h, scatter_xy(title, &pts, lo, 1.0), &format!("{} points (logistic regression / random forest; linear regression / lasso)", pts.len()));
+    }
+    let _ = write!(h, "<table><tr><th>column</th><th>model</th><th>metric</th><th>real</th><th>synthetic</th></tr>");
+    for p in &r.prediction.points {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.column),
+            esc(&p.model),
+            esc(&p.metric),
+            fmt(p.real, 3),
+            fmt(p.synthetic, 3)
+        );
+    }
+    h.push_str("</table>");
+    if !r.probability.is_empty() {
+        let pts: Vec<(f64, f64, String)> = r.probability.iter().map(|p| (p.real, p.synthetic, p.column.clone())).collect();
+        h.push_str("<h2>Dimension-wise probability</h2>");
+        figure(&mut h, scatter_xy("share of the second value, binary columns", &pts, 0.0, 1.0), "x: real-test, y: synthetic");
+    }
+
+    // Marginals.
+    let _ = write!(
+        h,
+        "<h2>1-way histograms</h2><p>Share of rows per category (continuous columns: 20 equal bins over the real range). \
+TV is the total variation distance (0 = identical).</p>"
+    );
+    for hist in &r.histograms {
+        figure(
+            &mut h,
+            histogram(&format!("{} (TV {:.3})", hist.column, hist.tvd), &hist.bins, &hist.real, &hist.synthetic),
+            &format!("{} · {}", hist.column, hist.kind.label()),
+        );
+    }
+    let _ = write!(
+        h,
+        "<p>3-way marginals (NIST binning, {} triples): mean TV {}, worst {} for ({}).</p>",
+        r.three_way.triples,
+        fmt(Some(r.three_way.mean_tv), 3),
+        fmt(Some(r.three_way.max_tv), 3),
+        esc(&r.three_way.worst_triple.join(", "))
+    );
+
+    // PCA.
+    h.push_str("<h2>2-way PCA</h2>");
+    figure(
+        &mut h,
+        pca_plot(&r.pca.real_points, &r.pca.synthetic_points),
+        &format!(
+            "Explained variance ratio {}. Wasserstein score {} (exact W1 {} ± {} between {}-point samples, {} repeats).",
+            r.pca.explained_variance_ratio.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join(" + "),
+            fmt(Some(r.pca.wasserstein.score), 4),
+            fmt(Some(r.pca.wasserstein.w1_mean), 4),
+            fmt(Some(r.pca.wasserstein.w1_std), 4),
+            r.pca.wasserstein.points_per_side,
+            r.pca.wasserstein.repeats
+        ),
+    );
+
+    // Privacy.
+    let p = &r.privacy_risk;
+    let _ = write!(
+        h,
+        "<h2>Privacy risk</h2><p>Distance to the closest real-train row (encoded scale), for {} synthetic rows and, \
+as the baseline, for {} real-test rows (people the model never saw). Synthetic rows much closer than the baseline \
+suggest memorised records.</p><table><tr><th></th><th>median</th><th>5th percentile</th></tr>\
+<tr><td>synthetic → real-train</td><td>{}</td><td>{}</td></tr><tr><td>real-test → real-train</td><td>{}</td><td>{}</td></tr></table>\
+<p>Exact copies of a real-train row: {}. Membership inference (distance to the closest synthetic row; 0.5 = no \
+signal): AUC {}.</p>",
+        p.rows,
+        p.rows,
+        fmt(Some(p.dcr_synthetic_median), 4),
+        fmt(Some(p.dcr_synthetic_p5), 4),
+        fmt(Some(p.dcr_test_median), 4),
+        fmt(Some(p.dcr_test_p5), 4),
+        p.exact_copies,
+        fmt(p.membership_auc, 3)
+    );
+    let _ = write!(h, "<h2>How this was computed</h2><p class=note>Timings: {}.</p></html>",
+        r.timings.iter().map(|(k, v)| format!("{} {v:.1} s", esc(k))).collect::<Vec<_>>().join(", "));
+    h
+}

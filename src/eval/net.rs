@@ -1,0 +1,84 @@
+//! Logistic regression and a one-hidden-layer MLP on candle (CPU), the same library that
+//! trains the synthesizers, used here without privacy. No classic-ML crate offers an MLP,
+//! and smartcore's multinomial logistic regression is slow on many classes.
+
+use candle_core::{D, DType, Device, Tensor};
+use candle_nn::{Module, Optimizer, VarBuilder, VarMap};
+
+use super::models::Xy;
+
+fn err(e: candle_core::Error) -> String {
+    e.to_string()
+}
+
+/// Softmax regression (`hidden` = 0) or a ReLU MLP with `hidden` units, trained with AdamW
+/// (weight decay 1e-4 ≈ scikit-learn's mild L2); returns test probabilities, `k` per row.
+pub fn fit_proba(train: &Xy, test_x: &[f64], k: usize, hidden: usize, seed: u64) -> Result<Vec<f64>, String> {
+    let dev = Device::Cpu;
+    dev.set_seed(seed).ok();
+    let p = train.p;
+    let x = Tensor::from_iter(train.x.iter().map(|&v| v as f32), &dev)
+        .and_then(|t| t.reshape((train.n, p)))
+        .map_err(err)?;
+    let y = Tensor::from_iter(train.y.iter().copied(), &dev).map_err(err)?;
+    let vm = VarMap::new();
+    let vb = VarBuilder::from_varmap(&vm, DType::F32, &dev);
+    let layers: Vec<candle_nn::Linear> = if hidden == 0 {
+        vec![candle_nn::linear(p, k, vb.pp("out")).map_err(err)?]
+    } else {
+        vec![
+            candle_nn::linear(p, hidden, vb.pp("h")).map_err(err)?,
+            candle_nn::linear(hidden, k, vb.pp("out")).map_err(err)?,
+        ]
+    };
+    let forward = |t: &Tensor| -> candle_core::Result<Tensor> {
+        let mut h = t.clone();
+        for (i, l) in layers.iter().enumerate() {
+            h = l.forward(&h)?;
+            if i + 1 < layers.len() {
+                h = h.relu()?;
+            }
+        }
+        Ok(h)
+    };
+    let lr = if hidden == 0 { 0.05 } else { 0.002 };
+    let mut opt = candle_nn::AdamW::new(
+        vm.all_vars(),
+        candle_nn::ParamsAdamW {
+            lr,
+            weight_decay: 1e-4,
+            ..Default::default()
+        },
+    )
+    .map_err(err)?;
+    let batch = if hidden == 0 { train.n } else { 256 };
+    let steps = if hidden == 0 { 300 } else { (train.n / batch * 15).clamp(500, 3000) };
+    let order = super::models::shuffled(train.n, seed);
+    let mut at = 0;
+    for _ in 0..steps {
+        let (xb, yb) = if batch >= train.n {
+            (x.clone(), y.clone())
+        } else {
+            if at + batch > train.n {
+                at = 0;
+            }
+            let idx: Vec<u32> = order[at..at + batch].iter().map(|&i| i as u32).collect();
+            at += batch;
+            let it = Tensor::new(idx.as_slice(), &dev).map_err(err)?;
+            (x.index_select(&it, 0).map_err(err)?, y.index_select(&it, 0).map_err(err)?)
+        };
+        let logits = forward(&xb).map_err(err)?;
+        let loss = candle_nn::loss::cross_entropy(&logits, &yb).map_err(err)?;
+        opt.backward_step(&loss).map_err(err)?;
+    }
+    let m = test_x.len() / p;
+    let tx = Tensor::from_iter(test_x.iter().map(|&v| v as f32), &dev)
+        .and_then(|t| t.reshape((m, p)))
+        .map_err(err)?;
+    let probs = forward(&tx)
+        .and_then(|l| candle_nn::ops::softmax(&l, D::Minus1))
+        .and_then(|t| t.flatten_all())
+        .and_then(|t| t.to_vec1::<f32>())
+        .map_err(err)?;
+    Ok(probs.into_iter().map(f64::from).collect())
+}
