@@ -49,6 +49,8 @@ fn scatter_xy(title: &str, pts: &[(f64, f64, String)], lo: f64, hi: f64) -> Plot
             .map_err(e)?;
         chart
             .configure_mesh()
+            .light_line_style(RGBColor(245, 245, 245))
+            .bold_line_style(RGBColor(225, 225, 225))
             .x_desc("trained on real")
             .y_desc("trained on synthetic")
             .draw()
@@ -81,6 +83,8 @@ fn histogram(title: &str, bins: &[String], real: &[f64], syn: &[f64]) -> Plot {
         let labels: Vec<String> = bins.iter().map(|b| b.chars().take(10).collect()).collect();
         chart
             .configure_mesh()
+            .light_line_style(RGBColor(245, 245, 245))
+            .bold_line_style(RGBColor(225, 225, 225))
             .disable_x_mesh()
             .x_labels(n.min(12))
             .x_label_formatter(&|x| labels.get(*x as usize).cloned().unwrap_or_default())
@@ -139,7 +143,7 @@ fn pca_plot(real: &[[f64; 2]], syn: &[[f64; 2]]) -> Plot {
             .y_label_area_size(46)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(e)?;
-        chart.configure_mesh().x_desc("PC 1").y_desc("PC 2").draw().map_err(e)?;
+        chart.configure_mesh().light_line_style(RGBColor(245, 245, 245)).bold_line_style(RGBColor(225, 225, 225)).x_desc("PC 1").y_desc("PC 2").draw().map_err(e)?;
         chart
             .draw_series(real.iter().map(|p| Circle::new((p[0], p[1]), 2, REAL.mix(0.35).filled())))
             .map_err(e)?

@@ -414,15 +414,41 @@ impl Regressor {
         let y = y.to_vec();
         match self {
             Regressor::Linear => {
-                use smartcore::linear::ridge_regression::{RidgeRegression, RidgeRegressionParameters};
-                let m = RidgeRegression::fit(&xm, &y, RidgeRegressionParameters::default().with_alpha(1e-6))
-                    .map_err(|e| e.to_string())?;
-                m.predict(&tm).map_err(|e| e.to_string())
+                // Normal equations on centred data with a tiny ridge: one-hot blocks are
+                // collinear with the intercept, which smartcore's solvers reject.
+                let _ = (&xm, &tm);
+                let mx: Vec<f64> = (0..p).map(|j| (0..n).map(|i| x[i * p + j]).sum::<f64>() / n as f64).collect();
+                let my = y.iter().sum::<f64>() / n as f64;
+                let mut a = vec![0.0; p * p];
+                let mut b = vec![0.0; p];
+                for i in 0..n {
+                    let r: Vec<f64> = (0..p).map(|j| x[i * p + j] - mx[j]).collect();
+                    for j in 0..p {
+                        if r[j] == 0.0 {
+                            continue;
+                        }
+                        b[j] += r[j] * (y[i] - my);
+                        for k in j..p {
+                            a[j * p + k] += r[j] * r[k];
+                        }
+                    }
+                }
+                for j in 0..p {
+                    for k in 0..j {
+                        a[j * p + k] = a[k * p + j];
+                    }
+                    a[j * p + j] += 1e-6 * n as f64;
+                }
+                let w = super::linalg::solve_spd(&a, &b, p).ok_or("normal equations are singular")?;
+                Ok(test_x
+                    .chunks(p)
+                    .map(|r| my + r.iter().zip(&w).zip(&mx).map(|((v, wj), m)| (v - m) * wj).sum::<f64>())
+                    .collect())
             }
             Regressor::Lasso => {
                 use smartcore::linear::lasso::{Lasso, LassoParameters};
-                let m = Lasso::fit(&xm, &y, LassoParameters::default().with_alpha(1e-3))
-                    .map_err(|e| e.to_string())?;
+                let m = Lasso::fit(&xm, &y, LassoParameters::default().with_alpha(1e-3).with_normalize(false))
+                    .map_err(|e| format!("lasso: {e}"))?;
                 m.predict(&tm).map_err(|e| e.to_string())
             }
         }

@@ -562,7 +562,13 @@ fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, String> {
                     [("linear regression", Regressor::Linear), ("lasso (alpha 0.001)", Regressor::Lasso)]
                         .into_iter()
                         .map(|(name, r)| {
-                            let s = r.fit_predict(&xs, m, p, &ys, &tx).ok().map(|pred| scores::r2(&ty, &pred));
+                            let s = match r.fit_predict(&xs, m, p, &ys, &tx) {
+                                Ok(pred) => Some(scores::r2(&ty, &pred)),
+                                Err(e) => {
+                                    eprintln!("dimension-wise prediction of column {ci}: {e}");
+                                    None
+                                }
+                            };
                             (name.to_string(), "r2".to_string(), s)
                         })
                         .collect()

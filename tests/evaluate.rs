@@ -1,0 +1,149 @@
+//! `dpsynth evaluate` on real ADULT rows: with synthetic = real every real/synthetic pair
+//! coincides; with a column-shuffled copy (relationships destroyed, marginals kept) the
+//! prediction and PCA scores drop while the 1-way marginals stay equal.
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Header plus the first `n` data lines of a CSV.
+fn head(src: &Path, n: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(src).expect("ADULT csv readable");
+    text.lines().take(n + 1).map(str::to_string).collect()
+}
+
+fn write(dir: &Path, name: &str, lines: &[String]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, lines.join("\n") + "\n").expect("write csv");
+    p.display().to_string()
+}
+
+/// Permutes every column independently (a seeded LCG, so the test is deterministic).
+fn shuffle_columns(lines: &[String]) -> Vec<String> {
+    let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
+    let ncol = rows[0].len();
+    let mut cols: Vec<Vec<&str>> = (0..ncol).map(|j| rows.iter().map(|r| r[j]).collect()).collect();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    for col in &mut cols {
+        for i in (1..col.len()).rev() {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let j = (state >> 33) as usize % (i + 1);
+            col.swap(i, j);
+        }
+    }
+    let mut out = vec![lines[0].clone()];
+    for i in 0..rows.len() {
+        out.push((0..ncol).map(|j| cols[j][i]).collect::<Vec<_>>().join(","));
+    }
+    out
+}
+
+fn evaluate(train: &str, test: &str, syn: &str, dir: &Path, tag: &str) -> Value {
+    let json = dir.join(format!("{tag}.json"));
+    let html = dir.join(format!("{tag}.html"));
+    let out = common::dpsynth(&[
+        "evaluate",
+        "--real-train",
+        train,
+        "--real-test",
+        test,
+        "--synthetic",
+        syn,
+        "--label",
+        "income",
+        "--wasserstein-repeats",
+        "20",
+        "--dimwise-rows",
+        "2000",
+        "--json",
+        json.to_str().expect("utf-8 path"),
+        "--html",
+        html.to_str().expect("utf-8 path"),
+    ]);
+    assert!(out.status.success(), "evaluate failed: {}", common::stderr(&out));
+    let page = std::fs::read_to_string(&html).expect("html written");
+    assert!(page.starts_with("<!doctype html>") && page.contains("<svg"), "HTML report with inline plots");
+    assert!(page.contains("Train on synthetic, test on real"));
+    serde_json::from_str(&std::fs::read_to_string(&json).expect("json written")).expect("json parses")
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+#[test]
+fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let train_lines = head(&common::shared("data/adult_train.csv"), 3000);
+    let train = write(dir.path(), "train.csv", &train_lines);
+    let test = write(dir.path(), "test.csv", &head(&common::shared("data/adult_test.csv"), 1500));
+    let shuffled = write(dir.path(), "shuffled.csv", &shuffle_columns(&train_lines));
+
+    let same = evaluate(&train, &test, &train, dir.path(), "same");
+    assert_eq!(same["sizes"]["real_train"], 3000);
+    assert_eq!(same["sizes"]["synthetic"], 3000);
+    // Every (real, synthetic) pair coincides: the models see identical rows and seeds.
+    let points = same["prediction"]["points"].as_array().expect("points");
+    assert!(points.len() >= 28, "two models per column: {}", points.len());
+    for p in points {
+        let (r, s) = (f(&p["real"]), f(&p["synthetic"]));
+        assert!((r - s).abs() < 0.01, "{}: real {r} vs synthetic {s}", p["column"]);
+    }
+    for h in same["histograms"].as_array().expect("histograms") {
+        assert_eq!(f(&h["tvd"]), 0.0, "{}", h["column"]);
+    }
+    assert_eq!(f(&same["three_way"]["mean_tv"]), 0.0);
+    for row in same["tstr"]["rows"].as_array().expect("tstr rows") {
+        let (r, s) = (f(&row["real"]["Ok"]["accuracy"]), f(&row["synthetic"]["Ok"]["accuracy"]));
+        assert!((r - s).abs() < 0.01, "{}: {r} vs {s}", row["label"]);
+        assert!((0.0..=1.0).contains(&r), "{}: accuracy {r}", row["label"]);
+    }
+    // Logistic regression beats always guessing the majority class on real ADULT rows.
+    let lr = f(&same["tstr"]["rows"][0]["real"]["Ok"]["accuracy"]);
+    assert!(lr > f(&same["tstr"]["majority_accuracy"]) + 0.03, "LR accuracy {lr}");
+    assert_eq!(f(&same["tstr"]["agreed_ranking_auroc"]) > 0.9, true);
+    let risk = &same["privacy_risk"];
+    assert_eq!(risk["exact_copies"], risk["rows"], "every synthetic row is a training row");
+    assert!(f(&risk["membership_auc"]) > 0.9, "copies are detectable: {}", risk["membership_auc"]);
+
+    let shuf = evaluate(&train, &test, &shuffled, dir.path(), "shuffled");
+    // Marginals survive a column shuffle ...
+    for h in shuf["histograms"].as_array().expect("histograms") {
+        assert!(f(&h["tvd"]) < 1e-12, "{}", h["column"]);
+    }
+    // ... relationships do not.
+    let d_same = f(&same["prediction"]["mean_abs_difference"]);
+    let d_shuf = f(&shuf["prediction"]["mean_abs_difference"]);
+    assert!(d_shuf > d_same + 0.05, "prediction gap: same {d_same}, shuffled {d_shuf}");
+    assert!(f(&shuf["three_way"]["mean_tv"]) > 0.05);
+    let (w_same, w_shuf) = (f(&same["pca"]["wasserstein"]["w1_mean"]), f(&shuf["pca"]["wasserstein"]["w1_mean"]));
+    assert!(w_shuf > w_same, "PCA W1: same {w_same}, shuffled {w_shuf}");
+    assert!(f(&shuf["pca"]["wasserstein"]["score"]) < f(&same["pca"]["wasserstein"]["score"]));
+    let (s_same, s_shuf) = (f(&same["whole_data_wasserstein"]["w1_mean"]), f(&shuf["whole_data_wasserstein"]["w1_mean"]));
+    assert!(s_shuf > s_same, "whole-data W1: same {s_same}, shuffled {s_shuf}");
+    // (pMSE with a main-effects propensity model cannot see a column shuffle: the marginals
+    // are identical. That is what the metric is, not a defect of the test.)
+    let acc = |v: &Value| f(&v["tstr"]["rows"][0]["synthetic"]["Ok"]["accuracy"]);
+    assert!(acc(&shuf) < acc(&same) - 0.02, "TSTR accuracy drops: {} vs {}", acc(&shuf), acc(&same));
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let train = write(dir.path(), "train.csv", &head(&common::shared("data/adult_train.csv"), 200));
+    let test = write(dir.path(), "test.csv", &head(&common::shared("data/adult_test.csv"), 100));
+    let other = write(dir.path(), "other.csv", &["a,b".to_string(), "1,2".to_string(), "3,4".to_string()]);
+    let out = common::dpsynth(&["evaluate", "--real-train", &train, "--real-test", &test, "--synthetic", &other]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(common::stderr(&out).contains("synthetic"), "{}", common::stderr(&out));
+    let out = common::dpsynth(&[
+        "evaluate", "--real-train", &train, "--real-test", &test, "--synthetic", &train, "--label", "age",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(common::stderr(&out).contains("--label age"), "{}", common::stderr(&out));
+    let out = common::dpsynth(&["evaluate", "--real-train", &train, "--real-test", "/nonexistent.csv", "--synthetic", &train]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(common::stderr(&out).contains("nonexistent"), "{}", common::stderr(&out));
+}
