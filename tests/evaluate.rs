@@ -147,3 +147,46 @@ fn bad_inputs_are_clear_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(common::stderr(&out).contains("nonexistent"), "{}", common::stderr(&out));
 }
+
+/// `label,pixel0..pixel783` CSV of uniform noise images with labels 0..9.
+fn noise_images(dir: &Path, n: usize) -> String {
+    let mut lines = vec![std::iter::once("label".to_string())
+        .chain((0..784).map(|i| format!("pixel{i}")))
+        .collect::<Vec<_>>()
+        .join(",")];
+    let mut state: u64 = 42;
+    for r in 0..n {
+        let mut row = vec![(r % 10).to_string()];
+        for _ in 0..784 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            row.push(((state >> 56) as u8).to_string());
+        }
+        lines.push(row.join(","));
+    }
+    write(dir, "noise.csv", &lines)
+}
+
+#[test]
+fn images_real_versus_noise() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let train = common::repo("assets/mnist/train-images-idx3-ubyte.gz").display().to_string();
+    let test = common::repo("assets/mnist/t10k-images-idx3-ubyte.gz").display().to_string();
+    let run = |syn: &str, tag: &str| -> Value {
+        let json = dir.path().join(format!("{tag}.json"));
+        let grid = dir.path().join(format!("{tag}.png"));
+        let out = common::dpsynth(&[
+            "evaluate", "--real-train", &train, "--real-test", &test, "--synthetic", syn,
+            "--json", json.to_str().expect("utf-8"), "--grid", grid.to_str().expect("utf-8"),
+        ]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let png = std::fs::read(&grid).expect("grid written");
+        assert_eq!(&png[1..4], b"PNG");
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("parses")
+    };
+    let same = run(&train, "same");
+    let noise = run(&noise_images(dir.path(), 300), "noise");
+    let acc = |v: &Value, k: &str| v[k].as_f64().expect("number");
+    assert!(acc(&same, "synthetic_mlp_accuracy") > 0.8, "{same}");
+    assert!(acc(&noise, "synthetic_mlp_accuracy") < 0.3, "{noise}");
+    assert!(acc(&noise, "frechet_distance") > 5.0 * acc(&same, "frechet_distance").max(0.1), "{same} {noise}");
+}

@@ -377,3 +377,35 @@ signal): AUC {}.</p>",
         r.timings.iter().map(|(k, v)| format!("{} {v:.1} s", esc(k))).collect::<Vec<_>>().join(", "));
     h
 }
+
+/// The image report: the grid (inline PNG) and the classifier table.
+pub fn render_images(r: &super::images::ImageReport, grid_png: Option<&[u8]>) -> String {
+    use base64::Engine as _;
+    let mut h = String::from(
+        "<!doctype html><html lang=en><meta charset=utf-8><title>dpsynth image evaluation</title>\
+<style>body{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto}td,th{border:1px solid #ccc;padding:4px 8px}\
+table{border-collapse:collapse}img{image-rendering:pixelated;width:420px}</style><h1>Synthetic images</h1>",
+    );
+    if let Some(png) = grid_png {
+        let _ = write!(
+            h,
+            "<img alt=\"10 by 10 grid of synthetic images\" src=\"data:image/png;base64,{}\">",
+            base64::engine::general_purpose::STANDARD.encode(png)
+        );
+    }
+    let _ = write!(
+        h,
+        "<table><tr><th>classifier</th><th>trained on real ({} images)</th><th>trained on synthetic ({} images)</th></tr>\
+<tr><td>logistic regression</td><td>{:.3}</td><td>{:.3}</td></tr><tr><td>MLP (100 ReLU)</td><td>{:.3}</td><td>{:.3}</td></tr></table>\
+<p>Accuracy on {} real test images. Fréchet distance in the real-trained MLP's features: {:.3} (0 = same distribution).</p></html>",
+        r.real_train_rows,
+        r.synthetic_rows,
+        r.real_logistic_accuracy,
+        r.synthetic_logistic_accuracy,
+        r.real_mlp_accuracy,
+        r.synthetic_mlp_accuracy,
+        r.real_test_rows,
+        r.frechet_distance
+    );
+    h
+}

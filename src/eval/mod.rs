@@ -6,6 +6,7 @@
 
 pub mod frame;
 pub mod html;
+pub mod images;
 pub mod linalg;
 pub mod models;
 pub mod net;

@@ -14,6 +14,58 @@ fn err(e: candle_core::Error) -> String {
 /// Softmax regression (`hidden` = 0) or a ReLU MLP with `hidden` units, trained with AdamW
 /// (weight decay 1e-4 ≈ scikit-learn's mild L2); returns test probabilities, `k` per row.
 pub fn fit_proba(train: &Xy, test_x: &[f64], k: usize, hidden: usize, seed: u64) -> Result<Vec<f64>, String> {
+    fit(train, k, hidden, seed)?.proba(test_x)
+}
+
+/// A trained network.
+pub struct Net {
+    layers: Vec<candle_nn::Linear>,
+    p: usize,
+}
+
+impl Net {
+    fn forward(&self, t: &Tensor, upto: usize) -> candle_core::Result<Tensor> {
+        let mut h = t.clone();
+        for (i, l) in self.layers.iter().enumerate().take(upto) {
+            h = l.forward(&h)?;
+            if i + 1 < self.layers.len() {
+                h = h.relu()?;
+            }
+        }
+        Ok(h)
+    }
+
+    fn input(&self, x: &[f64]) -> Result<Tensor, String> {
+        Tensor::from_iter(x.iter().map(|&v| v as f32), &Device::Cpu)
+            .and_then(|t| t.reshape((x.len() / self.p, self.p)))
+            .map_err(err)
+    }
+
+    /// Class probabilities, `k` per row.
+    pub fn proba(&self, x: &[f64]) -> Result<Vec<f64>, String> {
+        let probs = self
+            .forward(&self.input(x)?, self.layers.len())
+            .and_then(|l| candle_nn::ops::softmax(&l, D::Minus1))
+            .and_then(|t| t.flatten_all())
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(err)?;
+        Ok(probs.into_iter().map(f64::from).collect())
+    }
+
+    /// The hidden layer's activations (an MLP's features), row-major.
+    pub fn hidden(&self, x: &[f64]) -> Result<Vec<f64>, String> {
+        let h = self
+            .forward(&self.input(x)?, 1)
+            .and_then(|t| t.relu())
+            .and_then(|t| t.flatten_all())
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(err)?;
+        Ok(h.into_iter().map(f64::from).collect())
+    }
+}
+
+/// Trains the network (see [`fit_proba`]).
+pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String> {
     let dev = Device::Cpu;
     dev.set_seed(seed).ok();
     let p = train.p;
@@ -31,16 +83,8 @@ pub fn fit_proba(train: &Xy, test_x: &[f64], k: usize, hidden: usize, seed: u64)
             candle_nn::linear(hidden, k, vb.pp("out")).map_err(err)?,
         ]
     };
-    let forward = |t: &Tensor| -> candle_core::Result<Tensor> {
-        let mut h = t.clone();
-        for (i, l) in layers.iter().enumerate() {
-            h = l.forward(&h)?;
-            if i + 1 < layers.len() {
-                h = h.relu()?;
-            }
-        }
-        Ok(h)
-    };
+    let net = Net { layers, p };
+    let forward = |t: &Tensor| net.forward(t, net.layers.len());
     let lr = if hidden == 0 { 0.05 } else { 0.002 };
     let mut opt = candle_nn::AdamW::new(
         vm.all_vars(),
@@ -71,14 +115,5 @@ pub fn fit_proba(train: &Xy, test_x: &[f64], k: usize, hidden: usize, seed: u64)
         let loss = candle_nn::loss::cross_entropy(&logits, &yb).map_err(err)?;
         opt.backward_step(&loss).map_err(err)?;
     }
-    let m = test_x.len() / p;
-    let tx = Tensor::from_iter(test_x.iter().map(|&v| v as f32), &dev)
-        .and_then(|t| t.reshape((m, p)))
-        .map_err(err)?;
-    let probs = forward(&tx)
-        .and_then(|l| candle_nn::ops::softmax(&l, D::Minus1))
-        .and_then(|t| t.flatten_all())
-        .and_then(|t| t.to_vec1::<f32>())
-        .map_err(err)?;
-    Ok(probs.into_iter().map(f64::from).collect())
+    Ok(net)
 }
