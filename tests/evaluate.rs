@@ -24,11 +24,15 @@ fn write(dir: &Path, name: &str, lines: &[String]) -> String {
 fn shuffle_columns(lines: &[String]) -> Vec<String> {
     let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
     let ncol = rows[0].len();
-    let mut cols: Vec<Vec<&str>> = (0..ncol).map(|j| rows.iter().map(|r| r[j]).collect()).collect();
+    let mut cols: Vec<Vec<&str>> = (0..ncol)
+        .map(|j| rows.iter().map(|r| r[j]).collect())
+        .collect();
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     for col in &mut cols {
         for i in (1..col.len()).rev() {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let j = (state >> 33) as usize % (i + 1);
             col.swap(i, j);
         }
@@ -62,11 +66,19 @@ fn evaluate(train: &str, test: &str, syn: &str, dir: &Path, tag: &str) -> Value 
         "--html",
         html.to_str().expect("utf-8 path"),
     ]);
-    assert!(out.status.success(), "evaluate failed: {}", common::stderr(&out));
+    assert!(
+        out.status.success(),
+        "evaluate failed: {}",
+        common::stderr(&out)
+    );
     let page = std::fs::read_to_string(&html).expect("html written");
-    assert!(page.starts_with("<!doctype html>") && page.contains("<svg"), "HTML report with inline plots");
+    assert!(
+        page.starts_with("<!doctype html>") && page.contains("<svg"),
+        "HTML report with inline plots"
+    );
     assert!(page.contains("Train on synthetic, test on real"));
-    serde_json::from_str(&std::fs::read_to_string(&json).expect("json written")).expect("json parses")
+    serde_json::from_str(&std::fs::read_to_string(&json).expect("json written"))
+        .expect("json parses")
 }
 
 fn f(v: &Value) -> f64 {
@@ -78,7 +90,11 @@ fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
     let dir = tempfile::tempdir().expect("tempdir");
     let train_lines = head(&common::shared("data/adult_train.csv"), 3000);
     let train = write(dir.path(), "train.csv", &train_lines);
-    let test = write(dir.path(), "test.csv", &head(&common::shared("data/adult_test.csv"), 1500));
+    let test = write(
+        dir.path(),
+        "test.csv",
+        &head(&common::shared("data/adult_test.csv"), 1500),
+    );
     let shuffled = write(dir.path(), "shuffled.csv", &shuffle_columns(&train_lines));
 
     let same = evaluate(&train, &test, &train, dir.path(), "same");
@@ -86,27 +102,48 @@ fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
     assert_eq!(same["sizes"]["synthetic"], 3000);
     // Every (real, synthetic) pair coincides: the models see identical rows and seeds.
     let points = same["prediction"]["points"].as_array().expect("points");
-    assert!(points.len() >= 28, "two models per column: {}", points.len());
+    assert!(
+        points.len() >= 28,
+        "two models per column: {}",
+        points.len()
+    );
     for p in points {
         let (r, s) = (f(&p["real"]), f(&p["synthetic"]));
-        assert!((r - s).abs() < 0.01, "{}: real {r} vs synthetic {s}", p["column"]);
+        assert!(
+            (r - s).abs() < 0.01,
+            "{}: real {r} vs synthetic {s}",
+            p["column"]
+        );
     }
     for h in same["histograms"].as_array().expect("histograms") {
         assert_eq!(f(&h["tvd"]), 0.0, "{}", h["column"]);
     }
     assert_eq!(f(&same["three_way"]["mean_tv"]), 0.0);
     for row in same["tstr"]["rows"].as_array().expect("tstr rows") {
-        let (r, s) = (f(&row["real"]["Ok"]["accuracy"]), f(&row["synthetic"]["Ok"]["accuracy"]));
+        let (r, s) = (
+            f(&row["real"]["Ok"]["accuracy"]),
+            f(&row["synthetic"]["Ok"]["accuracy"]),
+        );
         assert!((r - s).abs() < 0.01, "{}: {r} vs {s}", row["label"]);
         assert!((0.0..=1.0).contains(&r), "{}: accuracy {r}", row["label"]);
     }
     // Logistic regression beats always guessing the majority class on real ADULT rows.
     let lr = f(&same["tstr"]["rows"][0]["real"]["Ok"]["accuracy"]);
-    assert!(lr > f(&same["tstr"]["majority_accuracy"]) + 0.03, "LR accuracy {lr}");
+    assert!(
+        lr > f(&same["tstr"]["majority_accuracy"]) + 0.03,
+        "LR accuracy {lr}"
+    );
     assert_eq!(f(&same["tstr"]["agreed_ranking_auroc"]) > 0.9, true);
     let risk = &same["privacy_risk"];
-    assert_eq!(risk["exact_copies"], risk["rows"], "every synthetic row is a training row");
-    assert!(f(&risk["membership_auc"]) > 0.9, "copies are detectable: {}", risk["membership_auc"]);
+    assert_eq!(
+        risk["exact_copies"], risk["rows"],
+        "every synthetic row is a training row"
+    );
+    assert!(
+        f(&risk["membership_auc"]) > 0.9,
+        "copies are detectable: {}",
+        risk["membership_auc"]
+    );
 
     let shuf = evaluate(&train, &test, &shuffled, dir.path(), "shuffled");
     // Marginals survive a column shuffle ...
@@ -116,49 +153,118 @@ fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
     // ... relationships do not.
     let d_same = f(&same["prediction"]["mean_abs_difference"]);
     let d_shuf = f(&shuf["prediction"]["mean_abs_difference"]);
-    assert!(d_shuf > d_same + 0.05, "prediction gap: same {d_same}, shuffled {d_shuf}");
+    assert!(
+        d_shuf > d_same + 0.05,
+        "prediction gap: same {d_same}, shuffled {d_shuf}"
+    );
     assert!(f(&shuf["three_way"]["mean_tv"]) > 0.05);
-    let (w_same, w_shuf) = (f(&same["pca"]["wasserstein"]["w1_mean"]), f(&shuf["pca"]["wasserstein"]["w1_mean"]));
+    let (w_same, w_shuf) = (
+        f(&same["pca"]["wasserstein"]["w1_mean"]),
+        f(&shuf["pca"]["wasserstein"]["w1_mean"]),
+    );
     assert!(w_shuf > w_same, "PCA W1: same {w_same}, shuffled {w_shuf}");
     assert!(f(&shuf["pca"]["wasserstein"]["score"]) < f(&same["pca"]["wasserstein"]["score"]));
-    let (s_same, s_shuf) = (f(&same["whole_data_wasserstein"]["w1_mean"]), f(&shuf["whole_data_wasserstein"]["w1_mean"]));
-    assert!(s_shuf > s_same, "whole-data W1: same {s_same}, shuffled {s_shuf}");
+    let (s_same, s_shuf) = (
+        f(&same["whole_data_wasserstein"]["w1_mean"]),
+        f(&shuf["whole_data_wasserstein"]["w1_mean"]),
+    );
+    assert!(
+        s_shuf > s_same,
+        "whole-data W1: same {s_same}, shuffled {s_shuf}"
+    );
     // (pMSE with a main-effects propensity model cannot see a column shuffle: the marginals
     // are identical. That is what the metric is, not a defect of the test.)
     let acc = |v: &Value| f(&v["tstr"]["rows"][0]["synthetic"]["Ok"]["accuracy"]);
-    assert!(acc(&shuf) < acc(&same) - 0.02, "TSTR accuracy drops: {} vs {}", acc(&shuf), acc(&same));
+    assert!(
+        acc(&shuf) < acc(&same) - 0.02,
+        "TSTR accuracy drops: {} vs {}",
+        acc(&shuf),
+        acc(&same)
+    );
 }
 
 #[test]
 fn bad_inputs_are_clear_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let train = write(dir.path(), "train.csv", &head(&common::shared("data/adult_train.csv"), 200));
-    let test = write(dir.path(), "test.csv", &head(&common::shared("data/adult_test.csv"), 100));
-    let other = write(dir.path(), "other.csv", &["a,b".to_string(), "1,2".to_string(), "3,4".to_string()]);
-    let out = common::dpsynth(&["evaluate", "--real-train", &train, "--real-test", &test, "--synthetic", &other]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(common::stderr(&out).contains("synthetic"), "{}", common::stderr(&out));
+    let train = write(
+        dir.path(),
+        "train.csv",
+        &head(&common::shared("data/adult_train.csv"), 200),
+    );
+    let test = write(
+        dir.path(),
+        "test.csv",
+        &head(&common::shared("data/adult_test.csv"), 100),
+    );
+    let other = write(
+        dir.path(),
+        "other.csv",
+        &["a,b".to_string(), "1,2".to_string(), "3,4".to_string()],
+    );
     let out = common::dpsynth(&[
-        "evaluate", "--real-train", &train, "--real-test", &test, "--synthetic", &train, "--label", "age",
+        "evaluate",
+        "--real-train",
+        &train,
+        "--real-test",
+        &test,
+        "--synthetic",
+        &other,
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(common::stderr(&out).contains("--label age"), "{}", common::stderr(&out));
-    let out = common::dpsynth(&["evaluate", "--real-train", &train, "--real-test", "/nonexistent.csv", "--synthetic", &train]);
+    assert!(
+        common::stderr(&out).contains("synthetic"),
+        "{}",
+        common::stderr(&out)
+    );
+    let out = common::dpsynth(&[
+        "evaluate",
+        "--real-train",
+        &train,
+        "--real-test",
+        &test,
+        "--synthetic",
+        &train,
+        "--label",
+        "age",
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(common::stderr(&out).contains("nonexistent"), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("--label age"),
+        "{}",
+        common::stderr(&out)
+    );
+    let out = common::dpsynth(&[
+        "evaluate",
+        "--real-train",
+        &train,
+        "--real-test",
+        "/nonexistent.csv",
+        "--synthetic",
+        &train,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        common::stderr(&out).contains("nonexistent"),
+        "{}",
+        common::stderr(&out)
+    );
 }
 
 /// `label,pixel0..pixel783` CSV of uniform noise images with labels 0..9.
 fn noise_images(dir: &Path, n: usize) -> String {
-    let mut lines = vec![std::iter::once("label".to_string())
-        .chain((0..784).map(|i| format!("pixel{i}")))
-        .collect::<Vec<_>>()
-        .join(",")];
+    let mut lines = vec![
+        std::iter::once("label".to_string())
+            .chain((0..784).map(|i| format!("pixel{i}")))
+            .collect::<Vec<_>>()
+            .join(","),
+    ];
     let mut state: u64 = 42;
     for r in 0..n {
         let mut row = vec![(r % 10).to_string()];
         for _ in 0..784 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             row.push(((state >> 56) as u8).to_string());
         }
         lines.push(row.join(","));
@@ -169,14 +275,27 @@ fn noise_images(dir: &Path, n: usize) -> String {
 #[test]
 fn images_real_versus_noise() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let train = common::repo("assets/mnist/train-images-idx3-ubyte.gz").display().to_string();
-    let test = common::repo("assets/mnist/t10k-images-idx3-ubyte.gz").display().to_string();
+    let train = common::repo("assets/mnist/train-images-idx3-ubyte.gz")
+        .display()
+        .to_string();
+    let test = common::repo("assets/mnist/t10k-images-idx3-ubyte.gz")
+        .display()
+        .to_string();
     let run = |syn: &str, tag: &str| -> Value {
         let json = dir.path().join(format!("{tag}.json"));
         let grid = dir.path().join(format!("{tag}.png"));
         let out = common::dpsynth(&[
-            "evaluate", "--real-train", &train, "--real-test", &test, "--synthetic", syn,
-            "--json", json.to_str().expect("utf-8"), "--grid", grid.to_str().expect("utf-8"),
+            "evaluate",
+            "--real-train",
+            &train,
+            "--real-test",
+            &test,
+            "--synthetic",
+            syn,
+            "--json",
+            json.to_str().expect("utf-8"),
+            "--grid",
+            grid.to_str().expect("utf-8"),
         ]);
         assert!(out.status.success(), "{}", common::stderr(&out));
         let png = std::fs::read(&grid).expect("grid written");
@@ -188,5 +307,8 @@ fn images_real_versus_noise() {
     let acc = |v: &Value, k: &str| v[k].as_f64().expect("number");
     assert!(acc(&same, "synthetic_mlp_accuracy") > 0.8, "{same}");
     assert!(acc(&noise, "synthetic_mlp_accuracy") < 0.3, "{noise}");
-    assert!(acc(&noise, "frechet_distance") > 5.0 * acc(&same, "frechet_distance").max(0.1), "{same} {noise}");
+    assert!(
+        acc(&noise, "frechet_distance") > 5.0 * acc(&same, "frechet_distance").max(0.1),
+        "{same} {noise}"
+    );
 }

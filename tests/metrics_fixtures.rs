@@ -29,7 +29,10 @@ fn mat(v: &Value) -> Vec<Vec<f64>> {
 }
 fn close(ours: f64, want: f64, tol: f64, what: &str) {
     let ok = (ours.is_nan() && want.is_nan()) || (ours - want).abs() <= tol;
-    assert!(ok, "{what}: ours {ours} vs reference {want} (tolerance {tol})");
+    assert!(
+        ok,
+        "{what}: ours {ours} vs reference {want} (tolerance {tol})"
+    );
 }
 fn cases<'a>(f: &'a Value, section: &str, key: &str) -> &'a Vec<Value> {
     f[section][key].as_array().expect("cases")
@@ -40,13 +43,26 @@ fn binary_scores() {
     let f = fixture();
     for c in cases(&f, "binary_scores", "cases") {
         let name = c["name"].as_str().unwrap_or("?");
-        let y: Vec<bool> = vec1(&c["inputs"]["y_true"]).iter().map(|&v| v == 1.0).collect();
+        let y: Vec<bool> = vec1(&c["inputs"]["y_true"])
+            .iter()
+            .map(|&v| v == 1.0)
+            .collect();
         let s = vec1(&c["inputs"]["y_score"]);
         let e = &c["expected"];
         let auc = scores::roc_auc(&y, &s).unwrap_or(f64::NAN);
         close(auc, num(&e["roc_auc"]), 1e-12, &format!("{name} roc_auc"));
-        close(scores::average_precision(&y, &s), num(&e["average_precision"]), 1e-12, &format!("{name} AP"));
-        close(scores::pr_auc_trapezoid(&y, &s), num(&e["pr_auc_trapezoid"]), 1e-12, &format!("{name} PR trapezoid"));
+        close(
+            scores::average_precision(&y, &s),
+            num(&e["average_precision"]),
+            1e-12,
+            &format!("{name} AP"),
+        );
+        close(
+            scores::pr_auc_trapezoid(&y, &s),
+            num(&e["pr_auc_trapezoid"]),
+            1e-12,
+            &format!("{name} PR trapezoid"),
+        );
     }
 }
 
@@ -55,12 +71,28 @@ fn hard_labels() {
     let f = fixture();
     for c in cases(&f, "hard_labels", "binary_cases") {
         let name = c["name"].as_str().unwrap_or("?");
-        let t: Vec<bool> = vec1(&c["inputs"]["y_true"]).iter().map(|&v| v == 1.0).collect();
-        let p: Vec<bool> = vec1(&c["inputs"]["y_pred"]).iter().map(|&v| v == 1.0).collect();
+        let t: Vec<bool> = vec1(&c["inputs"]["y_true"])
+            .iter()
+            .map(|&v| v == 1.0)
+            .collect();
+        let p: Vec<bool> = vec1(&c["inputs"]["y_pred"])
+            .iter()
+            .map(|&v| v == 1.0)
+            .collect();
         let e = &c["expected"];
         close(scores::accuracy(&t, &p), num(&e["accuracy"]), 1e-12, name);
-        close(scores::f1_binary(&t, &p, scores::ZeroDivision::Zero), num(&e["f1_binary_zero_division_0"]), 1e-12, name);
-        close(scores::f1_binary(&t, &p, scores::ZeroDivision::One), num(&e["f1_binary_zero_division_1"]), 1e-12, name);
+        close(
+            scores::f1_binary(&t, &p, scores::ZeroDivision::Zero),
+            num(&e["f1_binary_zero_division_0"]),
+            1e-12,
+            name,
+        );
+        close(
+            scores::f1_binary(&t, &p, scores::ZeroDivision::One),
+            num(&e["f1_binary_zero_division_1"]),
+            1e-12,
+            name,
+        );
         let ti: Vec<usize> = t.iter().map(|&b| usize::from(b)).collect();
         let pi: Vec<usize> = p.iter().map(|&b| usize::from(b)).collect();
         // scikit-learn averages over the labels present in either vector.
@@ -68,16 +100,40 @@ fn hard_labels() {
         labels.sort_unstable();
         labels.dedup();
         let all = scores::f1_scores(&ti, &pi, &labels, scores::ZeroDivision::Zero);
-        close(all.micro, num(&e["f1_micro"]), 1e-12, &format!("{name} micro"));
-        close(all.macro_, num(&e["f1_macro"]), 1e-12, &format!("{name} macro"));
-        close(all.weighted, num(&e["f1_weighted"]), 1e-12, &format!("{name} weighted"));
+        close(
+            all.micro,
+            num(&e["f1_micro"]),
+            1e-12,
+            &format!("{name} micro"),
+        );
+        close(
+            all.macro_,
+            num(&e["f1_macro"]),
+            1e-12,
+            &format!("{name} macro"),
+        );
+        close(
+            all.weighted,
+            num(&e["f1_weighted"]),
+            1e-12,
+            &format!("{name} weighted"),
+        );
     }
     for c in cases(&f, "hard_labels", "multiclass_cases") {
         let name = c["name"].as_str().unwrap_or("?");
-        let t: Vec<usize> = vec1(&c["inputs"]["y_true"]).iter().map(|&v| v as usize).collect();
-        let p: Vec<usize> = vec1(&c["inputs"]["y_pred"]).iter().map(|&v| v as usize).collect();
+        let t: Vec<usize> = vec1(&c["inputs"]["y_true"])
+            .iter()
+            .map(|&v| v as usize)
+            .collect();
+        let p: Vec<usize> = vec1(&c["inputs"]["y_pred"])
+            .iter()
+            .map(|&v| v as usize)
+            .collect();
         let e = &c["expected"];
-        let labels: Vec<usize> = vec1(&e["labels_used"]).iter().map(|&v| v as usize).collect();
+        let labels: Vec<usize> = vec1(&e["labels_used"])
+            .iter()
+            .map(|&v| v as usize)
+            .collect();
         close(scores::accuracy(&t, &p), num(&e["accuracy"]), 1e-12, name);
         for (key, zd) in [
             ("f1_zero_division_0", scores::ZeroDivision::Zero),
@@ -86,9 +142,24 @@ fn hard_labels() {
         ] {
             let ours = scores::f1_scores(&t, &p, &labels, zd);
             let want = &e[key];
-            close(ours.micro, num(&want["micro"]), 1e-12, &format!("{name} {key} micro"));
-            close(ours.macro_, num(&want["macro"]), 1e-12, &format!("{name} {key} macro"));
-            close(ours.weighted, num(&want["weighted"]), 1e-12, &format!("{name} {key} weighted"));
+            close(
+                ours.micro,
+                num(&want["micro"]),
+                1e-12,
+                &format!("{name} {key} micro"),
+            );
+            close(
+                ours.macro_,
+                num(&want["macro"]),
+                1e-12,
+                &format!("{name} {key} macro"),
+            );
+            close(
+                ours.weighted,
+                num(&want["weighted"]),
+                1e-12,
+                &format!("{name} {key} weighted"),
+            );
             for (a, b) in ours.per_class.iter().zip(vec1(&want["per_class"])) {
                 close(*a, b, 1e-12, &format!("{name} {key} per class"));
             }
@@ -120,7 +191,12 @@ fn wasserstein() {
             (!i["u_weights"].is_null()).then(|| vec1(&i["u_weights"])),
             (!i["v_weights"].is_null()).then(|| vec1(&i["v_weights"])),
         );
-        let w = transport::w1_1d(&vec1(&i["u_values"]), &vec1(&i["v_values"]), uw.as_deref(), vw.as_deref());
+        let w = transport::w1_1d(
+            &vec1(&i["u_values"]),
+            &vec1(&i["v_values"]),
+            uw.as_deref(),
+            vw.as_deref(),
+        );
         close(w, num(&c["expected"]["w1"]), 1e-12, name);
     }
 }
@@ -137,18 +213,33 @@ fn pca() {
         for (a, b) in p.mean.iter().zip(vec1(&e["mean"])) {
             close(*a, b, 1e-12, "mean");
         }
-        for (a, b) in p.explained_variance.iter().zip(vec1(&e["explained_variance"])) {
+        for (a, b) in p
+            .explained_variance
+            .iter()
+            .zip(vec1(&e["explained_variance"]))
+        {
             close(*a, b, 1e-10 * b.abs(), "explained variance");
         }
-        for (a, b) in p.explained_variance_ratio.iter().zip(vec1(&e["explained_variance_ratio"])) {
+        for (a, b) in p
+            .explained_variance_ratio
+            .iter()
+            .zip(vec1(&e["explained_variance_ratio"]))
+        {
             close(*a, b, 1e-9, "explained variance ratio");
         }
-        for (ra, rb) in p.components.iter().zip(mat(&e["components_sign_normalised"])) {
+        for (ra, rb) in p
+            .components
+            .iter()
+            .zip(mat(&e["components_sign_normalised"]))
+        {
             for (a, b) in ra.iter().zip(rb) {
                 close(*a, b, 1e-9, "component");
             }
         }
-        for (pt, want) in mat(&c["inputs"]["extra_points"]).iter().zip(mat(&e["extra_points_projection"])) {
+        for (pt, want) in mat(&c["inputs"]["extra_points"])
+            .iter()
+            .zip(mat(&e["extra_points_projection"]))
+        {
             for (a, b) in p.project(pt).iter().zip(want) {
                 close(*a, b, 1e-9, "projection");
             }
@@ -163,12 +254,27 @@ fn mmd() {
         let name = c["name"].as_str().unwrap_or("?");
         let (x, y) = (mat(&c["inputs"]["x"]), mat(&c["inputs"]["y"]));
         let e = &c["expected"];
-        close(stats::median_heuristic(&x, &y), num(&e["median_heuristic_s"]), 1e-12, &format!("{name} median"));
+        close(
+            stats::median_heuristic(&x, &y),
+            num(&e["median_heuristic_s"]),
+            1e-12,
+            &format!("{name} median"),
+        );
         for r in e["results"].as_array().expect("results") {
             let s = num(&r["s"]);
             let m = stats::mmd2(&x, &y, s);
-            close(m.biased, num(&r["mmd2_biased"]), 1e-12, &format!("{name} biased s={s}"));
-            close(m.unbiased, num(&r["mmd2_unbiased"]), 1e-12, &format!("{name} unbiased s={s}"));
+            close(
+                m.biased,
+                num(&r["mmd2_biased"]),
+                1e-12,
+                &format!("{name} biased s={s}"),
+            );
+            close(
+                m.unbiased,
+                num(&r["mmd2_unbiased"]),
+                1e-12,
+                &format!("{name} unbiased s={s}"),
+            );
         }
     }
 }
@@ -179,7 +285,11 @@ fn tvd_and_three_way_marginals() {
     for c in cases(&f, "tvd_marginals", "tvd_cases") {
         let name = c["name"].as_str().unwrap_or("?");
         let as_text = |v: &Value| -> Vec<String> {
-            v.as_array().expect("array").iter().map(|x| x.to_string()).collect()
+            v.as_array()
+                .expect("array")
+                .iter()
+                .map(|x| x.to_string())
+                .collect()
         };
         let t = stats::tvd(&as_text(&c["inputs"]["a"]), &as_text(&c["inputs"]["b"]));
         close(t, num(&c["expected"]["tvd"]), 1e-12, name);
@@ -194,8 +304,17 @@ fn tvd_and_three_way_marginals() {
             let rc = col(&real, j);
             let lo = rc.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = rc.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            rb.push(rc.iter().map(|&x| stats::nist_bin(x, lo, hi)).collect::<Vec<u8>>());
-            sb.push(col(&syn, j).iter().map(|&x| stats::nist_bin(x, lo, hi)).collect::<Vec<u8>>());
+            rb.push(
+                rc.iter()
+                    .map(|&x| stats::nist_bin(x, lo, hi))
+                    .collect::<Vec<u8>>(),
+            );
+            sb.push(
+                col(&syn, j)
+                    .iter()
+                    .map(|&x| stats::nist_bin(x, lo, hi))
+                    .collect::<Vec<u8>>(),
+            );
         }
         let e = &c["expected"];
         if d == 3 {
@@ -206,7 +325,10 @@ fn tvd_and_three_way_marginals() {
             for a in 0..d {
                 for b in a + 1..d {
                     for cc in b + 1..d {
-                        ls.push(stats::three_way_l1([&rb[a], &rb[b], &rb[cc]], [&sb[a], &sb[b], &sb[cc]]));
+                        ls.push(stats::three_way_l1(
+                            [&rb[a], &rb[b], &rb[cc]],
+                            [&sb[a], &sb[b], &sb[cc]],
+                        ));
                     }
                 }
             }
@@ -224,8 +346,18 @@ fn pmse() {
         let p = stats::pmse(&mat(&c["inputs"]["real"]), &mat(&c["inputs"]["synthetic"]));
         let e = &c["expected"];
         assert!(p.converged, "{name}: Newton converged");
-        close(p.pmse, num(&e["pmse"]), 1e-8 * num(&e["pmse"]).abs(), &format!("{name} pmse"));
-        close(p.intercept, num(&e["intercept"]), 1e-6, &format!("{name} intercept"));
+        close(
+            p.pmse,
+            num(&e["pmse"]),
+            1e-8 * num(&e["pmse"]).abs(),
+            &format!("{name} pmse"),
+        );
+        close(
+            p.intercept,
+            num(&e["intercept"]),
+            1e-6,
+            &format!("{name} intercept"),
+        );
         for (a, b) in p.coef.iter().zip(vec1(&e["coef"])) {
             close(*a, b, 1e-6, &format!("{name} coef"));
         }
@@ -237,7 +369,8 @@ fn agreed_ranking() {
     let f = fixture();
     for c in cases(&f, "agreed_ranking", "cases") {
         let name = c["name"].as_str().unwrap_or("?");
-        let p = stats::agreed_ranking(&vec1(&c["inputs"]["a"]), &vec1(&c["inputs"]["c"])).expect("L ≥ 2");
+        let p = stats::agreed_ranking(&vec1(&c["inputs"]["a"]), &vec1(&c["inputs"]["c"]))
+            .expect("L ≥ 2");
         close(p, num(&c["expected"]["p"]), 1e-12, name);
     }
 }
@@ -248,7 +381,11 @@ fn distance_to_closest_record() {
     for c in cases(&f, "dcr", "cases") {
         let name = c["name"].as_str().unwrap_or("?");
         let i = &c["inputs"];
-        let (train, test, syn) = (mat(&i["real_train"]), mat(&i["real_test"]), mat(&i["synthetic"]));
+        let (train, test, syn) = (
+            mat(&i["real_train"]),
+            mat(&i["real_test"]),
+            mat(&i["synthetic"]),
+        );
         for (key, q, r) in [
             ("synthetic_to_train", &syn, &train),
             ("synthetic_to_test", &syn, &test),
@@ -260,7 +397,12 @@ fn distance_to_closest_record() {
                 close(*d, want, 1e-12, &format!("{name} {key}"));
             }
             let mut ds: Vec<f64> = got.iter().map(|g| g.0).collect();
-            close(stats::median(&mut ds), num(&e["median"]), 1e-12, &format!("{name} {key} median"));
+            close(
+                stats::median(&mut ds),
+                num(&e["median"]),
+                1e-12,
+                &format!("{name} {key} median"),
+            );
         }
     }
 }

@@ -132,7 +132,8 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
         eprintln!("wrote {}", g.display());
     }
     eprintln!("training logistic regression and an MLP on real-train and on synthetic images");
-    let rep = crate::eval::images::evaluate(train, &test, &syn, a.seed).map_err(|e| anyhow::anyhow!("evaluate: {e}"))?;
+    let rep = crate::eval::images::evaluate(train, &test, &syn, a.seed)
+        .map_err(|e| anyhow::anyhow!("evaluate: {e}"))?;
     let json = serde_json::to_string_pretty(&rep)?;
     if let Some(p) = &a.html {
         let grid = match &a.grid {
@@ -140,15 +141,21 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
             None => None,
         };
         let html = crate::eval::html::render_images(&rep, grid.as_deref());
-        crate::util::atomic::write_atomic(p, html.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+        crate::util::atomic::write_atomic(p, html.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("wrote {}", p.display());
     }
     match &a.json {
         Some(p) if p.as_os_str() == "-" => println!("{json}"),
-        Some(p) => crate::util::atomic::write_atomic(p, json.as_bytes()).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => crate::util::atomic::write_atomic(p, json.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?,
         None => println!(
             "trained on synthetic, tested on real: logistic regression {:.3}, MLP {:.3} (trained on real: {:.3}, {:.3}); Fréchet distance {:.3}",
-            rep.synthetic_logistic_accuracy, rep.synthetic_mlp_accuracy, rep.real_logistic_accuracy, rep.real_mlp_accuracy, rep.frechet_distance
+            rep.synthetic_logistic_accuracy,
+            rep.synthetic_mlp_accuracy,
+            rep.real_logistic_accuracy,
+            rep.real_mlp_accuracy,
+            rep.frechet_distance
         ),
     }
     Ok(())
@@ -165,13 +172,23 @@ fn print_summary(r: &report::Report) {
         r.prediction.mean_abs_difference,
         r.prediction.points.len()
     );
-    let mean_tv = r.histograms.iter().map(|h| h.tvd).sum::<f64>() / r.histograms.len().max(1) as f64;
-    println!("1-way TV (mean over columns): {mean_tv:.3} · 3-way TV (mean): {:.3}", r.three_way.mean_tv);
+    let mean_tv =
+        r.histograms.iter().map(|h| h.tvd).sum::<f64>() / r.histograms.len().max(1) as f64;
+    println!(
+        "1-way TV (mean over columns): {mean_tv:.3} · 3-way TV (mean): {:.3}",
+        r.three_way.mean_tv
+    );
     println!(
         "PCA Wasserstein score {:.4} (W1 {:.4}) · whole-data score {:.4} (W1 {:.4})",
-        r.pca.wasserstein.score, r.pca.wasserstein.w1_mean, r.whole_data_wasserstein.score, r.whole_data_wasserstein.w1_mean
+        r.pca.wasserstein.score,
+        r.pca.wasserstein.w1_mean,
+        r.whole_data_wasserstein.score,
+        r.whole_data_wasserstein.w1_mean
     );
-    println!("pMSE {:.5} (ratio {:.2}) · MMD² {:.5}", r.pmse.fit.pmse, r.pmse.fit.ratio, r.mmd.mmd2_unbiased);
+    println!(
+        "pMSE {:.5} (ratio {:.2}) · MMD² {:.5}",
+        r.pmse.fit.pmse, r.pmse.fit.ratio, r.mmd.mmd2_unbiased
+    );
     println!(
         "DCR median: synthetic→train {:.3} vs test→train {:.3} · exact copies {} · membership AUC {}",
         r.privacy_risk.dcr_synthetic_median,
@@ -180,8 +197,14 @@ fn print_summary(r: &report::Report) {
         f(r.privacy_risk.membership_auc)
     );
     if let Some(t) = &r.tstr {
-        println!("train on synthetic, test on real ({}; majority class {:.3}):", t.label, t.majority_accuracy);
-        println!("  {:40} {:>9} {:>9} {:>9} {:>9}", "model", "acc real", "acc syn", "AUC real", "AUC syn");
+        println!(
+            "train on synthetic, test on real ({}; majority class {:.3}):",
+            t.label, t.majority_accuracy
+        );
+        println!(
+            "  {:40} {:>9} {:>9} {:>9} {:>9}",
+            "model", "acc real", "acc syn", "AUC real", "AUC syn"
+        );
         for row in &t.rows {
             let get = |s: &Result<report::Scores, String>| s.as_ref().ok().copied();
             let (a, b) = (get(&row.real), get(&row.synthetic));

@@ -140,15 +140,19 @@ impl Table {
     /// order; a column numeric in one and text in another becomes text.
     pub fn concat(parts: &[&Table]) -> Result<Table, String> {
         let Some(first) = parts.first() else {
-            return Ok(Table { columns: vec![], n_rows: 0 });
+            return Ok(Table {
+                columns: vec![],
+                n_rows: 0,
+            });
         };
         let mut columns = Vec::with_capacity(first.columns.len());
         for col in &first.columns {
             let cols: Vec<&Column> = parts
                 .iter()
                 .map(|t| {
-                    t.column(&col.name)
-                        .ok_or_else(|| format!("column '{}' is missing from one of the tables", col.name))
+                    t.column(&col.name).ok_or_else(|| {
+                        format!("column '{}' is missing from one of the tables", col.name)
+                    })
                 })
                 .collect::<Result<_, _>>()?;
             let values = if cols.iter().all(|c| c.is_numeric()) {
@@ -166,7 +170,10 @@ impl Table {
                 }
                 Values::Text(v)
             };
-            columns.push(Column { name: col.name.clone(), values });
+            columns.push(Column {
+                name: col.name.clone(),
+                values,
+            });
         }
         Ok(Table {
             columns,

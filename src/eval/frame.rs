@@ -31,8 +31,14 @@ impl Frame {
     /// the schema is widened for evaluation: every kept column may be missing (a synthetic
     /// value outside the real categories then encodes as missing instead of failing), and
     /// continuous bounds cover both real tables.
-    pub fn new(schema: Option<Schema>, train: &Table, test: &Table, synthetic: &Table) -> Result<Frame, String> {
-        let real = Table::concat(&[train, test]).map_err(|e| format!("real-train and real-test: {e}"))?;
+    pub fn new(
+        schema: Option<Schema>,
+        train: &Table,
+        test: &Table,
+        synthetic: &Table,
+    ) -> Result<Frame, String> {
+        let real =
+            Table::concat(&[train, test]).map_err(|e| format!("real-train and real-test: {e}"))?;
         let mut schema = match schema {
             Some(s) => s,
             None => {
@@ -53,11 +59,17 @@ impl Frame {
                     let (lo, hi) = (lo.min(slo), hi.max(shi));
                     if lo.is_finite() && hi.is_finite() {
                         let hi = if hi > lo { hi } else { lo + 1.0 };
-                        spec.domain = Some(Domain::Bounds { lower: lo, upper: hi });
+                        spec.domain = Some(Domain::Bounds {
+                            lower: lo,
+                            upper: hi,
+                        });
                     }
                 }
             } else if let Some(col) = real.column(&spec.name) {
-                let mut cats: Vec<String> = spec.categories().map(<[String]>::to_vec).unwrap_or_default();
+                let mut cats: Vec<String> = spec
+                    .categories()
+                    .map(<[String]>::to_vec)
+                    .unwrap_or_default();
                 for l in col.levels() {
                     if !cats.contains(&l) {
                         cats.push(l);
@@ -138,7 +150,9 @@ impl Frame {
         };
         match span.kind {
             SpanKind::Binary => Target::Classes {
-                y: (0..data.n_rows).map(|r| u32::from(data.row(r)[span.start] > 0.5)).collect(),
+                y: (0..data.n_rows)
+                    .map(|r| u32::from(data.row(r)[span.start] > 0.5))
+                    .collect(),
                 k: 2,
             },
             SpanKind::Categorical => Target::Classes {
@@ -150,7 +164,11 @@ impl Frame {
                     .collect(),
                 k: span.len,
             },
-            _ => Target::Value((0..data.n_rows).map(|r| f64::from(data.row(r)[span.start])).collect()),
+            _ => Target::Value(
+                (0..data.n_rows)
+                    .map(|r| f64::from(data.row(r)[span.start]))
+                    .collect(),
+            ),
         }
     }
 
@@ -181,7 +199,15 @@ impl Frame {
     pub fn classes_xy(&self, ci: usize, data: &EncodedData) -> Option<(Xy, usize)> {
         let (x, p, t) = self.xy(ci, data);
         match t {
-            Target::Classes { y, k } => Some((Xy { x, n: data.n_rows, p, y }, k)),
+            Target::Classes { y, k } => Some((
+                Xy {
+                    x,
+                    n: data.n_rows,
+                    p,
+                    y,
+                },
+                k,
+            )),
             Target::Value(_) => None,
         }
     }

@@ -18,7 +18,10 @@ const REAL: RGBColor = RGBColor(31, 119, 180);
 const SYN: RGBColor = RGBColor(255, 127, 14);
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn fmt(v: Option<f64>, digits: usize) -> String {
@@ -59,7 +62,10 @@ fn scatter_xy(title: &str, pts: &[(f64, f64, String)], lo: f64, hi: f64) -> Plot
             .draw_series(LineSeries::new(vec![(lo, lo), (hi, hi)], BLACK.mix(0.4)))
             .map_err(e)?;
         chart
-            .draw_series(pts.iter().map(|(x, y, _)| Circle::new((*x, *y), 4, SYN.mix(0.8).filled())))
+            .draw_series(
+                pts.iter()
+                    .map(|(x, y, _)| Circle::new((*x, *y), 4, SYN.mix(0.8).filled())),
+            )
             .map_err(e)?;
         root.present().map_err(e)?;
     }
@@ -70,7 +76,13 @@ fn histogram(title: &str, bins: &[String], real: &[f64], syn: &[f64]) -> Plot {
     let mut buf = String::new();
     {
         let n = bins.len().max(1);
-        let top = real.iter().chain(syn).copied().fold(0.0f64, f64::max).max(1e-9) * 1.1;
+        let top = real
+            .iter()
+            .chain(syn)
+            .copied()
+            .fold(0.0f64, f64::max)
+            .max(1e-9)
+            * 1.1;
         let root = SVGBackend::with_string(&mut buf, (520, 300)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let mut chart = ChartBuilder::on(&root)
@@ -93,7 +105,10 @@ fn histogram(title: &str, bins: &[String], real: &[f64], syn: &[f64]) -> Plot {
             .map_err(e)?;
         chart
             .draw_series(real.iter().enumerate().map(|(i, &v)| {
-                Rectangle::new([(i as f64 + 0.08, 0.0), (i as f64 + 0.48, v)], REAL.filled())
+                Rectangle::new(
+                    [(i as f64 + 0.08, 0.0), (i as f64 + 0.48, v)],
+                    REAL.filled(),
+                )
             }))
             .map_err(e)?
             .label("real-train")
@@ -121,7 +136,12 @@ fn pca_plot(real: &[[f64; 2]], syn: &[[f64; 2]]) -> Plot {
     let mut buf = String::new();
     {
         let all = real.iter().chain(syn);
-        let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+        let (mut x0, mut x1, mut y0, mut y1) = (
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        );
         for p in all {
             x0 = x0.min(p[0]);
             x1 = x1.max(p[0]);
@@ -137,20 +157,36 @@ fn pca_plot(real: &[[f64; 2]], syn: &[[f64; 2]]) -> Plot {
         let root = SVGBackend::with_string(&mut buf, (520, 440)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("2-way PCA projection (axes from real-train)", ("sans-serif", 15))
+            .caption(
+                "2-way PCA projection (axes from real-train)",
+                ("sans-serif", 15),
+            )
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(46)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(e)?;
-        chart.configure_mesh().light_line_style(RGBColor(245, 245, 245)).bold_line_style(RGBColor(225, 225, 225)).x_desc("PC 1").y_desc("PC 2").draw().map_err(e)?;
         chart
-            .draw_series(real.iter().map(|p| Circle::new((p[0], p[1]), 2, REAL.mix(0.35).filled())))
+            .configure_mesh()
+            .light_line_style(RGBColor(245, 245, 245))
+            .bold_line_style(RGBColor(225, 225, 225))
+            .x_desc("PC 1")
+            .y_desc("PC 2")
+            .draw()
+            .map_err(e)?;
+        chart
+            .draw_series(
+                real.iter()
+                    .map(|p| Circle::new((p[0], p[1]), 2, REAL.mix(0.35).filled())),
+            )
             .map_err(e)?
             .label("real-train")
             .legend(|(x, y)| Circle::new((x + 5, y), 4, REAL.filled()));
         chart
-            .draw_series(syn.iter().map(|p| Circle::new((p[0], p[1]), 2, SYN.mix(0.35).filled())))
+            .draw_series(
+                syn.iter()
+                    .map(|p| Circle::new((p[0], p[1]), 2, SYN.mix(0.35).filled())),
+            )
             .map_err(e)?
             .label("synthetic")
             .legend(|(x, y)| Circle::new((x + 5, y), 4, SYN.filled()));
@@ -168,7 +204,11 @@ fn pca_plot(real: &[[f64; 2]], syn: &[[f64; 2]]) -> Plot {
 fn figure(out: &mut String, plot: Plot, caption: &str) {
     match plot {
         Ok(svg) => {
-            let _ = write!(out, "<figure>{svg}<figcaption>{}</figcaption></figure>", esc(caption));
+            let _ = write!(
+                out,
+                "<figure>{svg}<figcaption>{}</figcaption></figure>",
+                esc(caption)
+            );
         }
         Err(m) => {
             let _ = write!(out, "<p class=warn>Plot failed: {}</p>", esc(&m));
@@ -202,12 +242,21 @@ meant for the data's custodian: do not publish it alongside the synthetic data. 
         esc(&r.dpsynth_version)
     );
     if !r.synthetic_out_of_domain.is_empty() {
-        let list: Vec<String> = r.synthetic_out_of_domain.iter().map(|(c, n)| format!("{} ({n})", esc(c))).collect();
-        let _ = write!(h, "<p class=warn>Synthetic values outside the real categories or range: {}.</p>", list.join(", "));
+        let list: Vec<String> = r
+            .synthetic_out_of_domain
+            .iter()
+            .map(|(c, n)| format!("{} ({n})", esc(c)))
+            .collect();
+        let _ = write!(
+            h,
+            "<p class=warn>Synthetic values outside the real categories or range: {}.</p>",
+            list.join(", ")
+        );
     }
 
     // Summary.
-    let mean_tv = r.histograms.iter().map(|x| x.tvd).sum::<f64>() / r.histograms.len().max(1) as f64;
+    let mean_tv =
+        r.histograms.iter().map(|x| x.tvd).sum::<f64>() / r.histograms.len().max(1) as f64;
     let _ = write!(
         h,
         "<h2>Summary</h2><table><tr><th>metric</th><th>value</th><th>what good looks like</th></tr>\
@@ -293,11 +342,27 @@ data keeps the relationships between columns.</p>",
         let (lo, title) = match metric {
             "auroc" => (0.0, "binary columns: AUROC"),
             "f1_micro" => (0.0, "categorical columns: F1 (micro)"),
-            _ => (pts.iter().map(|p| p.0.min(p.1)).fold(0.0f64, f64::min).max(-1.0), "continuous columns: R²"),
+            _ => (
+                pts.iter()
+                    .map(|p| p.0.min(p.1))
+                    .fold(0.0f64, f64::min)
+                    .max(-1.0),
+                "continuous columns: R²",
+            ),
         };
-        figure(&mut h, scatter_xy(title, &pts, lo, 1.0), &format!("{} points (logistic regression / random forest; linear regression / lasso)", pts.len()));
+        figure(
+            &mut h,
+            scatter_xy(title, &pts, lo, 1.0),
+            &format!(
+                "{} points (logistic regression / random forest; linear regression / lasso)",
+                pts.len()
+            ),
+        );
     }
-    let _ = write!(h, "<table><tr><th>column</th><th>model</th><th>metric</th><th>real</th><th>synthetic</th></tr>");
+    let _ = write!(
+        h,
+        "<table><tr><th>column</th><th>model</th><th>metric</th><th>real</th><th>synthetic</th></tr>"
+    );
     for p in &r.prediction.points {
         let _ = write!(
             h,
@@ -311,9 +376,17 @@ data keeps the relationships between columns.</p>",
     }
     h.push_str("</table>");
     if !r.probability.is_empty() {
-        let pts: Vec<(f64, f64, String)> = r.probability.iter().map(|p| (p.real, p.synthetic, p.column.clone())).collect();
+        let pts: Vec<(f64, f64, String)> = r
+            .probability
+            .iter()
+            .map(|p| (p.real, p.synthetic, p.column.clone()))
+            .collect();
         h.push_str("<h2>Dimension-wise probability</h2>");
-        figure(&mut h, scatter_xy("share of the second value, binary columns", &pts, 0.0, 1.0), "x: real-test, y: synthetic");
+        figure(
+            &mut h,
+            scatter_xy("share of the second value, binary columns", &pts, 0.0, 1.0),
+            "x: real-test, y: synthetic",
+        );
     }
 
     // Marginals.
@@ -325,7 +398,12 @@ TV is the total variation distance (0 = identical).</p>"
     for hist in &r.histograms {
         figure(
             &mut h,
-            histogram(&format!("{} (TV {:.3})", hist.column, hist.tvd), &hist.bins, &hist.real, &hist.synthetic),
+            histogram(
+                &format!("{} (TV {:.3})", hist.column, hist.tvd),
+                &hist.bins,
+                &hist.real,
+                &hist.synthetic,
+            ),
             &format!("{} · {}", hist.column, hist.kind.label()),
         );
     }
@@ -345,7 +423,12 @@ TV is the total variation distance (0 = identical).</p>"
         pca_plot(&r.pca.real_points, &r.pca.synthetic_points),
         &format!(
             "Explained variance ratio {}. Wasserstein score {} (exact W1 {} ± {} between {}-point samples, {} repeats).",
-            r.pca.explained_variance_ratio.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>().join(" + "),
+            r.pca
+                .explained_variance_ratio
+                .iter()
+                .map(|v| format!("{v:.3}"))
+                .collect::<Vec<_>>()
+                .join(" + "),
             fmt(Some(r.pca.wasserstein.score), 4),
             fmt(Some(r.pca.wasserstein.w1_mean), 4),
             fmt(Some(r.pca.wasserstein.w1_std), 4),
@@ -373,8 +456,15 @@ signal): AUC {}.</p>",
         p.exact_copies,
         fmt(p.membership_auc, 3)
     );
-    let _ = write!(h, "<h2>How this was computed</h2><p class=note>Timings: {}.</p></html>",
-        r.timings.iter().map(|(k, v)| format!("{} {v:.1} s", esc(k))).collect::<Vec<_>>().join(", "));
+    let _ = write!(
+        h,
+        "<h2>How this was computed</h2><p class=note>Timings: {}.</p></html>",
+        r.timings
+            .iter()
+            .map(|(k, v)| format!("{} {v:.1} s", esc(k)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     h
 }
 

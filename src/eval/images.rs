@@ -31,7 +31,9 @@ pub fn grid_png(set: &ImageSet, rows: usize, cols: usize, path: &Path) -> Result
             }
             out
         }
-        None => (0..rows * cols).map(|i| (i < set.len()).then_some(i)).collect(),
+        None => (0..rows * cols)
+            .map(|i| (i < set.len()).then_some(i))
+            .collect(),
     };
     let (gw, gh) = (cols * (w + 1) + 1, rows * (h + 1) + 1);
     let mut buf = vec![64u8; gw * gh];
@@ -88,7 +90,12 @@ fn accuracy(net: &super::net::Net, test: &Xy, k: usize) -> Result<f64, String> {
     let p = net.proba(&test.x)?;
     let pred: Vec<u32> = p
         .chunks(k)
-        .map(|r| r.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |(i, _)| i as u32))
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(0, |(i, _)| i as u32)
+        })
         .collect();
     Ok(super::scores::accuracy(&test.y, &pred))
 }
@@ -132,7 +139,12 @@ pub fn frechet(a: &[f64], na: usize, b: &[f64], nb: usize, d: usize) -> Result<f
 
 /// Trains logistic regression and the MLP on synthetic and on real-train images, scores
 /// each on real-test, and measures the Fréchet distance.
-pub fn evaluate(real_train: &ImageSet, real_test: &ImageSet, synthetic: &ImageSet, seed: u64) -> Result<ImageReport, String> {
+pub fn evaluate(
+    real_train: &ImageSet,
+    real_test: &ImageSet,
+    synthetic: &ImageSet,
+    seed: u64,
+) -> Result<ImageReport, String> {
     let dims = |s: &ImageSet| (s.width, s.height);
     if dims(real_train) != dims(synthetic) || dims(real_test) != dims(synthetic) {
         return Err(format!(
@@ -142,8 +154,19 @@ pub fn evaluate(real_train: &ImageSet, real_test: &ImageSet, synthetic: &ImageSe
             dims(synthetic)
         ));
     }
-    let (tr, te, sy) = (xy(real_train, "real-train")?, xy(real_test, "real-test")?, xy(synthetic, "synthetic")?);
-    let k = tr.y.iter().chain(&te.y).chain(&sy.y).copied().max().unwrap_or(0) as usize + 1;
+    let (tr, te, sy) = (
+        xy(real_train, "real-train")?,
+        xy(real_test, "real-test")?,
+        xy(synthetic, "synthetic")?,
+    );
+    let k =
+        tr.y.iter()
+            .chain(&te.y)
+            .chain(&sy.y)
+            .copied()
+            .max()
+            .unwrap_or(0) as usize
+            + 1;
     let fit = |d: &Xy, hidden| super::net::fit(d, k, hidden, seed);
     let (real_lr, real_mlp) = rayon::join(|| fit(&tr, 0), || fit(&tr, 100));
     let (syn_lr, syn_mlp) = rayon::join(|| fit(&sy, 0), || fit(&sy, 100));

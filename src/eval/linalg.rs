@@ -86,5 +86,9 @@ pub fn solve_spd(a: &[f64], b: &[f64], d: usize) -> Option<Vec<f64>> {
 
 /// Euclidean distance.
 pub fn dist(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(s, t)| (s - t) * (s - t)).sum::<f64>().sqrt()
+    a.iter()
+        .zip(b)
+        .map(|(s, t)| (s - t) * (s - t))
+        .sum::<f64>()
+        .sqrt()
 }

@@ -35,7 +35,12 @@ impl Xy {
             x.extend_from_slice(self.row(i));
             y.push(self.y[i]);
         }
-        Xy { x, n: m, p: self.p, y }
+        Xy {
+            x,
+            n: m,
+            p: self.p,
+            y,
+        }
     }
 
     fn matrix(&self) -> Result<DenseMatrix<f64>, String> {
@@ -98,7 +103,7 @@ impl Classifier {
     pub fn max_train_rows(self) -> usize {
         match self {
             Classifier::LinearSvm => 20_000,
-            Classifier::KNearestNeighbors => 3_000,
+            Classifier::KNearestNeighbors => 2_000,
             Classifier::GradientBoosting => 4_000,
             Classifier::RandomForest => 10_000,
             Classifier::DecisionTree => 20_000,
@@ -108,7 +113,13 @@ impl Classifier {
 
     /// Fits on `train` and returns class probabilities for each row of `test_x`
     /// (row-major, `k` per row; classes absent from `train` get 0).
-    pub fn fit_proba(self, train: &Xy, test_x: &[f64], k: usize, seed: u64) -> Result<Vec<f64>, String> {
+    pub fn fit_proba(
+        self,
+        train: &Xy,
+        test_x: &[f64],
+        k: usize,
+        seed: u64,
+    ) -> Result<Vec<f64>, String> {
         let train = train.subsample(self.max_train_rows(), seed);
         let m = test_x.len() / train.p.max(1);
         let present: Vec<u32> = {
@@ -143,7 +154,13 @@ impl Classifier {
 
 /// Random forest: bootstrap trees with √p features per split (smartcore's tree), grown in
 /// parallel; the probability is the share of trees voting for a class.
-pub fn forest_proba(train: &Xy, test_x: &[f64], k: usize, trees: u16, seed: u64) -> Result<Vec<f64>, String> {
+pub fn forest_proba(
+    train: &Xy,
+    test_x: &[f64],
+    k: usize,
+    trees: u16,
+    seed: u64,
+) -> Result<Vec<f64>, String> {
     use smartcore::ensemble::random_forest_classifier::{
         RandomForestClassifier, RandomForestClassifierParameters,
     };
@@ -156,7 +173,8 @@ pub fn forest_proba(train: &Xy, test_x: &[f64], k: usize, trees: u16, seed: u64)
             let params = RandomForestClassifierParameters::default()
                 .with_n_trees(1)
                 .with_seed(seed.wrapping_mul(1000).wrapping_add(u64::from(t)));
-            let f = RandomForestClassifier::fit(&xm, &train.y, params).map_err(|e| e.to_string())?;
+            let f =
+                RandomForestClassifier::fit(&xm, &train.y, params).map_err(|e| e.to_string())?;
             f.predict(&tm).map_err(|e| e.to_string())
         })
         .collect::<Result<_, String>>()?;
@@ -237,7 +255,10 @@ fn gnb_proba(train: &Xy, test_x: &[f64], k: usize) -> Result<Vec<f64>, String> {
     let mut max_var: f64 = 0.0;
     for j in 0..p {
         let mu = (0..train.n).map(|i| train.x[i * p + j]).sum::<f64>() / train.n as f64;
-        let v = (0..train.n).map(|i| (train.x[i * p + j] - mu).powi(2)).sum::<f64>() / train.n as f64;
+        let v = (0..train.n)
+            .map(|i| (train.x[i * p + j] - mu).powi(2))
+            .sum::<f64>()
+            / train.n as f64;
         max_var = max_var.max(v);
     }
     let eps = 1e-9 * max_var.max(1e-12);
@@ -253,7 +274,8 @@ fn gnb_proba(train: &Xy, test_x: &[f64], k: usize) -> Result<Vec<f64>, String> {
                     + (0..p)
                         .map(|j| {
                             let v = var[c][j] + eps;
-                            -0.5 * ((2.0 * std::f64::consts::PI * v).ln() + (row[j] - mean[c][j]).powi(2) / v)
+                            -0.5 * ((2.0 * std::f64::consts::PI * v).ln()
+                                + (row[j] - mean[c][j]).powi(2) / v)
                         })
                         .sum::<f64>()
             })
@@ -297,9 +319,19 @@ type BinaryScorer = fn(&Xy, &[f64], u64) -> Result<Vec<f64>, String>;
 
 /// One-vs-rest for models that are binary by nature; scores become probabilities by a
 /// softmax over classes (binary: the logistic of the score).
-fn one_vs_rest(train: &Xy, test_x: &[f64], k: usize, present: &[u32], f: BinaryScorer) -> Result<Vec<f64>, String> {
+fn one_vs_rest(
+    train: &Xy,
+    test_x: &[f64],
+    k: usize,
+    present: &[u32],
+    f: BinaryScorer,
+) -> Result<Vec<f64>, String> {
     let m = test_x.len() / train.p;
-    let targets: Vec<u32> = if present.len() == 2 { vec![present[1]] } else { present.to_vec() };
+    let targets: Vec<u32> = if present.len() == 2 {
+        vec![present[1]]
+    } else {
+        present.to_vec()
+    };
     let scores: Vec<Vec<f64>> = targets
         .par_iter()
         .enumerate()
@@ -320,7 +352,10 @@ fn one_vs_rest(train: &Xy, test_x: &[f64], k: usize, present: &[u32], f: BinaryS
         }
     } else {
         for r in 0..m {
-            let mx = scores.iter().map(|s| s[r]).fold(f64::NEG_INFINITY, f64::max);
+            let mx = scores
+                .iter()
+                .map(|s| s[r])
+                .fold(f64::NEG_INFINITY, f64::max);
             let z: f64 = scores.iter().map(|s| (s[r] - mx).exp()).sum();
             for (i, &c) in targets.iter().enumerate() {
                 out[r * k + c as usize] = (scores[i][r] - mx).exp() / z;
@@ -337,11 +372,17 @@ fn one_vs_rest(train: &Xy, test_x: &[f64], k: usize, present: &[u32], f: BinaryS
 fn svm_scores(train: &Xy, test_x: &[f64], seed: u64) -> Result<Vec<f64>, String> {
     let (n, p) = (train.n, train.p);
     let c = 1.0;
-    let y: Vec<f64> = train.y.iter().map(|&v| if v == 1 { 1.0 } else { -1.0 }).collect();
+    let y: Vec<f64> = train
+        .y
+        .iter()
+        .map(|&v| if v == 1 { 1.0 } else { -1.0 })
+        .collect();
     // Weight vector with the bias as its last entry (feature value 1).
     let mut w = vec![0.0; p + 1];
     let mut alpha = vec![0.0; n];
-    let qii: Vec<f64> = (0..n).map(|i| train.row(i).iter().map(|x| x * x).sum::<f64>() + 1.0).collect();
+    let qii: Vec<f64> = (0..n)
+        .map(|i| train.row(i).iter().map(|x| x * x).sum::<f64>() + 1.0)
+        .collect();
     let mut order: Vec<usize> = (0..n).collect();
     let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(seed);
     for _epoch in 0..200 {
@@ -408,7 +449,14 @@ pub enum Regressor {
 }
 
 impl Regressor {
-    pub fn fit_predict(self, x: &[f64], n: usize, p: usize, y: &[f64], test_x: &[f64]) -> Result<Vec<f64>, String> {
+    pub fn fit_predict(
+        self,
+        x: &[f64],
+        n: usize,
+        p: usize,
+        y: &[f64],
+        test_x: &[f64],
+    ) -> Result<Vec<f64>, String> {
         let xm = matrix(x, n, p)?;
         let tm = matrix(test_x, test_x.len() / p, p)?;
         let y = y.to_vec();
@@ -417,7 +465,9 @@ impl Regressor {
                 // Normal equations on centred data with a tiny ridge: one-hot blocks are
                 // collinear with the intercept, which smartcore's solvers reject.
                 let _ = (&xm, &tm);
-                let mx: Vec<f64> = (0..p).map(|j| (0..n).map(|i| x[i * p + j]).sum::<f64>() / n as f64).collect();
+                let mx: Vec<f64> = (0..p)
+                    .map(|j| (0..n).map(|i| x[i * p + j]).sum::<f64>() / n as f64)
+                    .collect();
                 let my = y.iter().sum::<f64>() / n as f64;
                 let mut a = vec![0.0; p * p];
                 let mut b = vec![0.0; p];
@@ -439,16 +489,30 @@ impl Regressor {
                     }
                     a[j * p + j] += 1e-6 * n as f64;
                 }
-                let w = super::linalg::solve_spd(&a, &b, p).ok_or("normal equations are singular")?;
+                let w =
+                    super::linalg::solve_spd(&a, &b, p).ok_or("normal equations are singular")?;
                 Ok(test_x
                     .chunks(p)
-                    .map(|r| my + r.iter().zip(&w).zip(&mx).map(|((v, wj), m)| (v - m) * wj).sum::<f64>())
+                    .map(|r| {
+                        my + r
+                            .iter()
+                            .zip(&w)
+                            .zip(&mx)
+                            .map(|((v, wj), m)| (v - m) * wj)
+                            .sum::<f64>()
+                    })
                     .collect())
             }
             Regressor::Lasso => {
                 use smartcore::linear::lasso::{Lasso, LassoParameters};
-                let m = Lasso::fit(&xm, &y, LassoParameters::default().with_alpha(1e-3).with_normalize(false))
-                    .map_err(|e| format!("lasso: {e}"))?;
+                let m = Lasso::fit(
+                    &xm,
+                    &y,
+                    LassoParameters::default()
+                        .with_alpha(1e-3)
+                        .with_normalize(false),
+                )
+                .map_err(|e| format!("lasso: {e}"))?;
                 m.predict(&tm).map_err(|e| e.to_string())
             }
         }

@@ -13,7 +13,13 @@ fn err(e: candle_core::Error) -> String {
 
 /// Softmax regression (`hidden` = 0) or a ReLU MLP with `hidden` units, trained with AdamW
 /// (weight decay 1e-4 ≈ scikit-learn's mild L2); returns test probabilities, `k` per row.
-pub fn fit_proba(train: &Xy, test_x: &[f64], k: usize, hidden: usize, seed: u64) -> Result<Vec<f64>, String> {
+pub fn fit_proba(
+    train: &Xy,
+    test_x: &[f64],
+    k: usize,
+    hidden: usize,
+    seed: u64,
+) -> Result<Vec<f64>, String> {
     fit(train, k, hidden, seed)?.proba(test_x)
 }
 
@@ -96,7 +102,11 @@ pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String
     )
     .map_err(err)?;
     let batch = if hidden == 0 { train.n } else { 256 };
-    let steps = if hidden == 0 { 300 } else { (train.n / batch * 15).clamp(500, 3000) };
+    let steps = if hidden == 0 {
+        300
+    } else {
+        (train.n / batch * 15).clamp(500, 3000)
+    };
     let order = super::models::shuffled(train.n, seed);
     let mut at = 0;
     for _ in 0..steps {
@@ -109,7 +119,10 @@ pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String
             let idx: Vec<u32> = order[at..at + batch].iter().map(|&i| i as u32).collect();
             at += batch;
             let it = Tensor::new(idx.as_slice(), &dev).map_err(err)?;
-            (x.index_select(&it, 0).map_err(err)?, y.index_select(&it, 0).map_err(err)?)
+            (
+                x.index_select(&it, 0).map_err(err)?,
+                y.index_select(&it, 0).map_err(err)?,
+            )
         };
         let logits = forward(&xb).map_err(err)?;
         let loss = candle_nn::loss::cross_entropy(&logits, &yb).map_err(err)?;

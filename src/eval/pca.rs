@@ -19,7 +19,9 @@ impl Pca {
     /// Fits `k` components to an n×d row-major matrix.
     pub fn fit(x: &[f64], n: usize, d: usize, k: usize) -> Result<Self, String> {
         if n < 2 || d == 0 {
-            return Err(format!("PCA needs at least 2 rows and 1 column (got {n}×{d})"));
+            return Err(format!(
+                "PCA needs at least 2 rows and 1 column (got {n}×{d})"
+            ));
         }
         let (mean, cov) = linalg::mean_cov(x, n, d);
         let total: f64 = (0..d).map(|i| cov[i * d + i]).sum();
@@ -57,7 +59,13 @@ impl Pca {
     pub fn project(&self, row: &[f64]) -> Vec<f64> {
         self.components
             .iter()
-            .map(|c| c.iter().zip(row).zip(&self.mean).map(|((a, x), m)| a * (x - m)).sum())
+            .map(|c| {
+                c.iter()
+                    .zip(row)
+                    .zip(&self.mean)
+                    .map(|((a, x), m)| a * (x - m))
+                    .sum()
+            })
             .collect()
     }
 }

@@ -230,9 +230,16 @@ pub fn evaluate(
     opts: &Options,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, String> {
-    for (t, what) in [(real_train, "real-train"), (real_test, "real-test"), (synthetic, "synthetic")] {
+    for (t, what) in [
+        (real_train, "real-train"),
+        (real_test, "real-test"),
+        (synthetic, "synthetic"),
+    ] {
         if t.n_rows < 2 {
-            return Err(format!("{what} has {} rows; evaluation needs at least 2", t.n_rows));
+            return Err(format!(
+                "{what} has {} rows; evaluation needs at least 2",
+                t.n_rows
+            ));
         }
     }
     let mut timings = Vec::new();
@@ -247,7 +254,12 @@ pub fn evaluate(
         if !ok {
             return Err(format!(
                 "--label {l}: not a binary or categorical column of the real data (columns: {})",
-                f.schema.columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                f.schema
+                    .columns
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
     }
@@ -273,7 +285,9 @@ pub fn evaluate(
     let t = Instant::now();
     let tstr = match &opts.label {
         Some(l) => {
-            progress(&format!("train on synthetic, test on real: 8 classifiers predicting {l}"));
+            progress(&format!(
+                "train on synthetic, test on real: 8 classifiers predicting {l}"
+            ));
             Some(tstr(&f, l, opts.seed, progress)?)
         }
         None => None,
@@ -323,7 +337,11 @@ fn probability(f: &Frame) -> Vec<ColumnProbability> {
             let spec = &f.schema.columns[s.column];
             ColumnProbability {
                 column: spec.name.clone(),
-                value: spec.categories().and_then(|c| c.get(1)).cloned().unwrap_or_default(),
+                value: spec
+                    .categories()
+                    .and_then(|c| c.get(1))
+                    .cloned()
+                    .unwrap_or_default(),
                 real: share(&f.test),
                 synthetic: share(&f.synthetic),
             }
@@ -346,9 +364,14 @@ fn bins_of(f: &Frame, ci: usize, t: &Table, edges: usize) -> (Vec<usize>, Vec<St
                 .collect();
             labels.push("missing".into());
             let idx = (0..n)
-                .map(|r| match col.and_then(|c| c.text(r)).and_then(|s| crate::util::fmt::parse_number(&s)) {
-                    Some(x) => (((x - lo) / w).floor().max(0.0) as usize).min(edges - 1),
-                    None => edges,
+                .map(|r| {
+                    match col
+                        .and_then(|c| c.text(r))
+                        .and_then(|s| crate::util::fmt::parse_number(&s))
+                    {
+                        Some(x) => (((x - lo) / w).floor().max(0.0) as usize).min(edges - 1),
+                        None => edges,
+                    }
                 })
                 .collect();
             (idx, labels)
@@ -387,7 +410,12 @@ fn histograms(f: &Frame, train: &Table, syn: &Table) -> Vec<Histogram> {
                 synthetic.pop();
                 bins.pop();
             }
-            let tvd = 0.5 * real.iter().zip(&synthetic).map(|(a, b)| (a - b).abs()).sum::<f64>();
+            let tvd = 0.5
+                * real
+                    .iter()
+                    .zip(&synthetic)
+                    .map(|(a, b)| (a - b).abs())
+                    .sum::<f64>();
             Histogram {
                 column: f.schema.columns[ci].name.clone(),
                 kind: f.schema.columns[ci].kind,
@@ -406,14 +434,21 @@ fn three_way(f: &Frame, seed: u64) -> ThreeWay {
     // Per column, a NIST bin per row: continuous by value over the real-train range,
     // categorical by category index.
     let bins = |d: &crate::data::encode::EncodedData, ci: usize, lo: f64, hi: f64| -> Vec<u8> {
-        let span = f.encoding.spans.iter().find(|s| s.column == ci).expect("kept column has a span");
+        let span = f
+            .encoding
+            .spans
+            .iter()
+            .find(|s| s.column == ci)
+            .expect("kept column has a span");
         (0..d.n_rows)
             .map(|r| {
                 let row = d.row(r);
                 match span.kind {
                     SpanKind::Continuous => stats::nist_bin(f64::from(row[span.start]), lo, hi),
                     SpanKind::Binary => u8::from(row[span.start] > 0.5),
-                    _ => super::frame::argmax(&row[span.start..span.start + span.len]).min(255) as u8,
+                    _ => {
+                        super::frame::argmax(&row[span.start..span.start + span.len]).min(255) as u8
+                    }
                 }
             })
             .collect()
@@ -421,10 +456,20 @@ fn three_way(f: &Frame, seed: u64) -> ThreeWay {
     let mut rb = Vec::new();
     let mut sb = Vec::new();
     for &ci in &cols {
-        let span = f.encoding.spans.iter().find(|s| s.column == ci).expect("span");
+        let span = f
+            .encoding
+            .spans
+            .iter()
+            .find(|s| s.column == ci)
+            .expect("span");
         let (lo, hi) = if span.kind == SpanKind::Continuous {
-            let v: Vec<f64> = (0..f.train.n_rows).map(|r| f64::from(f.train.row(r)[span.start])).collect();
-            (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+            let v: Vec<f64> = (0..f.train.n_rows)
+                .map(|r| f64::from(f.train.row(r)[span.start]))
+                .collect();
+            (
+                v.iter().copied().fold(f64::INFINITY, f64::min),
+                v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
         } else {
             (0.0, 1.0)
         };
@@ -447,18 +492,30 @@ fn three_way(f: &Frame, seed: u64) -> ThreeWay {
     }
     let tvs: Vec<f64> = triples
         .par_iter()
-        .map(|t| 0.5 * stats::three_way_l1([&rb[t[0]], &rb[t[1]], &rb[t[2]]], [&sb[t[0]], &sb[t[1]], &sb[t[2]]]))
+        .map(|t| {
+            0.5 * stats::three_way_l1(
+                [&rb[t[0]], &rb[t[1]], &rb[t[2]]],
+                [&sb[t[0]], &sb[t[1]], &sb[t[2]]],
+            )
+        })
         .collect();
     let (mut worst, mut max_tv) = (vec![], 0.0);
     for (t, &tv) in triples.iter().zip(&tvs) {
         if tv >= max_tv {
             max_tv = tv;
-            worst = t.iter().map(|&i| f.schema.columns[cols[i]].name.clone()).collect();
+            worst = t
+                .iter()
+                .map(|&i| f.schema.columns[cols[i]].name.clone())
+                .collect();
         }
     }
     ThreeWay {
         triples: tvs.len(),
-        mean_tv: if tvs.is_empty() { f64::NAN } else { tvs.iter().sum::<f64>() / tvs.len() as f64 },
+        mean_tv: if tvs.is_empty() {
+            f64::NAN
+        } else {
+            tvs.iter().sum::<f64>() / tvs.len() as f64
+        },
         max_tv,
         worst_triple: worst,
     }
@@ -469,14 +526,20 @@ fn class_scores(y: &[u32], proba: &[f64], k: usize) -> Scores {
     let pred: Vec<u32> = (0..m)
         .map(|r| {
             let row = &proba[r * k..(r + 1) * k];
-            row.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |(i, _)| i as u32)
+            row.iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(0, |(i, _)| i as u32)
         })
         .collect();
     let accuracy = scores::accuracy(y, &pred);
     let (auroc, auprc) = if k == 2 {
         let t: Vec<bool> = y.iter().map(|&v| v == 1).collect();
         let s: Vec<f64> = (0..m).map(|r| proba[r * k + 1]).collect();
-        (scores::roc_auc(&t, &s), Some(scores::average_precision(&t, &s)))
+        (
+            scores::roc_auc(&t, &s),
+            Some(scores::average_precision(&t, &s)),
+        )
     } else {
         // Macro one-vs-rest over the classes present in the test labels.
         let (mut aucs, mut aps) = (vec![], vec![]);
@@ -494,7 +557,11 @@ fn class_scores(y: &[u32], proba: &[f64], k: usize) -> Scores {
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         (mean(&aucs), mean(&aps))
     };
-    Scores { accuracy, auroc, auprc }
+    Scores {
+        accuracy,
+        auroc,
+        auprc,
+    }
 }
 
 fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, String> {
@@ -510,9 +577,18 @@ fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, String> {
             let seed = opts.seed ^ (ci as u64) << 8;
             Ok(match (target, ttarget) {
                 (Target::Classes { y, k }, Target::Classes { y: ty, .. }) => {
-                    let train = Xy { x, n: src.n_rows, p, y }.subsample(opts.dimwise_rows, seed);
+                    let train = Xy {
+                        x,
+                        n: src.n_rows,
+                        p,
+                        y,
+                    }
+                    .subsample(opts.dimwise_rows, seed);
                     let mut out = vec![];
-                    for (name, model) in [("logistic regression", 0usize), ("random forest (10 trees)", 1)] {
+                    for (name, model) in [
+                        ("logistic regression", 0usize),
+                        ("random forest (10 trees)", 1),
+                    ] {
                         let proba = if model == 0 {
                             Classifier::LogisticRegression.fit_proba(&train, &tx, k, seed)
                         } else {
@@ -540,10 +616,16 @@ fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, String> {
                                 })
                                 .collect();
                             let truth: Vec<usize> = ty.iter().map(|&v| v as usize).collect();
-                            let mut labels: Vec<usize> = truth.iter().chain(&pred).copied().collect();
+                            let mut labels: Vec<usize> =
+                                truth.iter().chain(&pred).copied().collect();
                             labels.sort_unstable();
                             labels.dedup();
-                            let f1 = scores::f1_scores(&truth, &pred, &labels, scores::ZeroDivision::Zero);
+                            let f1 = scores::f1_scores(
+                                &truth,
+                                &pred,
+                                &labels,
+                                scores::ZeroDivision::Zero,
+                            );
                             out.push((name.into(), "f1_micro".into(), Some(f1.micro)));
                             out.push((name.into(), "f1_macro".into(), Some(f1.macro_)));
                         }
@@ -559,19 +641,22 @@ fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, String> {
                         xs.extend_from_slice(&x[i * p..(i + 1) * p]);
                         ys.push(y[i]);
                     }
-                    [("linear regression", Regressor::Linear), ("lasso (alpha 0.001)", Regressor::Lasso)]
-                        .into_iter()
-                        .map(|(name, r)| {
-                            let s = match r.fit_predict(&xs, m, p, &ys, &tx) {
-                                Ok(pred) => Some(scores::r2(&ty, &pred)),
-                                Err(e) => {
-                                    eprintln!("dimension-wise prediction of column {ci}: {e}");
-                                    None
-                                }
-                            };
-                            (name.to_string(), "r2".to_string(), s)
-                        })
-                        .collect()
+                    [
+                        ("linear regression", Regressor::Linear),
+                        ("lasso (alpha 0.001)", Regressor::Lasso),
+                    ]
+                    .into_iter()
+                    .map(|(name, r)| {
+                        let s = match r.fit_predict(&xs, m, p, &ys, &tx) {
+                            Ok(pred) => Some(scores::r2(&ty, &pred)),
+                            Err(e) => {
+                                eprintln!("dimension-wise prediction of column {ci}: {e}");
+                                None
+                            }
+                        };
+                        (name.to_string(), "r2".to_string(), s)
+                    })
+                    .collect()
                 }
                 _ => vec![],
             })
@@ -595,7 +680,13 @@ fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, String> {
         .iter()
         .filter_map(|p| Some((p.real? - p.synthetic?).abs()))
         .collect();
-    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
     Ok(DimwisePrediction {
         train_rows: opts.dimwise_rows.min(f.train.n_rows),
         test_rows: f.test.n_rows,
@@ -611,18 +702,35 @@ fn max_sq_distance(f: &Frame) -> f64 {
     f.encoding
         .spans
         .iter()
-        .map(|s| if s.kind == SpanKind::Categorical && s.len > 1 { 2.0 } else { s.len as f64 })
+        .map(|s| {
+            if s.kind == SpanKind::Categorical && s.len > 1 {
+                2.0
+            } else {
+                s.len as f64
+            }
+        })
         .sum()
 }
 
-fn w1_protocol(real: &[Vec<f64>], syn: &[Vec<f64>], repeats: usize, seed: u64) -> (f64, f64, usize) {
+fn w1_protocol(
+    real: &[Vec<f64>],
+    syn: &[Vec<f64>],
+    repeats: usize,
+    seed: u64,
+) -> (f64, f64, usize) {
     let k = 100.min(real.len()).min(syn.len());
     let w: Vec<f64> = (0..repeats)
         .into_par_iter()
         .filter_map(|i| {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_add(i as u64));
-            let a: Vec<Vec<f64>> = sample(&mut rng, real.len(), k).iter().map(|j| real[j].clone()).collect();
-            let b: Vec<Vec<f64>> = sample(&mut rng, syn.len(), k).iter().map(|j| syn[j].clone()).collect();
+            let a: Vec<Vec<f64>> = sample(&mut rng, real.len(), k)
+                .iter()
+                .map(|j| real[j].clone())
+                .collect();
+            let b: Vec<Vec<f64>> = sample(&mut rng, syn.len(), k)
+                .iter()
+                .map(|j| syn[j].clone())
+                .collect();
             transport::wasserstein_exact(&a, &b, 1)
         })
         .collect();
@@ -638,7 +746,8 @@ fn pca_and_wasserstein(f: &Frame, opts: &Options) -> Result<(PcaReport, Wasserst
     let syn = Frame::rows(&f.synthetic);
     let flat: Vec<f64> = real.iter().flatten().copied().collect();
     let pca = Pca::fit(&flat, real.len(), d, 2)?;
-    let proj = |rows: &[Vec<f64>]| -> Vec<Vec<f64>> { rows.par_iter().map(|r| pca.project(r)).collect() };
+    let proj =
+        |rows: &[Vec<f64>]| -> Vec<Vec<f64>> { rows.par_iter().map(|r| pca.project(r)).collect() };
     let (rp, sp) = (proj(&real), proj(&syn));
     let d2 = max_sq_distance(f);
     let v: f64 = pca.explained_variance_ratio.iter().sum();
@@ -686,7 +795,9 @@ fn tstr(f: &Frame, label: &str, seed: u64, progress: &mut dyn FnMut(&str)) -> Re
         .position(|c| c.name == label)
         .ok_or_else(|| format!("--label {label}: no such column"))?;
     let (train, k) = f.classes_xy(ci, &f.train).ok_or("label is continuous")?;
-    let (syn, _) = f.classes_xy(ci, &f.synthetic).ok_or("label is continuous")?;
+    let (syn, _) = f
+        .classes_xy(ci, &f.synthetic)
+        .ok_or("label is continuous")?;
     let (test, _) = f.classes_xy(ci, &f.test).ok_or("label is continuous")?;
     let mut classes: Vec<String> = f.schema.columns[ci].categories().unwrap_or(&[]).to_vec();
     if classes.len() < k {
@@ -746,7 +857,10 @@ fn tstr(f: &Frame, label: &str, seed: u64, progress: &mut dyn FnMut(&str)) -> Re
 
 fn subsample_rows(rows: &[Vec<f64>], m: usize, seed: u64) -> Vec<Vec<f64>> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    sample(&mut rng, rows.len(), m.min(rows.len())).iter().map(|i| rows[i].clone()).collect()
+    sample(&mut rng, rows.len(), m.min(rows.len()))
+        .iter()
+        .map(|i| rows[i].clone())
+        .collect()
 }
 
 fn pmse_mmd(f: &Frame, seed: u64) -> (PmseReport, MmdReport) {
@@ -754,14 +868,23 @@ fn pmse_mmd(f: &Frame, seed: u64) -> (PmseReport, MmdReport) {
     // dropped slot), so the unpenalised fit is identifiable.
     let mut cols = Vec::new();
     for s in &f.encoding.spans {
-        let n = if s.kind == SpanKind::Categorical { s.len.saturating_sub(1) } else { s.len };
+        let n = if s.kind == SpanKind::Categorical {
+            s.len.saturating_sub(1)
+        } else {
+            s.len
+        };
         cols.extend(s.start..s.start + n);
     }
     let sel = |d: &crate::data::encode::EncodedData| -> Vec<Vec<f64>> {
-        (0..d.n_rows).map(|r| cols.iter().map(|&c| f64::from(d.row(r)[c])).collect()).collect()
+        (0..d.n_rows)
+            .map(|r| cols.iter().map(|&c| f64::from(d.row(r)[c])).collect())
+            .collect()
     };
     let m = 3000.min(f.train.n_rows).min(f.synthetic.n_rows);
-    let (real, syn) = (subsample_rows(&sel(&f.train), m, seed), subsample_rows(&sel(&f.synthetic), m, seed + 1));
+    let (real, syn) = (
+        subsample_rows(&sel(&f.train), m, seed),
+        subsample_rows(&sel(&f.synthetic), m, seed + 1),
+    );
     let fit = stats::pmse(&real, &syn);
     let pm = PmseReport {
         rows_per_side: m,
@@ -795,12 +918,21 @@ fn percentile(v: &mut [f64], q: f64) -> f64 {
 }
 
 fn privacy_risk(f: &Frame, seed: u64) -> PrivacyRisk {
-    let m = 2000.min(f.synthetic.n_rows).min(f.test.n_rows).min(f.train.n_rows);
+    let m = 1000
+        .min(f.synthetic.n_rows)
+        .min(f.test.n_rows)
+        .min(f.train.n_rows);
     let train = Frame::rows(&f.train);
     let syn = subsample_rows(&Frame::rows(&f.synthetic), m, seed + 4);
     let test = subsample_rows(&Frame::rows(&f.test), m, seed + 5);
-    let mut ds: Vec<f64> = stats::closest(&syn, &train).into_iter().map(|d| d.0).collect();
-    let mut dt: Vec<f64> = stats::closest(&test, &train).into_iter().map(|d| d.0).collect();
+    let mut ds: Vec<f64> = stats::closest(&syn, &train)
+        .into_iter()
+        .map(|d| d.0)
+        .collect();
+    let mut dt: Vec<f64> = stats::closest(&test, &train)
+        .into_iter()
+        .map(|d| d.0)
+        .collect();
     let exact = ds.iter().filter(|&&d| d == 0.0).count();
     // Membership inference: members (train) vs non-members (test), score = −distance to
     // the closest synthetic row.
@@ -809,7 +941,11 @@ fn privacy_risk(f: &Frame, seed: u64) -> PrivacyRisk {
     let all_syn = Frame::rows(&f.synthetic);
     let dm = stats::closest(&members, &all_syn);
     let dn = stats::closest(test, &all_syn);
-    let labels: Vec<bool> = dm.iter().map(|_| true).chain(dn.iter().map(|_| false)).collect();
+    let labels: Vec<bool> = dm
+        .iter()
+        .map(|_| true)
+        .chain(dn.iter().map(|_| false))
+        .collect();
     let score: Vec<f64> = dm.iter().chain(&dn).map(|d| -d.0).collect();
     PrivacyRisk {
         rows: m,

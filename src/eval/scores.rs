@@ -125,7 +125,8 @@ pub struct F1 {
 pub fn f1_scores(y_true: &[usize], y_pred: &[usize], labels: &[usize], zd: ZeroDivision) -> F1 {
     let k = labels.len();
     let pos = |c: usize| labels.iter().position(|&l| l == c);
-    let (mut tp, mut fp, mut fnn, mut support) = (vec![0f64; k], vec![0f64; k], vec![0f64; k], vec![0f64; k]);
+    let (mut tp, mut fp, mut fnn, mut support) =
+        (vec![0f64; k], vec![0f64; k], vec![0f64; k], vec![0f64; k]);
     for (&t, &p) in y_true.iter().zip(y_pred) {
         let (ti, pi) = (pos(t), pos(p));
         if let Some(ti) = ti {
@@ -197,7 +198,11 @@ pub fn r2(y_true: &[f64], y_pred: &[f64]) -> f64 {
         return f64::NAN;
     }
     let mean = y_true.iter().sum::<f64>() / n;
-    let ss_res: f64 = y_true.iter().zip(y_pred).map(|(a, b)| (a - b) * (a - b)).sum();
+    let ss_res: f64 = y_true
+        .iter()
+        .zip(y_pred)
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
     let ss_tot: f64 = y_true.iter().map(|a| (a - mean) * (a - mean)).sum();
     if ss_tot == 0.0 {
         return if ss_res == 0.0 { 1.0 } else { 0.0 };

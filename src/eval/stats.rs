@@ -96,7 +96,11 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// The median heuristic bandwidth: the median of the non-zero pairwise distances of the
@@ -145,7 +149,10 @@ pub fn mmd2(x: &[Vec<f64>], y: &[Vec<f64>], s: f64) -> Mmd2 {
     let (m, n) = (x.len() as f64, y.len() as f64);
     let (kxx, dx) = within(x);
     let (kyy, dy) = within(y);
-    let kxy: f64 = x.iter().map(|a| y.iter().map(|b| k(a, b)).sum::<f64>()).sum();
+    let kxy: f64 = x
+        .iter()
+        .map(|a| y.iter().map(|b| k(a, b)).sum::<f64>())
+        .sum();
     Mmd2 {
         biased: kxx / (m * m) + kyy / (n * n) - 2.0 * kxy / (m * n),
         unbiased: (kxx - dx) / (m * (m - 1.0)) + (kyy - dy) / (n * (n - 1.0)) - 2.0 * kxy / (m * n),

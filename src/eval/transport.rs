@@ -134,6 +134,11 @@ pub fn wasserstein_exact(x: &[Vec<f64>], y: &[Vec<f64>], p: u32) -> Option<f64> 
         }
     }
     let plan = assignment(&cost, l);
-    let total: f64 = plan.iter().enumerate().map(|(i, &j)| cost[i * l + j]).sum::<f64>() / l as f64;
+    let total: f64 = plan
+        .iter()
+        .enumerate()
+        .map(|(i, &j)| cost[i * l + j])
+        .sum::<f64>()
+        / l as f64;
     Some(if p == 1 { total } else { total.sqrt() })
 }
