@@ -110,7 +110,7 @@ fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
     for p in points {
         let (r, s) = (f(&p["real"]), f(&p["synthetic"]));
         assert!(
-            (r - s).abs() < 0.01,
+            (r - s).abs() < 1e-9,
             "{}: real {r} vs synthetic {s}",
             p["column"]
         );
@@ -124,7 +124,7 @@ fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
             f(&row["real"]["Ok"]["accuracy"]),
             f(&row["synthetic"]["Ok"]["accuracy"]),
         );
-        assert!((r - s).abs() < 0.01, "{}: {r} vs {s}", row["label"]);
+        assert!((r - s).abs() < 1e-9, "{}: {r} vs {s}", row["label"]);
         assert!((0.0..=1.0).contains(&r), "{}: accuracy {r}", row["label"]);
     }
     // Logistic regression beats always guessing the majority class on real ADULT rows.

@@ -73,7 +73,6 @@ impl Net {
 /// Trains the network (see [`fit_proba`]).
 pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String> {
     let dev = Device::Cpu;
-    dev.set_seed(seed).ok();
     let p = train.p;
     let x = Tensor::from_iter(train.x.iter().map(|&v| v as f32), &dev)
         .and_then(|t| t.reshape((train.n, p)))
@@ -89,6 +88,35 @@ pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String
             candle_nn::linear(hidden, k, vb.pp("out")).map_err(err)?,
         ]
     };
+    // Re-initialise every weight from our own seeded generator: candle's CPU seed is
+    // global, so models trained in parallel would otherwise draw interleaved (and so
+    // irreproducible) initial weights.
+    {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED);
+        let data = vm
+            .data()
+            .lock()
+            .map_err(|_| "weights lock poisoned".to_string())?;
+        let mut names: Vec<&String> = data.keys().collect();
+        names.sort();
+        for name in names {
+            let var = &data[name];
+            let dims = var.dims().to_vec();
+            let fan_in = *dims.last().unwrap_or(&1) as f64;
+            let bound = if name.ends_with("bias") {
+                0.0
+            } else {
+                1.0 / fan_in.sqrt()
+            };
+            let n: usize = dims.iter().product();
+            let vals: Vec<f32> = (0..n)
+                .map(|_| (rng.random_range(-1.0..1.0) * bound) as f32)
+                .collect();
+            let t = Tensor::from_vec(vals, dims.as_slice(), &dev).map_err(err)?;
+            var.set(&t).map_err(err)?;
+        }
+    }
     let net = Net { layers, p };
     let forward = |t: &Tensor| net.forward(t, net.layers.len());
     let lr = if hidden == 0 { 0.05 } else { 0.002 };
