@@ -433,13 +433,11 @@ fn three_way(f: &Frame, seed: u64) -> ThreeWay {
     let cols = f.columns();
     // Per column, a NIST bin per row: continuous by value over the real-train range,
     // categorical by category index.
-    let bins = |d: &crate::data::encode::EncodedData, ci: usize, lo: f64, hi: f64| -> Vec<u8> {
-        let span = f
-            .encoding
-            .spans
-            .iter()
-            .find(|s| s.column == ci)
-            .expect("kept column has a span");
+    let bins = |d: &crate::data::encode::EncodedData,
+                span: &crate::data::encode::Span,
+                lo: f64,
+                hi: f64|
+     -> Vec<u8> {
         (0..d.n_rows)
             .map(|r| {
                 let row = d.row(r);
@@ -456,12 +454,12 @@ fn three_way(f: &Frame, seed: u64) -> ThreeWay {
     let mut rb = Vec::new();
     let mut sb = Vec::new();
     for &ci in &cols {
-        let span = f
-            .encoding
-            .spans
-            .iter()
-            .find(|s| s.column == ci)
-            .expect("span");
+        // Kept columns come from the spans, so the else branch only keeps indices aligned.
+        let Some(span) = f.encoding.spans.iter().find(|s| s.column == ci) else {
+            rb.push(vec![0; f.train.n_rows]);
+            sb.push(vec![0; f.synthetic.n_rows]);
+            continue;
+        };
         let (lo, hi) = if span.kind == SpanKind::Continuous {
             let v: Vec<f64> = (0..f.train.n_rows)
                 .map(|r| f64::from(f.train.row(r)[span.start]))
@@ -473,8 +471,8 @@ fn three_way(f: &Frame, seed: u64) -> ThreeWay {
         } else {
             (0.0, 1.0)
         };
-        rb.push(bins(&f.train, ci, lo, hi));
-        sb.push(bins(&f.synthetic, ci, lo, hi));
+        rb.push(bins(&f.train, span, lo, hi));
+        sb.push(bins(&f.synthetic, span, lo, hi));
     }
     let mut triples = Vec::new();
     let m = cols.len();
