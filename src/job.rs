@@ -21,7 +21,8 @@ use crate::data::schema::Schema;
 use crate::data::{self, Dataset};
 use crate::methods::dp_auto_gan::{DpAutoGan, DpAutoGanConfig};
 use crate::methods::dp_gan::{DpGan, DpGanConfig};
-use crate::methods::{Flow, Plan, Progress, Synthesizer, TrainSetup};
+use crate::methods::released::{ReleasedModel, save_net};
+use crate::methods::{Checkpoint, Flow, Plan, Progress, Synthesizer, TrainSetup};
 use crate::nn::device::DeviceChoice;
 use crate::nn::dpsgd::NoiseSource;
 use crate::privacy::ledger::{Ledger, dataset_key_any};
@@ -54,6 +55,10 @@ pub struct RunConfig {
     /// Advanced settings overriding the preset's, by field name (e.g. `{"gan_lr": 0.001}`).
     #[serde(default)]
     pub overrides: serde_json::Map<String, serde_json::Value>,
+    /// Folder for per-epoch checkpoints (`epoch-NNN.dpsynth` generator,
+    /// `epoch-NNN.critic.safetensors` critic); none are written when absent.
+    #[serde(default)]
+    pub checkpoints: Option<PathBuf>,
 }
 
 /// Applies `overrides` to a preset's settings; unknown names are errors.
@@ -116,6 +121,14 @@ pub enum Event {
         width: usize,
     },
     Progress(Progress),
+    /// The end of a GAN epoch: the generator as it stands (the window previews it), and
+    /// where its files went when the run keeps checkpoints.
+    Checkpoint {
+        epoch: u64,
+        step: u64,
+        generator: Arc<ReleasedModel>,
+        saved: Option<PathBuf>,
+    },
     Finished(Result<RunSummary, String>),
 }
 
@@ -221,6 +234,39 @@ fn method_named(
     }
 }
 
+/// Opens the private data and encodes it: a table under its schema (given, else guessed),
+/// or an image set under its fixed, public image schema.
+fn load_encoded(cfg: &RunConfig) -> Result<(Encoding, crate::data::encode::EncodedData), String> {
+    match data::open(&cfg.data, &data::csv::LoadOptions::default()).map_err(|e| e.to_string())? {
+        Dataset::Table(table) => {
+            let schema = match &cfg.schema {
+                Some(p) => Schema::load(p).map_err(|e| e.to_string())?,
+                None => {
+                    data::infer::infer_schema(&table)
+                        .map_err(|e| format!("{}: {e}", cfg.data.display()))?
+                        .schema
+                }
+            };
+            let encoding = Encoding::new(&schema).map_err(|e| e.to_string())?;
+            let enc = encoding.encode(&table).map_err(|e| e.to_string())?;
+            Ok((encoding, enc))
+        }
+        Dataset::Images(set) => {
+            if cfg.schema.is_some() {
+                return Err(format!(
+                    "{}: image sets have a fixed schema (label 0–9, pixels 0–255); run without a schema file",
+                    cfg.data.display()
+                ));
+            }
+            let encoding = Encoding::new(&set.schema()).map_err(|e| e.to_string())?;
+            let enc = set
+                .encode()
+                .map_err(|e| format!("{}: {e}", cfg.data.display()))?;
+            Ok((encoding, enc))
+        }
+    }
+}
+
 fn run(
     cfg: &RunConfig,
     ledger_path: &std::path::Path,
@@ -243,28 +289,7 @@ fn run(
         ));
     }
     let mut method = method_for(cfg)?;
-    let table = match data::open(&cfg.data, &data::csv::LoadOptions::default())
-        .map_err(|e| e.to_string())?
-    {
-        Dataset::Table(t) => t,
-        Dataset::Images(_) => {
-            return Err(format!(
-                "{}: image datasets are not supported by {} yet; use a table",
-                cfg.data.display(),
-                cfg.method
-            ));
-        }
-    };
-    let schema = match &cfg.schema {
-        Some(p) => Schema::load(p).map_err(|e| e.to_string())?,
-        None => {
-            data::infer::infer_schema(&table)
-                .map_err(|e| format!("{}: {e}", cfg.data.display()))?
-                .schema
-        }
-    };
-    let encoding = Encoding::new(&schema).map_err(|e| e.to_string())?;
-    let enc = encoding.encode(&table).map_err(|e| e.to_string())?;
+    let (encoding, enc) = load_encoded(cfg)?;
     let (n, width) = (enc.n_rows, enc.width);
     let budget = Budget {
         epsilon: if private { cfg.epsilon } else { f64::MAX },
@@ -311,6 +336,32 @@ fn run(
             Flow::Continue
         }
     };
+    if let Some(dir) = &cfg.checkpoints {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("checkpoint folder {}: {e}", dir.display()))?;
+    }
+    let mut checkpoint = |c: Checkpoint| -> Result<(), String> {
+        let saved = match &cfg.checkpoints {
+            Some(dir) => {
+                let gen_path = dir.join(format!("epoch-{:03}.dpsynth", c.epoch));
+                c.generator.save(&gen_path).map_err(|e| e.to_string())?;
+                save_net(
+                    &c.critic,
+                    &dir.join(format!("epoch-{:03}.critic.safetensors", c.epoch)),
+                )
+                .map_err(|e| e.to_string())?;
+                Some(gen_path)
+            }
+            None => None,
+        };
+        send(Event::Checkpoint {
+            epoch: c.epoch,
+            step: c.step,
+            generator: Arc::new(c.generator),
+            saved,
+        });
+        Ok(())
+    };
     let trained = (|| -> Result<_, String> {
         let data =
             Tensor::from_vec(enc.values.clone(), (n, width), &device).map_err(|e| e.to_string())?;
@@ -322,6 +373,7 @@ fn run(
                 noise: &mut noise,
                 device: &device,
                 observer: &mut observer,
+                checkpoint: Some(&mut checkpoint),
             })
             .map_err(|e| e.to_string())
     })();

@@ -22,6 +22,7 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         threads: Some(1),
         ledger: None,
         overrides: Default::default(),
+        checkpoints: None,
     }
 }
 
@@ -40,7 +41,7 @@ fn run(
                 }
             }
             Event::Finished(r) => out = Some(r),
-            Event::Started { .. } => {}
+            Event::Started { .. } | Event::Checkpoint { .. } => {}
         }
     }
     h.join();
@@ -278,4 +279,114 @@ fn advanced_settings_override_the_preset_and_unknown_names_are_refused() {
         e.contains("unknown setting 'learning_rate'") && e.contains("critic_steps"),
         "{e}"
     );
+}
+
+#[test]
+fn every_epoch_leaves_a_generator_and_a_critic_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let mut cfg = config(dir.path(), "dp-gan", 1.0, "tiny");
+    let ck = dir.path().join("checkpoints");
+    cfg.checkpoints = Some(ck.clone());
+    // 32,561 rows at batch 8,192: an epoch is 4 critic steps.
+    cfg.overrides
+        .insert("critic_steps".into(), serde_json::json!(10));
+    cfg.overrides
+        .insert("batch".into(), serde_json::json!(8192));
+    let h = job::spawn(cfg, ledger.clone(), None);
+    let mut epochs = Vec::new();
+    let mut result = None;
+    for ev in h.events.iter() {
+        match ev {
+            Event::Checkpoint {
+                epoch,
+                step,
+                generator,
+                saved,
+            } => {
+                assert_eq!(step, epoch * 4);
+                let eps = generator.header.privacy.epsilon.unwrap();
+                assert!(eps > 0.0 && eps < 1.0, "ε so far {eps}");
+                assert!(saved.is_some_and(|p| p.exists()));
+                epochs.push(epoch);
+            }
+            Event::Finished(r) => result = Some(r),
+            _ => {}
+        }
+    }
+    h.join();
+    result.unwrap().unwrap();
+    assert_eq!(epochs, vec![1, 2]);
+    let mut names: Vec<String> = std::fs::read_dir(&ck)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "epoch-001.critic.safetensors",
+            "epoch-001.dpsynth",
+            "epoch-002.critic.safetensors",
+            "epoch-002.dpsynth"
+        ]
+    );
+    // An epoch's generator is a working released model on its own.
+    let m = ReleasedModel::load(&ck.join("epoch-001.dpsynth"), &candle_core::Device::Cpu).unwrap();
+    assert_eq!(m.sample(50, Some(1)).unwrap().n_rows, 50);
+    // The critic checkpoint is not a model file.
+    assert!(
+        ReleasedModel::load(
+            &ck.join("epoch-001.critic.safetensors"),
+            &candle_core::Device::Cpu
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn mnist_images_train_and_sample_as_labelled_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    for method in ["dp-gan", "dp-auto-gan"] {
+        let mut cfg = config(dir.path(), method, 1.0, "mnist");
+        cfg.data = common::repo("assets/mnist/train-images-idx3-ubyte.gz");
+        for (k, v) in [("critic_steps", 20), ("ae_steps", 20)] {
+            if method == "dp-auto-gan" || k == "critic_steps" {
+                cfg.overrides.insert(k.into(), serde_json::json!(v));
+            }
+        }
+        let s = run(cfg, &ledger, None).unwrap();
+        assert!(s.epsilon_spent.unwrap() <= 1.0 + 1e-9);
+        let model = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+        // The image schema is the format's, so the guarantee covers every column.
+        assert!(model.header.privacy.non_private_domains.is_empty());
+        let t = model.sample(30, Some(3)).unwrap();
+        assert!(dpsynth::data::image::is_image_header(&t) || t.columns[0].name == "label");
+        let csv = dir.path().join(format!("{method}.csv"));
+        dpsynth::data::export::write_csv(&t, &csv).unwrap();
+        let back = match dpsynth::data::open(&csv, &Default::default()).unwrap() {
+            dpsynth::data::Dataset::Images(set) => set,
+            dpsynth::data::Dataset::Table(_) => {
+                panic!("{method}: samples did not read back as images")
+            }
+        };
+        assert_eq!((back.len(), back.width, back.height), (30, 28, 28));
+        assert!(back.labels.unwrap().iter().all(|l| *l < 10));
+    }
+}
+
+#[test]
+fn image_encoding_matches_the_table_encoder() {
+    let set = dpsynth::data::image::load_idx_dataset(&common::repo(
+        "assets/mnist/t10k-images-idx3-ubyte.gz",
+    ))
+    .unwrap()
+    .head(40);
+    let fast = set.encode().unwrap();
+    let enc = dpsynth::data::encode::Encoding::new(&set.schema()).unwrap();
+    let slow = enc.encode(&set.to_table()).unwrap();
+    assert_eq!(fast.width, slow.width);
+    assert_eq!(fast.values, slow.values);
+    assert_eq!(fast.clamped, slow.clamped);
 }

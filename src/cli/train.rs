@@ -11,13 +11,14 @@ use crate::nn::device::DeviceChoice;
 
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
-    /// The private table (CSV).
+    /// The private data: a CSV table, or MNIST-style images (IDX, with the labels file
+    /// beside it, or a `label,pixel0,…` CSV).
     #[arg(long)]
     pub data: PathBuf,
     /// Schema JSON (default: guessed from the data, NOT private; see `inspect`).
     #[arg(long)]
     pub schema: Option<PathBuf>,
-    /// dp-gan, or gan for the non-private reference (dp-auto-gan, pate-gan, pearl and
+    /// dp-auto-gan, dp-gan, or gan for the non-private reference (pate-gan, pearl and
     /// dp-merf are planned).
     #[arg(long)]
     pub method: String,
@@ -47,6 +48,10 @@ pub struct TrainArgs {
     /// values are JSON, else text).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Keep a checkpoint per GAN epoch in this folder (generator as a model file, critic
+    /// as safetensors), for post-GAN boosting.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoints: Option<PathBuf>,
 }
 
 fn parse_epsilon(s: &str) -> Result<f64, String> {
@@ -95,6 +100,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         threads: None,
         ledger: a.ledger.clone(),
         overrides: parse_overrides(&a.set)?,
+        checkpoints: a.checkpoints.clone(),
     };
     let ledger = a
         .ledger
@@ -119,6 +125,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
                     );
                 }
             }
+            Event::Checkpoint { .. } => {}
             Event::Progress(p) => {
                 let frac = p.step as f64 / p.total.max(1) as f64;
                 let el = started.elapsed().as_secs_f64();

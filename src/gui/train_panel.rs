@@ -56,6 +56,9 @@ pub struct TrainPanel {
     step: (u64, u64, String),
     epsilon_run: f64,
     losses: Vec<[f64; 2]>,
+    /// The last finished GAN epoch and its generator (previewed while training).
+    epoch: u64,
+    preview: Option<std::sync::Arc<crate::methods::released::ReleasedModel>>,
     log: Vec<String>,
     result: Option<Result<RunSummary, String>>,
     export_rows: usize,
@@ -78,6 +81,8 @@ impl Default for TrainPanel {
             step: (0, 0, String::new()),
             epsilon_run: 0.0,
             losses: Vec::new(),
+            epoch: 0,
+            preview: None,
             log: Vec::new(),
             result: None,
             export_rows: 1000,
@@ -216,6 +221,7 @@ impl TrainPanel {
             threads: Some(1),
             ledger: None,
             overrides: Default::default(),
+            checkpoints: None,
         };
         let ctx = ctx.clone();
         self.job = Some(job::spawn(
@@ -255,6 +261,12 @@ impl TrainPanel {
                             self.losses.push([x, *v]);
                         }
                     }
+                }
+                Ok(Event::Checkpoint {
+                    epoch, generator, ..
+                }) => {
+                    self.epoch = epoch;
+                    self.preview = Some(generator);
                 }
                 Ok(Event::Finished(r)) => {
                     match &r {

@@ -16,12 +16,12 @@ use rand_distr::{Distribution, StandardNormal};
 
 use super::released::{MODEL_FORMAT, ModelHeader, PrivacyStatement, ReleasedModel};
 use super::{
-    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
-    step_grads,
+    Checkpoint, Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for,
+    plan_preamble, step_grads,
 };
 use crate::nn::dpsgd::{DpSgdConfig, NoiseSource};
 use crate::nn::layers::{Act, Block, HeadKind, Net, loss_grad, mlp, summed_grads};
-use crate::nn::optim::{Optimizer, RmsProp};
+use crate::nn::optim::{Adam, Optimizer, RmsProp};
 use crate::privacy::calibrate::sigma_for;
 use crate::privacy::{Budget, Charge, Mechanism};
 
@@ -41,8 +41,12 @@ pub struct DpGanConfig {
     pub lr: f64,
     /// Per-example gradient clipping norm C.
     pub clip: f64,
-    /// Critic weights are clipped to ±this after each step (WGAN Lipschitz control).
+    /// Critic weights are clipped to ±this after each step (WGAN Lipschitz control; used
+    /// with the Wasserstein loss only).
     pub weight_clip: f64,
+    /// The adversarial loss (`logistic` unless a preset reproduces a paper).
+    #[serde(default)]
+    pub gan_loss: GanLoss,
     /// Gumbel-softmax temperature of the categorical heads.
     pub tau: f64,
     /// Train with DP-SGD (false: the non-private reference).
@@ -50,21 +54,29 @@ pub struct DpGanConfig {
 }
 
 impl DpGanConfig {
-    /// `quick` (a minute on two cores, for teaching and tests), `adult` (the DP-auto-GAN
-    /// paper's baseline settings on ADULT: critic d→2d/3→d/3→1, RMSProp 0.005, batch 128,
-    /// 15 critic steps per generator step, 225,000 critic steps).
+    /// `quick` (under a minute on two cores, for teaching and tests; on ADULT at ε = 1
+    /// it is also the best setting measured), `adult` (the same networks with twice the
+    /// batch and steps), `mnist` (28×28 images with their label: 794 → 529 → 265 → 1
+    /// critic, 64 → 256 → 512 → 794 generator) and `tiny` (seconds, for tests).
+    ///
+    /// Every preset uses the logistic loss with a large batch and one critic step per
+    /// generator step: under DP-SGD the noise on an averaged gradient falls as 1/batch
+    /// while the number of steps the budget allows falls more slowly, and the
+    /// paper's WGAN settings (batch 128, 15 critic steps per generator step, weight
+    /// clipping) collapse to the majority class at ε = 1 (see [`GanLoss`]).
     pub fn preset(name: &str) -> Result<Self> {
         let base = Self {
             preset: name.to_string(),
             latent_dim: 64,
             generator_hidden: vec![128, 128],
             critic_hidden_fractions: vec![2.0 / 3.0, 1.0 / 3.0],
-            batch: 128,
-            critic_steps: 3_000,
-            n_critic: 5,
-            lr: 0.005,
-            clip: 0.1,
+            batch: 512,
+            critic_steps: 2_000,
+            n_critic: 1,
+            lr: 0.002,
+            clip: 1.0,
             weight_clip: 0.01,
+            gan_loss: GanLoss::Logistic,
             tau: 0.2,
             private: true,
         };
@@ -73,18 +85,25 @@ impl DpGanConfig {
             // For tests and smoke checks: seconds, not minutes.
             "tiny" => Ok(Self {
                 critic_steps: 300,
+                batch: 128,
                 generator_hidden: vec![32],
                 latent_dim: 16,
                 ..base
             }),
             "adult" => Ok(Self {
-                critic_steps: 225_000,
-                n_critic: 15,
-                clip: 0.022,
+                batch: 1024,
+                critic_steps: 4_000,
+                lr: 0.001,
+                ..base
+            }),
+            "mnist" => Ok(Self {
+                generator_hidden: vec![256, 512],
+                critic_steps: 2_000,
+                lr: 0.001,
                 ..base
             }),
             _ => Err(MethodError::Plan(format!(
-                "unknown preset '{name}' for dp-gan; use tiny, quick or adult"
+                "unknown preset '{name}' for dp-gan; use tiny, quick, adult or mnist"
             ))),
         }
     }
@@ -200,6 +219,10 @@ impl Synthesizer for DpGan {
             s.noise.rng(),
         )?;
         let loop_cfg = GanLoop {
+            loss: cfg.gan_loss,
+            method: self.id(),
+            preset: cfg.preset.clone(),
+            config: serde_json::to_value(&cfg).unwrap_or_default(),
             phase: "gan",
             latent_dim: cfg.latent_dim,
             batch: cfg.batch,
@@ -215,6 +238,7 @@ impl Synthesizer for DpGan {
         let released = sampling_heads(generator);
         release(
             &s,
+            Accounting::Best,
             cfg.private,
             self.id(),
             &cfg.preset,
@@ -225,8 +249,58 @@ impl Synthesizer for DpGan {
     }
 }
 
+/// The adversarial loss of the GAN phase.
+///
+/// `Wasserstein` is the papers' WGAN with weight clipping. Under DP-SGD it fails in a way
+/// the papers do not report: weights clipped to ±0.01 make per-example gradients orders of
+/// magnitude smaller than the clip norm C, so the added noise (scale σC) drowns them, and
+/// RMSProp turns the noise into full-size steps: the critic becomes a random function and
+/// the generator collapses (measured on ADULT at ε = 1: 1.6 % of rows with income >50K
+/// against 24 %). `Logistic` is the non-saturating GAN (Goodfellow et al. 2014): the critic
+/// is a classifier with logit output, trained with Adam (β₁ = 0.5); it needs no Lipschitz
+/// constraint, so its gradients stay at the scale the clip norm is set for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GanLoss {
+    #[default]
+    Logistic,
+    Wasserstein,
+}
+
+/// softplus(x) = log(1 + eˣ), computed stably as max(x, 0) + log(1 + e^−|x|).
+fn softplus(x: &Tensor) -> candle_core::Result<Tensor> {
+    x.relu()? + (x.abs()?.neg()?.exp()? + 1.0)?.log()?
+}
+
+impl GanLoss {
+    /// Critic loss on its outputs for real rows, per row.
+    fn real(self, y: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Self::Wasserstein => y.neg()?.sum(1),
+            Self::Logistic => softplus(&y.neg()?)?.sum(1),
+        }
+    }
+    /// Critic loss on its outputs for generated rows, per row.
+    fn fake(self, y: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Self::Wasserstein => y.sum(1),
+            Self::Logistic => softplus(y)?.sum(1),
+        }
+    }
+    /// Generator loss on the critic's outputs for generated rows, per row (the
+    /// non-saturating form for the logistic loss).
+    fn generator(self, y: &Tensor) -> candle_core::Result<Tensor> {
+        self.real(y)
+    }
+}
+
 /// The GAN phase shared by DP-GAN and DP-auto-GAN.
 pub(crate) struct GanLoop {
+    pub loss: GanLoss,
+    /// For checkpoint headers: the method's id, preset and configuration.
+    pub method: &'static str,
+    pub preset: String,
+    pub config: serde_json::Value,
     pub phase: &'static str,
     pub latent_dim: usize,
     pub batch: usize,
@@ -251,8 +325,22 @@ pub(crate) fn gan_loop(
     let (n, _) = s.data.dims2()?;
     let dev = s.device.clone();
     critic.check_dp_compatible()?;
-    let mut opt_d = RmsProp::new(cfg.lr);
-    let mut opt_g = RmsProp::new(cfg.lr);
+    let (mut opt_d, mut opt_g): (Box<dyn Optimizer>, Box<dyn Optimizer>) = match cfg.loss {
+        GanLoss::Wasserstein => (
+            Box::new(RmsProp::new(cfg.lr)),
+            Box::new(RmsProp::new(cfg.lr)),
+        ),
+        GanLoss::Logistic => {
+            let adam = |lr| {
+                let mut a = Adam::new(lr);
+                a.beta1 = 0.5;
+                a
+            };
+            (Box::new(adam(cfg.lr)), Box::new(adam(cfg.lr)))
+        }
+    };
+    let loss = cfg.loss;
+    let steps_per_epoch = n.div_ceil(cfg.batch.max(1)).max(1) as u64;
     let dp = DpSgdConfig {
         clip: cfg.clip,
         noise_multiplier: cfg.sigma,
@@ -272,15 +360,14 @@ pub(crate) fn gan_loop(
     };
     for step in 0..cfg.critic_steps {
         // Critic, private part: charged before any row is read.
-        let Some(real_grads) = step_grads(s, critic, &dp, cfg.private, |y, _| y.neg()?.sum(1))?
-        else {
+        let Some(real_grads) = step_grads(s, critic, &dp, cfg.private, |y, _| loss.real(y))? else {
             break;
         };
         // Critic, public part: generated rows.
         let z = latent(s.noise, b, cfg.latent_dim, &dev)?;
         let fake = fake_of(&z, s.noise.rng())?.detach();
         let (yf, caches) = critic.forward_train(&fake, None)?;
-        let (df, dyf) = loss_grad(&yf, |y| y.sum(1))?;
+        let (df, dyf) = loss_grad(&yf, |y| loss.fake(y))?;
         let d_fake = df / b as f64;
         let (_, sig_f) = critic.backward(&caches, &dyf)?;
         let fake_grads = summed_grads(&sig_f)?;
@@ -290,11 +377,13 @@ pub(crate) fn gan_loop(
             .map(|(r, f)| r + (f / b as f64)?)
             .collect::<candle_core::Result<_>>()?;
         opt_d.step(&d_params, &grads)?;
-        for p in &d_params {
-            p.set(
-                &p.as_tensor()
-                    .clamp(-cfg.weight_clip as f32, cfg.weight_clip as f32)?,
-            )?;
+        if cfg.loss == GanLoss::Wasserstein {
+            for p in &d_params {
+                p.set(
+                    &p.as_tensor()
+                        .clamp(-cfg.weight_clip as f32, cfg.weight_clip as f32)?,
+                )?;
+            }
         }
         // Generator: post-processing of the private critic (and the frozen decoder).
         if (step + 1) % cfg.n_critic == 0 {
@@ -308,7 +397,7 @@ pub(crate) fn gan_loop(
                 None => (h, None),
             };
             let (yc, c_caches) = critic.forward_train(&fake, None)?;
-            let (gl, dyc) = loss_grad(&yc, |y| y.neg()?.sum(1))?;
+            let (gl, dyc) = loss_grad(&yc, |y| loss.generator(y))?;
             g_loss = gl / b as f64;
             let (dfake, _) = critic.backward(&c_caches, &dyc)?;
             let dh = match (decoder, d_caches) {
@@ -321,6 +410,40 @@ pub(crate) fn gan_loop(
                 .map(|g| g / b as f64)
                 .collect::<candle_core::Result<_>>()?;
             opt_g.step(&g_params, &gg)?;
+        }
+        if s.checkpoint.is_some() && (step + 1) % steps_per_epoch == 0 {
+            let snapshot = |net: &Net| -> Result<Net> { Ok(net.snapshot()?) };
+            let released = sampling_heads(match decoder {
+                Some(d) => Net::new(
+                    generator
+                        .blocks
+                        .iter()
+                        .cloned()
+                        .chain(d.blocks.iter().cloned())
+                        .collect(),
+                    &dev,
+                ),
+                None => generator.clone(),
+            });
+            let model = release(
+                s,
+                Accounting::RdpOnly,
+                cfg.private,
+                cfg.method,
+                &cfg.preset,
+                cfg.latent_dim,
+                snapshot(&released)?,
+                cfg.config.clone(),
+            )?;
+            let ck = Checkpoint {
+                epoch: (step + 1) / steps_per_epoch,
+                step: step + 1,
+                generator: model,
+                critic: snapshot(critic)?,
+            };
+            if let Some(sink) = s.checkpoint.as_mut() {
+                sink(ck).map_err(MethodError::Model)?;
+            }
         }
         if (step + 1) % 50 == 0 || step + 1 == cfg.critic_steps {
             let p = Progress {
@@ -353,8 +476,10 @@ pub(crate) fn sampling_heads(mut net: Net) -> Net {
             match blk {
                 Block::Head(spans) => {
                     for sp in spans.iter_mut() {
-                        if let HeadKind::GumbelSoftmax { .. } = sp.kind {
-                            sp.kind = HeadKind::Softmax;
+                        match sp.kind {
+                            HeadKind::GumbelSoftmax { .. } => sp.kind = HeadKind::Softmax,
+                            HeadKind::GumbelSigmoid { .. } => sp.kind = HeadKind::Sigmoid,
+                            _ => {}
                         }
                     }
                 }
@@ -367,10 +492,21 @@ pub(crate) fn sampling_heads(mut net: Net) -> Net {
     net
 }
 
+/// Which accountants a release's statement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Accounting {
+    /// RDP and PLD, reporting the tighter: the final model.
+    Best,
+    /// RDP only (a sound, slightly looser figure, in microseconds rather than the PLD's
+    /// FFTs): the per-epoch checkpoints.
+    RdpOnly,
+}
+
 /// Builds the released model: the generator and the privacy statement.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn release(
     s: &TrainSetup<'_>,
+    accounting: Accounting,
     private: bool,
     method: &str,
     preset: &str,
@@ -378,7 +514,10 @@ pub(crate) fn release(
     generator: Net,
     config: serde_json::Value,
 ) -> Result<ReleasedModel> {
-    let (eps, acc_name, eps_rdp, eps_pld) = if private {
+    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::RdpOnly {
+        let rdp = s.accountant.spent().epsilon;
+        (Some(rdp), "rdp".to_string(), Some(rdp), None)
+    } else if private {
         let rdp = s.accountant.spent().epsilon;
         let pld = s.accountant.spent_pld();
         let (best, name) = s.accountant.spent_best();

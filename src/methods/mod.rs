@@ -76,6 +76,22 @@ pub struct TrainSetup<'a> {
     pub noise: &'a mut NoiseSource,
     pub device: &'a Device,
     pub observer: &'a mut dyn FnMut(Progress) -> Flow,
+    /// Receives a snapshot at the end of every epoch of a GAN phase (`None`: none taken).
+    pub checkpoint: Option<&'a mut dyn FnMut(Checkpoint) -> std::result::Result<(), String>>,
+}
+
+/// The state of a GAN run at the end of an epoch (⌈N / batch⌉ critic steps): what private
+/// post-GAN boosting chooses among, and what the window previews while training.
+///
+/// Both networks are outputs of DP-SGD, so keeping them is post-processing; the critic
+/// still never goes into a released model file (DESIGN.md §2), only into the run's own
+/// checkpoint folder.
+pub struct Checkpoint {
+    pub epoch: u64,
+    pub step: u64,
+    /// The generator as released at this point; its statement gives the ε spent so far.
+    pub generator: released::ReleasedModel,
+    pub critic: crate::nn::layers::Net,
 }
 
 /// A synthetic-data method.
@@ -88,8 +104,10 @@ pub trait Synthesizer {
     fn train(&mut self, setup: TrainSetup<'_>) -> Result<released::ReleasedModel>;
 }
 
-/// Output heads matching the encoding's spans: sigmoid for binary, continuous and
-/// missing-indicator columns; Gumbel-softmax (softmax when sampling) per categorical span.
+/// Output heads matching the encoding's spans: sigmoid for continuous columns;
+/// Gumbel-sigmoid for binary and missing-indicator columns and Gumbel-softmax per
+/// categorical span (plain sigmoid / softmax probabilities when sampling, which decoding
+/// then draws from).
 pub fn heads_for(encoding: &Encoding, tau: f64) -> Vec<HeadSpan> {
     encoding
         .spans
@@ -99,7 +117,8 @@ pub fn heads_for(encoding: &Encoding, tau: f64) -> Vec<HeadSpan> {
             len: s.len,
             kind: match s.kind {
                 SpanKind::Categorical => HeadKind::GumbelSoftmax { tau },
-                _ => HeadKind::Sigmoid,
+                SpanKind::Binary | SpanKind::MissingIndicator => HeadKind::GumbelSigmoid { tau },
+                SpanKind::Continuous => HeadKind::Sigmoid,
             },
         })
         .collect()

@@ -91,8 +91,13 @@ impl ReleasedModel {
     pub fn load(path: &Path, dev: &Device) -> Result<Self> {
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| MethodError::Model(format!("{name}: {e}")))?;
+        Self::from_bytes(&bytes, &name, dev)
+    }
+
+    /// Parses a model file's bytes; `name` is for messages.
+    pub fn from_bytes(bytes: &[u8], name: &str, dev: &Device) -> Result<Self> {
         let bad = |m: String| MethodError::Model(format!("{name}: {m}"));
-        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
+        let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
             .map_err(|e| bad(format!("not a dpsynth model file ({e})")))?;
         let header = meta
             .metadata()
@@ -109,7 +114,7 @@ impl ReleasedModel {
                 header.format
             )));
         }
-        let mut tensors: Vec<(String, Tensor)> = candle_core::safetensors::load_buffer(&bytes, dev)
+        let mut tensors: Vec<(String, Tensor)> = candle_core::safetensors::load_buffer(bytes, dev)
             .map_err(|e| bad(format!("the weights are damaged: {e}")))?
             .into_iter()
             .collect();
@@ -118,6 +123,14 @@ impl ReleasedModel {
         let generator =
             Net::from_spec(&header.generator, &params, dev).map_err(|e| bad(e.to_string()))?;
         Ok(Self { header, generator })
+    }
+
+    /// A copy whose generator no longer moves with training (for checkpoints).
+    pub fn snapshot(&self) -> Result<Self> {
+        Ok(Self {
+            header: self.header.clone(),
+            generator: self.generator.snapshot()?,
+        })
     }
 
     /// Generates `n` rows and decodes them to a table. No private data is touched.
@@ -143,4 +156,22 @@ impl ReleasedModel {
         }
         Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
     }
+}
+
+/// Writes a network that is not a released model — a run's critic checkpoint — as
+/// safetensors with its architecture under the metadata key `dpsynth-net`.
+pub fn save_net(net: &Net, path: &Path) -> Result<()> {
+    let params = net.params();
+    let tensors: Vec<(String, Tensor)> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (format!("net.{i:03}"), p.as_tensor().clone()))
+        .collect();
+    let spec = serde_json::to_string(&net.spec()?)
+        .map_err(|e| MethodError::Model(format!("cannot write the architecture: {e}")))?;
+    let meta: HashMap<String, String> = [("dpsynth-net".to_string(), spec)].into_iter().collect();
+    let bytes = safetensors::serialize(tensors.iter().map(|(k, v)| (k.as_str(), v)), Some(meta))
+        .map_err(|e| MethodError::Model(format!("cannot write the weights: {e}")))?;
+    crate::util::atomic::write_atomic(path, &bytes)
+        .map_err(|e| MethodError::Model(format!("{}: {e}", path.display())))
 }

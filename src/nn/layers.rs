@@ -33,6 +33,13 @@ pub enum HeadKind {
     /// A differentiable sample of a category (Jang et al. 2017) at temperature `tau`;
     /// falls back to the plain softmax when no randomness is supplied.
     GumbelSoftmax { tau: f64 },
+    /// A differentiable sample of a 0/1 value (the binary concrete relaxation,
+    /// Maddison et al. 2017): sigmoid((z + logistic noise) / tau). Without randomness it is
+    /// the plain sigmoid, the probability that sampling then draws from — so training and
+    /// release see the same distribution. (A plain sigmoid head lets a GAN generator emit
+    /// fractional "binaries" and then saturate to one value; measured on ADULT: 1.8 % of
+    /// rows with income >50K against 24 % in the data.)
+    GumbelSigmoid { tau: f64 },
     /// Values in (−1, 1) (PEARL's numerical columns).
     Tanh,
     /// Passed through unchanged.
@@ -238,6 +245,17 @@ fn softmax(z: &Tensor) -> Result<Tensor> {
     Ok(candle_nn::ops::softmax_last_dim(&z.contiguous()?)?)
 }
 
+/// Logistic noise log u − log(1 − u): the difference of two Gumbel draws.
+fn logistic<R: Rng + ?Sized>(shape: (usize, usize), dev: &Device, rng: &mut R) -> Result<Tensor> {
+    let v: Vec<f32> = (0..shape.0 * shape.1)
+        .map(|_| {
+            let u: f64 = rng.random_range(1e-12..1.0 - 1e-12);
+            (u.ln() - (1.0 - u).ln()) as f32
+        })
+        .collect();
+    Ok(Tensor::from_vec(v, shape, dev)?)
+}
+
 fn gumbel<R: Rng + ?Sized>(shape: (usize, usize), dev: &Device, rng: &mut R) -> Result<Tensor> {
     let n = shape.0 * shape.1;
     let v: Vec<f32> = (0..n)
@@ -420,6 +438,13 @@ fn forward_blocks(
                             }
                             None => (softmax(&z)?, 1.0),
                         },
+                        HeadKind::GumbelSigmoid { tau } => match rng.as_deref_mut() {
+                            Some(r) => {
+                                let l = logistic((bsz, s.len), &h.device().clone(), r)?;
+                                (candle_nn::ops::sigmoid(&((z + l)? / tau)?)?, tau)
+                            }
+                            None => (candle_nn::ops::sigmoid(&z)?, 1.0),
+                        },
                         HeadKind::Tanh => (z.tanh()?, 1.0),
                         HeadKind::Identity => (z, 1.0),
                     };
@@ -518,7 +543,9 @@ fn backward_blocks(
                     let ys = y.narrow(1, s.start, s.len)?;
                     let ds = d.narrow(1, s.start, s.len)?;
                     let dz = match s.kind {
-                        HeadKind::Sigmoid => (ds * (&ys * ys.affine(-1.0, 1.0)?)?)?,
+                        HeadKind::Sigmoid | HeadKind::GumbelSigmoid { .. } => {
+                            (ds * (&ys * ys.affine(-1.0, 1.0)?)?)?.affine(1.0 / tau, 0.0)?
+                        }
                         HeadKind::Softmax | HeadKind::GumbelSoftmax { .. } => {
                             let dot = (&ds * &ys)?.sum_keepdim(1)?;
                             (ys * ds.broadcast_sub(&dot)?)?.affine(1.0 / tau, 0.0)?
@@ -630,6 +657,16 @@ impl Net {
                 .collect()
         }
         walk(&self.blocks)
+    }
+
+    /// A deep copy whose weights no longer move with this network's training.
+    pub fn snapshot(&self) -> Result<Net> {
+        let params = self
+            .params()
+            .iter()
+            .map(|p| p.as_tensor().copy())
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Net::from_spec(&self.spec()?, &params, &self.device)
     }
 
     /// Rebuilds a network from its architecture and its parameters in [`Net::params`] order.

@@ -55,7 +55,9 @@ fn forward(blocks: &[Block], x: &Tensor) -> Result<Tensor> {
                 for s in spans {
                     let z = h.narrow(1, s.start, s.len)?;
                     parts.push(match s.kind {
-                        HeadKind::Sigmoid => act(Act::Sigmoid, &z)?,
+                        HeadKind::Sigmoid | HeadKind::GumbelSigmoid { .. } => {
+                            act(Act::Sigmoid, &z)?
+                        }
                         HeadKind::Softmax | HeadKind::GumbelSoftmax { .. } => softmax_rows(&z)?,
                         HeadKind::Tanh => z.tanh()?,
                         HeadKind::Identity => z,
