@@ -117,6 +117,39 @@ impl Table {
         self.columns.len()
     }
 
+    /// The rows at `idx`, in that order (indices must be < `n_rows`).
+    pub fn rows(&self, idx: &[usize]) -> Table {
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| Column {
+                name: c.name.clone(),
+                values: match &c.values {
+                    Values::Number(v) => Values::Number(idx.iter().map(|&i| v[i]).collect()),
+                    Values::Text(v) => Values::Text(idx.iter().map(|&i| v[i].clone()).collect()),
+                },
+            })
+            .collect();
+        Table {
+            columns,
+            n_rows: idx.len(),
+        }
+    }
+
+    /// At most `n` rows drawn without replacement by a seeded shuffle (all rows, in
+    /// order, when there are no more than `n`).
+    pub fn sample_rows(&self, n: usize, seed: u64) -> Table {
+        if self.n_rows <= n {
+            return self.clone();
+        }
+        use rand::SeedableRng as _;
+        use rand::seq::SliceRandom as _;
+        let mut idx: Vec<usize> = (0..self.n_rows).collect();
+        idx.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+        idx.truncate(n);
+        self.rows(&idx)
+    }
+
     /// The first `n` rows (for previews and quick tests).
     pub fn head(&self, n: usize) -> Table {
         let n = n.min(self.n_rows);

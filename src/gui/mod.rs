@@ -4,9 +4,13 @@
 //!
 //! - [`data_panel::DataPanel`]: the loaded table's columns — kind, domain, provenance.
 //! - [`train_panel::TrainPanel`]: method, (ε, δ), the cost preview from the ledger, the
-//!   live run (progress, ETA, losses, budget gauge, cancel) and the export of samples.
+//!   live run (progress, ETA, losses, budget gauge, cancel, a digit grid for images) and
+//!   the export of samples.
+//! - [`results_panel::ResultsPanel`]: each finished run evaluated in a worker thread,
+//!   with tabs for every figure of the evaluation suite and a comparison of runs.
 
 mod data_panel;
+mod results_panel;
 mod train_panel;
 
 use std::path::{Path, PathBuf};
@@ -71,6 +75,7 @@ enum Tab {
     #[default]
     Data,
     Train,
+    Results,
 }
 
 /// The window's state.
@@ -82,10 +87,15 @@ pub struct App {
     error: Option<String>,
     data_panel: data_panel::DataPanel,
     train_panel: train_panel::TrainPanel,
+    results_panel: results_panel::ResultsPanel,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
-fn image_grid(set: &crate::data::image::ImageSet, rows: usize, cols: usize) -> egui::ColorImage {
+pub(crate) fn image_grid(
+    set: &crate::data::image::ImageSet,
+    rows: usize,
+    cols: usize,
+) -> egui::ColorImage {
     let (w, h) = (set.width, set.height);
     let mut img = egui::ColorImage::new(
         [cols * w, rows * h],
@@ -117,6 +127,7 @@ impl App {
                         },
                     });
                     self.train_panel.dataset_changed(self.loaded.as_ref());
+                    self.results_panel.clear();
                 }
                 Err(e) => self.error = Some(format!("{shown}: {e}")),
             },
@@ -146,12 +157,26 @@ impl App {
 
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.train_panel.poll();
+        if let Some((title, model)) = self.train_panel.take_finished() {
+            if let Some(Loaded {
+                path,
+                content: Content::Table { table, schema, .. },
+            }) = &self.loaded
+            {
+                self.results_panel
+                    .add_run(title, &model, path, table, schema, ui.ctx());
+                // A newcomer should not have to find the results: show them.
+                self.tab = Tab::Results;
+            }
+        }
         egui::Panel::top("top").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("dpsynth");
                 ui.separator();
                 ui.selectable_value(&mut self.tab, Tab::Data, "1 · Data");
                 ui.selectable_value(&mut self.tab, Tab::Train, "2 · Train and export");
+                ui.selectable_value(&mut self.tab, Tab::Results, "3 · Results");
             });
         });
         egui::CentralPanel::default().show(ui, |ui| {
@@ -197,6 +222,7 @@ impl eframe::App for App {
                     }
                 },
                 Tab::Train => self.train_panel.ui(ui, self.loaded.as_ref()),
+                Tab::Results => self.results_panel.ui(ui),
             }
         });
     }

@@ -16,17 +16,24 @@ const METHODS: [(&str, &str, &[&str]); 3] = [
     (
         "dp-auto-gan",
         "Trains an autoencoder, then a GAN in its compact code space — both with DP-SGD (Tantipongpipat et al.).",
-        &["quick", "tiny", "adult-paper", "mimic-paper"],
+        &[
+            "quick",
+            "tiny",
+            "adult",
+            "mnist",
+            "adult-paper",
+            "mimic-paper",
+        ],
     ),
     (
         "dp-gan",
-        "A Wasserstein GAN whose critic is trained with DP-SGD: the baseline.",
-        &["quick", "tiny", "adult"],
+        "A GAN whose critic (discriminator) is trained with DP-SGD: the baseline.",
+        &["quick", "tiny", "adult", "mnist"],
     ),
     (
         "gan",
         "The same GAN without privacy (ε = ∞): a reference line, never for release.",
-        &["quick", "tiny"],
+        &["quick", "tiny", "adult", "mnist"],
     ),
 ];
 
@@ -59,6 +66,9 @@ pub struct TrainPanel {
     /// The last finished GAN epoch and its generator (previewed while training).
     epoch: u64,
     preview: Option<std::sync::Arc<crate::methods::released::ReleasedModel>>,
+    preview_texture: Option<egui::TextureHandle>,
+    /// A run that finished since the window last asked (title, model file).
+    just_finished: Option<(String, PathBuf)>,
     log: Vec<String>,
     result: Option<Result<RunSummary, String>>,
     export_rows: usize,
@@ -83,6 +93,8 @@ impl Default for TrainPanel {
             losses: Vec::new(),
             epoch: 0,
             preview: None,
+            preview_texture: None,
+            just_finished: None,
             log: Vec::new(),
             result: None,
             export_rows: 1000,
@@ -93,18 +105,33 @@ impl Default for TrainPanel {
 }
 
 impl TrainPanel {
+    /// The run that finished since the last call, once.
+    pub fn take_finished(&mut self) -> Option<(String, PathBuf)> {
+        self.just_finished.take()
+    }
+
+    /// Drains the job's events (the window calls this every frame, whatever tab is shown).
+    pub fn poll(&mut self) {
+        self.drain();
+    }
+
     /// A new dataset (or schema): recompute the key, the default δ and the cost.
     pub fn dataset_changed(&mut self, loaded: Option<&Loaded>) {
         self.cost = None;
         self.dataset_key = loaded.and_then(|l| dataset_key_any(&l.path).ok());
-        if let Some(Loaded {
-            content: Content::Table { table, .. },
-            ..
-        }) = loaded
-        {
-            self.rows = table.n_rows;
+        let rows = match loaded.map(|l| &l.content) {
+            Some(Content::Table { table, .. }) => Some(table.n_rows),
+            Some(Content::Images { count, .. }) => {
+                // Images train with the image presets.
+                self.preset = "mnist".into();
+                Some(*count)
+            }
+            None => None,
+        };
+        if let Some(n) = rows {
+            self.rows = n;
             // δ ≪ 1/n: propose 1/(10 n), rounded down to one significant digit.
-            let d = 1.0 / (10.0 * table.n_rows.max(1) as f64);
+            let d = 1.0 / (10.0 * n.max(1) as f64);
             let p = 10f64.powf(d.log10().floor());
             self.delta = format!("{:e}", (d / p).floor() * p);
         }
@@ -178,9 +205,14 @@ impl TrainPanel {
     }
 
     fn start(&mut self, loaded: &Loaded, ctx: &egui::Context) {
-        let Content::Table { schema, .. } = &loaded.content else {
-            return;
+        let schema = match &loaded.content {
+            Content::Table { schema, .. } => Some(schema),
+            Content::Images { .. } => None,
         };
+        self.losses.clear();
+        self.epoch = 0;
+        self.preview = None;
+        self.preview_texture = None;
         let method = METHODS[self.method].0;
         let dir = data_dir();
         let stamp = std::time::SystemTime::now()
@@ -197,7 +229,10 @@ impl TrainPanel {
         let prepared = std::fs::create_dir_all(dir.join("schemas"))
             .and_then(|_| std::fs::create_dir_all(dir.join("models")))
             .map_err(|e| e.to_string())
-            .and_then(|_| schema.save(&schema_path).map_err(|e| e.to_string()));
+            .and_then(|_| match schema {
+                Some(s) => s.save(&schema_path).map_err(|e| e.to_string()),
+                None => Ok(()),
+            });
         if let Err(e) = prepared {
             self.result = Some(Err(e));
             return;
@@ -209,7 +244,7 @@ impl TrainPanel {
         };
         let cfg = RunConfig {
             data: loaded.path.clone(),
-            schema: Some(schema_path),
+            schema: schema.map(|_| schema_path),
             method: method.into(),
             preset: self.preset.clone(),
             epsilon,
@@ -267,8 +302,17 @@ impl TrainPanel {
                 }) => {
                     self.epoch = epoch;
                     self.preview = Some(generator);
+                    self.preview_texture = None;
                 }
                 Ok(Event::Finished(r)) => {
+                    if let Ok(s) = &r {
+                        let (m, p) = (METHODS[self.method].0, self.preset.clone());
+                        let eps = s
+                            .epsilon_spent
+                            .map_or("∞".to_string(), |e| format!("{e:.2}"));
+                        self.just_finished =
+                            Some((format!("{m} · {p} · ε {eps}"), s.model.clone()));
+                    }
                     match &r {
                         Ok(s) => self.log.push(format!(
                             "finished: ε = {} ({}) in {:.0} s; model saved to {}",
@@ -300,12 +344,6 @@ impl TrainPanel {
             ui.label("Open a dataset first (Data tab).");
             return;
         };
-        if let Content::Images { .. } = loaded.content {
-            ui.label(
-                "Training on images is not available yet; open a table such as the Adult sample.",
-            );
-            return;
-        }
         let running = self.job.is_some();
         ui.add_enabled_ui(!running, |ui| self.settings_ui(ui));
         if self.cost.is_none() && !running {
@@ -446,12 +484,46 @@ impl TrainPanel {
                     .fill(egui::Color32::from_rgb(200, 120, 40)),
             );
         }
-        Plot::new("losses").height(160.0).show(ui, |p| {
-            p.line(Line::new(
-                "generator loss",
-                PlotPoints::from(self.losses.clone()),
-            ));
+        ui.horizontal(|ui| {
+            ui.vertical(|ui| {
+                ui.set_width((ui.available_width() - 300.0).max(200.0));
+                Plot::new("losses")
+                    .height(160.0)
+                    .x_axis_label("report (every 50 steps)")
+                    .show(ui, |p| {
+                        p.line(Line::new(
+                            "generator loss",
+                            PlotPoints::from(self.losses.clone()),
+                        ));
+                    });
+            });
+            self.preview_ui(ui);
         });
+    }
+
+    /// For image data: 100 digits from the generator of the last finished epoch.
+    fn preview_ui(&mut self, ui: &mut egui::Ui) {
+        let Some(model) = &self.preview else { return };
+        let Some(side) = image_side(model) else {
+            return;
+        };
+        if self.preview_texture.is_none() {
+            if let Ok(t) = model.sample(100, Some(self.epoch)) {
+                if let Ok(set) = crate::data::image::from_pixel_table(&t, "preview") {
+                    let img = super::image_grid(&set, 10, 10);
+                    self.preview_texture =
+                        Some(ui.ctx().load_texture("preview", img, Default::default()));
+                }
+            }
+        }
+        if let Some(t) = &self.preview_texture {
+            ui.vertical(|ui| {
+                ui.label(format!("generated after epoch {}", self.epoch));
+                let size = egui::vec2(10.0 * side as f32, 10.0 * side as f32)
+                    .min(egui::vec2(280.0, 280.0));
+                ui.image((t.id(), size));
+            });
+        }
     }
 
     fn export_ui(&mut self, ui: &mut egui::Ui, model: &std::path::Path) {
@@ -490,4 +562,13 @@ impl TrainPanel {
             }
         });
     }
+}
+
+/// The image side of a model trained on images (its columns are `label, pixel0, …`).
+fn image_side(model: &crate::methods::released::ReleasedModel) -> Option<usize> {
+    let cols = &model.header.schema.columns;
+    let px = cols.iter().filter(|c| c.name.starts_with("pixel")).count();
+    let side = (px as f64).sqrt().round() as usize;
+    (px >= 4 && side * side == px && cols.first().is_some_and(|c| c.name == "label"))
+        .then_some(side)
 }

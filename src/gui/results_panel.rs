@@ -1,0 +1,636 @@
+//! The results view: one entry per finished run of the open table, each evaluated in a
+//! worker thread by `eval::report::evaluate`, shown as tabs. Several runs of one dataset
+//! (say ε = 0.5, 1 and ∞) sit side by side in the comparison table.
+//!
+//! The window evaluates seeded subsamples (5,000 rows a side, 10 Wasserstein repeats) so a
+//! report takes seconds; `dpsynth evaluate` gives the full-size report of the same
+//! figures.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, channel};
+
+use eframe::egui;
+use egui_plot::{Bar, BarChart, HoverPosition, Legend, Line, Plot, PlotPoints, Points};
+
+use crate::data::Table;
+use crate::data::schema::{Kind, Schema};
+use crate::eval::report::{Options, Report, evaluate};
+use crate::methods::released::{PrivacyStatement, ReleasedModel};
+
+/// Rows per side the window evaluates.
+const EVAL_ROWS: usize = 5_000;
+
+const REAL: egui::Color32 = egui::Color32::from_rgb(60, 120, 216);
+const SYNTHETIC: egui::Color32 = egui::Color32::from_rgb(230, 120, 40);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum View {
+    #[default]
+    Prediction,
+    Probability,
+    Histograms,
+    Pca,
+    Tstr,
+    PrivacyRisk,
+    Statement,
+    Compare,
+}
+
+impl View {
+    const ALL: [(View, &'static str); 8] = [
+        (View::Prediction, "Dimension-wise prediction"),
+        (View::Probability, "Dimension-wise probability"),
+        (View::Histograms, "Histograms"),
+        (View::Pca, "2-way PCA"),
+        (View::Tstr, "Train on synthetic, test on real"),
+        (View::PrivacyRisk, "Privacy risk"),
+        (View::Statement, "Privacy statement"),
+        (View::Compare, "Compare runs"),
+    ];
+}
+
+enum Msg {
+    Progress(String),
+    Done(Result<Box<Report>, String>),
+}
+
+enum EvalState {
+    Running { rx: Receiver<Msg>, line: String },
+    Done(Box<Report>),
+    Failed(String),
+}
+
+/// One finished run and its evaluation.
+struct RunResult {
+    title: String,
+    statement: PrivacyStatement,
+    test_note: String,
+    state: EvalState,
+}
+
+/// State of the results view.
+#[derive(Default)]
+pub struct ResultsPanel {
+    runs: Vec<RunResult>,
+    selected: usize,
+    view: View,
+    hist_column: usize,
+}
+
+/// The column the TSTR table predicts: a binary or categorical column named like a label,
+/// else the last such column.
+pub fn default_label(schema: &Schema) -> Option<String> {
+    let discrete: Vec<&str> = schema
+        .columns
+        .iter()
+        .filter(|c| matches!(c.kind, Kind::Binary | Kind::Categorical))
+        .map(|c| c.name.as_str())
+        .collect();
+    for want in ["income", "label", "class", "target", "y", "outcome"] {
+        if let Some(c) = discrete.iter().find(|c| c.eq_ignore_ascii_case(want)) {
+            return Some(c.to_string());
+        }
+    }
+    discrete.last().map(|c| c.to_string())
+}
+
+/// A held-out file beside the data (`…train…` → `…test…`), if there is one.
+fn sibling_test(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    if !name.contains("train") {
+        return None;
+    }
+    let p = path.with_file_name(name.replacen("train", "test", 1));
+    p.exists().then_some(p)
+}
+
+impl ResultsPanel {
+    /// Forgets every run (a new dataset was opened).
+    pub fn clear(&mut self) {
+        self.runs.clear();
+        self.selected = 0;
+    }
+
+    /// Starts evaluating a finished run's model against the real table in a worker thread.
+    pub fn add_run(
+        &mut self,
+        title: String,
+        model_path: &Path,
+        data_path: &Path,
+        real: &Table,
+        schema: &Schema,
+        ctx: &egui::Context,
+    ) {
+        let model = match ReleasedModel::load(model_path, &candle_core::Device::Cpu) {
+            Ok(m) => m,
+            Err(e) => {
+                self.runs.push(RunResult {
+                    title,
+                    statement: empty_statement(),
+                    test_note: String::new(),
+                    state: EvalState::Failed(e.to_string()),
+                });
+                return;
+            }
+        };
+        let test_path = sibling_test(data_path);
+        let test_note = match &test_path {
+            Some(p) => format!("scored on the held-out file {}", p.display()),
+            None => "no held-out file was found beside the data, so scores use rows of the training data (optimistic for the real row)".into(),
+        };
+        let statement = model.header.privacy.clone();
+        let (tx, rx) = channel();
+        let real = real.sample_rows(EVAL_ROWS, 1);
+        let schema = schema.clone();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            let send = |m: Msg| {
+                let _ = tx.send(m);
+                ctx.request_repaint();
+            };
+            let result = (|| -> Result<Box<Report>, String> {
+                send(Msg::Progress("sampling 5,000 synthetic rows".into()));
+                let syn = model
+                    .sample(EVAL_ROWS, Some(2))
+                    .map_err(|e| e.to_string())?;
+                let test = match &test_path {
+                    Some(p) => match crate::data::open(p, &Default::default()) {
+                        Ok(crate::data::Dataset::Table(t)) => t.sample_rows(EVAL_ROWS, 3),
+                        _ => real.clone(),
+                    },
+                    None => real.clone(),
+                };
+                let opts = Options {
+                    label: default_label(&schema),
+                    seed: 0,
+                    dimwise_rows: 2_000,
+                    wasserstein_repeats: 10,
+                };
+                let mut progress = |l: &str| send(Msg::Progress(l.to_string()));
+                evaluate(Some(schema), &real, &test, &syn, &opts, &mut progress).map(Box::new)
+            })();
+            send(Msg::Done(result));
+        });
+        self.runs.push(RunResult {
+            title,
+            statement,
+            test_note,
+            state: EvalState::Running {
+                rx,
+                line: "starting".into(),
+            },
+        });
+        self.selected = self.runs.len() - 1;
+    }
+
+    fn drain(&mut self) {
+        for r in &mut self.runs {
+            let mut next = None;
+            if let EvalState::Running { rx, line } = &mut r.state {
+                while let Ok(m) = rx.try_recv() {
+                    match m {
+                        Msg::Progress(l) => *line = l,
+                        Msg::Done(Ok(rep)) => next = Some(EvalState::Done(rep)),
+                        Msg::Done(Err(e)) => next = Some(EvalState::Failed(e)),
+                    }
+                }
+            }
+            if let Some(n) = next {
+                r.state = n;
+            }
+        }
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.drain();
+        if self.runs.is_empty() {
+            ui.label("No results yet: train a model in tab 2; its evaluation appears here.");
+            return;
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Run:");
+            for (i, r) in self.runs.iter().enumerate() {
+                ui.selectable_value(&mut self.selected, i, &r.title);
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            for (v, name) in View::ALL {
+                ui.selectable_value(&mut self.view, v, name);
+            }
+        });
+        ui.separator();
+        if self.view == View::Compare {
+            self.compare_ui(ui);
+            return;
+        }
+        let Some(run) = self.runs.get(self.selected) else {
+            return;
+        };
+        if self.view == View::Statement {
+            statement_ui(ui, &run.statement);
+            return;
+        }
+        match &run.state {
+            EvalState::Running { line, .. } => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("evaluating: {line}"));
+                });
+            }
+            EvalState::Failed(e) => {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("evaluation failed: {e}"),
+                );
+            }
+            EvalState::Done(rep) => {
+                ui.small(&run.test_note);
+                match self.view {
+                    View::Prediction => prediction_ui(ui, rep),
+                    View::Probability => probability_ui(ui, rep),
+                    View::Histograms => histogram_ui(ui, rep, &mut self.hist_column),
+                    View::Pca => pca_ui(ui, rep),
+                    View::Tstr => tstr_ui(ui, rep),
+                    View::PrivacyRisk => risk_ui(ui, rep),
+                    View::Statement | View::Compare => {}
+                }
+            }
+        }
+    }
+
+    fn compare_ui(&self, ui: &mut egui::Ui) {
+        egui::Grid::new("compare").striped(true).show(ui, |ui| {
+            for h in [
+                "run",
+                "ε",
+                "mean |real − synthetic| (dimension-wise)",
+                "mean 1-way TV",
+                "PCA Wasserstein score",
+                "best TSTR accuracy",
+                "membership AUC",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for r in &self.runs {
+                ui.label(&r.title);
+                ui.label(
+                    r.statement
+                        .epsilon
+                        .map_or("∞".into(), |e| format!("{e:.3}")),
+                );
+                match &r.state {
+                    EvalState::Done(rep) => {
+                        ui.label(format!("{:.3}", rep.prediction.mean_abs_difference));
+                        let tv = rep.histograms.iter().map(|h| h.tvd).sum::<f64>()
+                            / rep.histograms.len().max(1) as f64;
+                        ui.label(format!("{tv:.3}"));
+                        ui.label(format!("{:.3}", rep.pca.wasserstein.score));
+                        let best = rep.tstr.as_ref().and_then(|t| {
+                            t.rows
+                                .iter()
+                                .filter_map(|r| r.synthetic.as_ref().ok().map(|s| s.accuracy))
+                                .reduce(f64::max)
+                        });
+                        ui.label(best.map_or("-".into(), |b| format!("{b:.3}")));
+                        ui.label(
+                            rep.privacy_risk
+                                .membership_auc
+                                .map_or("-".into(), |a| format!("{a:.3}")),
+                        );
+                    }
+                    EvalState::Running { .. } => {
+                        ui.label("evaluating…");
+                    }
+                    EvalState::Failed(e) => {
+                        ui.label(e);
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    }
+}
+
+fn empty_statement() -> PrivacyStatement {
+    PrivacyStatement {
+        epsilon: None,
+        delta: 0.0,
+        accountant: "none".into(),
+        epsilon_rdp: None,
+        epsilon_pld: None,
+        mechanisms: vec![],
+        non_private_domains: vec![],
+        not_for_release: false,
+    }
+}
+
+/// A square plot over [lo, hi]² with the y = x line, real on x and synthetic on y.
+fn diagonal_plot(
+    ui: &mut egui::Ui,
+    id: &str,
+    lo: f64,
+    hi: f64,
+    names: Vec<(String, Vec<String>)>,
+    add: impl FnOnce(&mut egui_plot::PlotUi<'_>),
+) {
+    let names = std::sync::Arc::new(names);
+    let lookup = names.clone();
+    Plot::new(id)
+        .data_aspect(1.0)
+        .height(ui.available_height().min(460.0))
+        .x_axis_label("trained on real")
+        .y_axis_label("trained on synthetic")
+        .legend(Legend::default())
+        .include_x(lo)
+        .include_x(hi)
+        .include_y(lo)
+        .include_y(hi)
+        .label_formatter(move |pos| match pos {
+            HoverPosition::NearDataPoint {
+                plot_name,
+                position,
+                index,
+            } => {
+                let col = lookup
+                    .iter()
+                    .find(|(n, _)| n == plot_name)
+                    .and_then(|(_, cols)| cols.get(*index))?;
+                Some(format!(
+                    "{col}\nreal {:.3} · synthetic {:.3}",
+                    position.x, position.y
+                ))
+            }
+            _ => None,
+        })
+        .show(ui, |p| {
+            p.line(
+                Line::new("y = x", PlotPoints::from(vec![[lo, lo], [hi, hi]]))
+                    .color(egui::Color32::GRAY),
+            );
+            add(p);
+        });
+}
+
+fn prediction_ui(ui: &mut egui::Ui, rep: &Report) {
+    let d = &rep.prediction;
+    ui.label(format!(
+        "Each point is one column predicted from all the others: x = the model trained on real rows, y = trained on synthetic rows, both scored on real held-out rows. Points on the line mean the synthetic data keeps that column's relationships. Mean distance from the line {:.3}; mean |real − synthetic| {:.3}.",
+        d.mean_distance_from_diagonal, d.mean_abs_difference
+    ));
+    let mut series: Vec<(String, Vec<[f64; 2]>, Vec<String>)> = Vec::new();
+    for p in &d.points {
+        let (Some(r), Some(s)) = (p.real, p.synthetic) else {
+            continue;
+        };
+        let name = format!("{} · {}", p.model, p.metric);
+        let at = match series.iter().position(|(n, _, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                series.push((name, Vec::new(), Vec::new()));
+                series.len() - 1
+            }
+        };
+        series[at].1.push([r, s]);
+        series[at].2.push(p.column.clone());
+    }
+    let (lo, hi) = series
+        .iter()
+        .flat_map(|(_, pts, _)| pts.iter().flat_map(|p| [p[0], p[1]]))
+        .fold((0.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let names = series
+        .iter()
+        .map(|(n, _, c)| (n.clone(), c.clone()))
+        .collect();
+    diagonal_plot(ui, "prediction", lo, hi, names, |p| {
+        for (name, pts, _) in series {
+            p.points(Points::new(name, PlotPoints::from(pts)).radius(4.0));
+        }
+    });
+}
+
+fn probability_ui(ui: &mut egui::Ui, rep: &Report) {
+    ui.label("Each point is one binary column: the share of its second value among real rows (x) and synthetic rows (y).");
+    let pts: Vec<[f64; 2]> = rep
+        .probability
+        .iter()
+        .map(|p| [p.real, p.synthetic])
+        .collect();
+    let cols: Vec<String> = rep
+        .probability
+        .iter()
+        .map(|p| format!("{} = {}", p.column, p.value))
+        .collect();
+    if pts.is_empty() {
+        ui.label("This table has no binary columns.");
+        return;
+    }
+    diagonal_plot(
+        ui,
+        "probability",
+        0.0,
+        1.0,
+        vec![("binary columns".into(), cols)],
+        |p| p.points(Points::new("binary columns", PlotPoints::from(pts)).radius(4.0)),
+    );
+}
+
+fn histogram_ui(ui: &mut egui::Ui, rep: &Report, column: &mut usize) {
+    if rep.histograms.is_empty() {
+        ui.label("No columns to show.");
+        return;
+    }
+    *column = (*column).min(rep.histograms.len() - 1);
+    ui.horizontal(|ui| {
+        let l = ui.label("Column:");
+        egui::ComboBox::from_id_salt("hist-column")
+            .selected_text(rep.histograms[*column].column.clone())
+            .show_ui(ui, |ui| {
+                for (i, h) in rep.histograms.iter().enumerate() {
+                    ui.selectable_value(column, i, format!("{} (TV {:.3})", h.column, h.tvd));
+                }
+            })
+            .response
+            .labelled_by(l.id);
+    });
+    let h = &rep.histograms[*column];
+    ui.label(format!(
+        "Share of rows per value: real (blue) and synthetic (orange). Total variation distance {:.3} (0 = identical, 1 = disjoint).",
+        h.tvd
+    ));
+    let bars = |vals: &[f64], off: f64, color: egui::Color32| -> Vec<Bar> {
+        vals.iter()
+            .enumerate()
+            .map(|(i, v)| {
+                Bar::new(i as f64 + off, *v)
+                    .width(0.4)
+                    .fill(color)
+                    .name(h.bins.get(i).cloned().unwrap_or_default())
+            })
+            .collect()
+    };
+    let bins = h.bins.clone();
+    Plot::new(format!("hist-{}", h.column))
+        .height(ui.available_height().min(420.0))
+        .legend(Legend::default())
+        .x_axis_formatter(move |m, _| {
+            let i = m.value.round();
+            if (m.value - i).abs() < 1e-6 && i >= 0.0 {
+                bins.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .show(ui, |p| {
+            p.bar_chart(BarChart::new("real", bars(&h.real, -0.2, REAL)).color(REAL));
+            p.bar_chart(
+                BarChart::new("synthetic", bars(&h.synthetic, 0.2, SYNTHETIC)).color(SYNTHETIC),
+            );
+        });
+}
+
+fn pca_ui(ui: &mut egui::Ui, rep: &Report) {
+    let p = &rep.pca;
+    ui.label(format!(
+        "Real and synthetic rows projected on the first two principal components of the real data ({:.0}% of its variance). Wasserstein score {:.3} (1 = the two clouds coincide); whole-data score {:.3}.",
+        100.0 * p.explained_variance_ratio.iter().take(2).sum::<f64>(),
+        p.wasserstein.score,
+        rep.whole_data_wasserstein.score
+    ));
+    Plot::new("pca")
+        .height(ui.available_height().min(460.0))
+        .data_aspect(1.0)
+        .legend(Legend::default())
+        .show(ui, |pl| {
+            pl.points(
+                Points::new("real", PlotPoints::from(p.real_points.clone()))
+                    .color(REAL)
+                    .radius(1.5),
+            );
+            pl.points(
+                Points::new("synthetic", PlotPoints::from(p.synthetic_points.clone()))
+                    .color(SYNTHETIC)
+                    .radius(1.5),
+            );
+        });
+}
+
+fn tstr_ui(ui: &mut egui::Ui, rep: &Report) {
+    let Some(t) = &rep.tstr else {
+        ui.label("The table has no binary or categorical column to predict.");
+        return;
+    };
+    ui.label(format!(
+        "Eight classifiers predict '{}'. Each is trained once on real rows and once on synthetic rows, and both are scored on real held-out rows ({}). Always guessing the most common class scores {:.3}.",
+        t.label, t.test_rows, t.majority_accuracy
+    ));
+    let fmt = |s: &Result<crate::eval::report::Scores, String>| -> [String; 3] {
+        match s {
+            Ok(s) => [
+                format!("{:.3}", s.accuracy),
+                s.auroc.map_or("-".into(), |v| format!("{v:.3}")),
+                s.auprc.map_or("-".into(), |v| format!("{v:.3}")),
+            ],
+            Err(e) => [e.clone(), String::new(), String::new()],
+        }
+    };
+    egui::Grid::new("tstr").striped(true).show(ui, |ui| {
+        for h in [
+            "model",
+            "rows",
+            "real: accuracy",
+            "AUROC",
+            "AUPRC",
+            "synthetic: accuracy",
+            "AUROC",
+            "AUPRC",
+        ] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        for r in &t.rows {
+            ui.label(&r.label);
+            ui.label(r.train_rows.to_string());
+            for c in fmt(&r.real).into_iter().chain(fmt(&r.synthetic)) {
+                ui.label(c);
+            }
+            ui.end_row();
+        }
+    });
+    if let Some(a) = t.agreed_ranking_auroc {
+        ui.label(format!(
+            "Agreed ranking of the models by AUROC (1 = synthetic data ranks them as real data does): {a:.3}"
+        ));
+    }
+}
+
+fn risk_ui(ui: &mut egui::Ui, rep: &Report) {
+    let r = &rep.privacy_risk;
+    ui.label("Empirical checks on the released sample. They cannot prove privacy — the guarantee is the statement's ε — but they show obvious leaks.");
+    egui::Grid::new("risk").striped(true).show(ui, |ui| {
+        let mut row = |k: &str, v: String| {
+            ui.label(k);
+            ui.label(v);
+            ui.end_row();
+        };
+        row("rows compared", r.rows.to_string());
+        row(
+            "synthetic rows identical to a training row",
+            r.exact_copies.to_string(),
+        );
+        row(
+            "median distance to the closest training row: synthetic / unseen real",
+            format!("{:.3} / {:.3}", r.dcr_synthetic_median, r.dcr_test_median),
+        );
+        row(
+            "5th percentile of that distance: synthetic / unseen real",
+            format!("{:.3} / {:.3}", r.dcr_synthetic_p5, r.dcr_test_p5),
+        );
+        row(
+            "membership-inference AUC (0.5 = no signal)",
+            r.membership_auc.map_or("-".into(), |a| format!("{a:.3}")),
+        );
+        row(
+            "pMSE (0 = indistinguishable)",
+            format!("{:.4}", rep.pmse.fit.pmse),
+        );
+        row("MMD² (unbiased)", format!("{:.5}", rep.mmd.mmd2_unbiased));
+    });
+}
+
+fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
+    match s.epsilon {
+        Some(e) => ui.heading(format!(
+            "(ε = {e:.4}, δ = {}) differential privacy, by the {} accountant",
+            s.delta, s.accountant
+        )),
+        None => ui.heading("Not private (ε = ∞): a reference model only, never to be released"),
+    };
+    if let (Some(r), p) = (s.epsilon_rdp, s.epsilon_pld) {
+        ui.label(format!(
+            "RDP accountant: ε = {r:.4}{}",
+            p.map_or(String::new(), |p| format!(" · PLD accountant: ε = {p:.4}"))
+        ));
+    }
+    ui.label("Every use of the private rows:");
+    for m in &s.mechanisms {
+        ui.label(format!("  • {:?} × {}", m.mechanism, m.count));
+    }
+    if s.non_private_domains.is_empty() {
+        ui.label("Every column's domain was public (entered or confirmed), so the guarantee covers the whole release.");
+    } else {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "Not covered: the domains of {} were read off the data. Confirm public values in the Data tab to close this gap.",
+                s.non_private_domains.join(", ")
+            ),
+        );
+    }
+    if s.not_for_release {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "A fixed seed was used: reproducible, NOT for release.",
+        );
+    }
+}
