@@ -326,9 +326,11 @@ fn empty_statement() -> PrivacyStatement {
 }
 
 /// A square plot over [lo, hi]² with the y = x line, real on x and synthetic on y.
+#[allow(clippy::too_many_arguments)]
 fn diagonal_plot(
     ui: &mut egui::Ui,
     id: &str,
+    axes: (&str, &str),
     lo: f64,
     hi: f64,
     names: Vec<(String, Vec<String>)>,
@@ -339,8 +341,8 @@ fn diagonal_plot(
     Plot::new(id)
         .data_aspect(1.0)
         .height(ui.available_height().min(460.0))
-        .x_axis_label("trained on real")
-        .y_axis_label("trained on synthetic")
+        .x_axis_label(axes.0)
+        .y_axis_label(axes.1)
         .legend(Legend::default())
         .include_x(lo)
         .include_x(hi)
@@ -356,10 +358,8 @@ fn diagonal_plot(
                     .iter()
                     .find(|(n, _)| n == plot_name)
                     .and_then(|(_, cols)| cols.get(*index))?;
-                Some(format!(
-                    "{col}\nreal {:.3} · synthetic {:.3}",
-                    position.x, position.y
-                ))
+                let _ = position;
+                Some(col.clone())
             }
             _ => None,
         })
@@ -373,9 +373,10 @@ fn diagonal_plot(
 }
 
 fn prediction_ui(ui: &mut egui::Ui, rep: &Report) {
+    const FLOOR: f64 = -0.1;
     let d = &rep.prediction;
     ui.label(format!(
-        "Each point is one column predicted from all the others: x = the model trained on real rows, y = trained on synthetic rows, both scored on real held-out rows. Points on the line mean the synthetic data keeps that column's relationships. Mean distance from the line {:.3}; mean |real − synthetic| {:.3}.",
+        "Each point is one column predicted from all the others: x = the model trained on real rows, y = trained on synthetic rows, both scored on real held-out rows. Points on the line mean the synthetic data keeps that column's relationships. Mean distance from the line {:.3}; mean |real − synthetic| {:.3}. Scores below −0.1 (R² of a useless model) are drawn at −0.1; hover a point for its column and true scores.",
         d.mean_distance_from_diagonal, d.mean_abs_difference
     ));
     let mut series: Vec<(String, Vec<[f64; 2]>, Vec<String>)> = Vec::new();
@@ -391,18 +392,21 @@ fn prediction_ui(ui: &mut egui::Ui, rep: &Report) {
                 series.len() - 1
             }
         };
-        series[at].1.push([r, s]);
-        series[at].2.push(p.column.clone());
+        // R² of a poor synthetic model can be −70: drawn at the floor so the scores that
+        // matter keep their scale; the hover text gives the true values.
+        series[at].1.push([r.max(FLOOR), s.max(FLOOR)]);
+        series[at].2.push(format!(
+            "{}\n{}: real {r:.3} · synthetic {s:.3}",
+            p.column, p.metric
+        ));
     }
-    let (lo, hi) = series
-        .iter()
-        .flat_map(|(_, pts, _)| pts.iter().flat_map(|p| [p[0], p[1]]))
-        .fold((0.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = (FLOOR, 1.0);
     let names = series
         .iter()
         .map(|(n, _, c)| (n.clone(), c.clone()))
         .collect();
-    diagonal_plot(ui, "prediction", lo, hi, names, |p| {
+    let axes = ("trained on real", "trained on synthetic");
+    diagonal_plot(ui, "prediction", axes, lo, hi, names, |p| {
         for (name, pts, _) in series {
             p.points(Points::new(name, PlotPoints::from(pts)).radius(4.0));
         }
@@ -410,7 +414,7 @@ fn prediction_ui(ui: &mut egui::Ui, rep: &Report) {
 }
 
 fn probability_ui(ui: &mut egui::Ui, rep: &Report) {
-    ui.label("Each point is one binary column: the share of its second value among real rows (x) and synthetic rows (y).");
+    ui.label("Each point is one binary column: the share of its second value among real rows (x) and synthetic rows (y). Hover a point for its column.");
     let pts: Vec<[f64; 2]> = rep
         .probability
         .iter()
@@ -419,7 +423,12 @@ fn probability_ui(ui: &mut egui::Ui, rep: &Report) {
     let cols: Vec<String> = rep
         .probability
         .iter()
-        .map(|p| format!("{} = {}", p.column, p.value))
+        .map(|p| {
+            format!(
+                "{} = {}\nreal {:.3} · synthetic {:.3}",
+                p.column, p.value, p.real, p.synthetic
+            )
+        })
         .collect();
     if pts.is_empty() {
         ui.label("This table has no binary columns.");
@@ -428,6 +437,7 @@ fn probability_ui(ui: &mut egui::Ui, rep: &Report) {
     diagonal_plot(
         ui,
         "probability",
+        ("share among real rows", "share among synthetic rows"),
         0.0,
         1.0,
         vec![("binary columns".into(), cols)],
@@ -614,7 +624,7 @@ fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
     }
     ui.label("Every use of the private rows:");
     for m in &s.mechanisms {
-        ui.label(format!("  • {:?} × {}", m.mechanism, m.count));
+        ui.label(format!("  • {} × {}", m.mechanism.describe(), m.count));
     }
     if s.non_private_domains.is_empty() {
         ui.label("Every column's domain was public (entered or confirmed), so the guarantee covers the whole release.");
