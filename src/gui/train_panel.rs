@@ -483,6 +483,23 @@ impl TrainPanel {
                     ))
                     .fill(egui::Color32::from_rgb(200, 120, 40)),
             );
+            if let Some(c) = self
+                .cost
+                .as_ref()
+                .filter(|c| c.total > 0.0 && self.job.is_some())
+            {
+                // Adding ε's over-counts (RDP composes sub-additively): a safe upper bound
+                // for the gauge; the ledger settles the exact figure when the run ends.
+                let used = (c.spent + spent).min(c.total);
+                ui.add(
+                    egui::ProgressBar::new((used / c.total) as f32)
+                        .text(format!(
+                            "this dataset's budget: at most ε {used:.3} of {:.3} used (before this run {:.3})",
+                            c.total, c.spent
+                        ))
+                        .fill(egui::Color32::from_rgb(150, 90, 40)),
+                );
+            }
         }
         ui.horizontal(|ui| {
             ui.vertical(|ui| {
