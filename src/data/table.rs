@@ -152,19 +152,8 @@ impl Table {
 
     /// The first `n` rows (for previews and quick tests).
     pub fn head(&self, n: usize) -> Table {
-        let n = n.min(self.n_rows);
-        let columns = self
-            .columns
-            .iter()
-            .map(|c| Column {
-                name: c.name.clone(),
-                values: match &c.values {
-                    Values::Number(v) => Values::Number(v[..n].to_vec()),
-                    Values::Text(v) => Values::Text(v[..n].to_vec()),
-                },
-            })
-            .collect();
-        Table { columns, n_rows: n }
+        let idx: Vec<usize> = (0..n.min(self.n_rows)).collect();
+        self.rows(&idx)
     }
 }
 

@@ -260,18 +260,18 @@ impl ResultsPanel {
 
     fn compare_ui(&self, ui: &mut egui::Ui) {
         egui::Grid::new("compare").striped(true).show(ui, |ui| {
-            for h in [
-                "run",
-                "ε",
-                "mean |real − synthetic| (dimension-wise)",
-                "mean 1-way TV",
-                "PCA Wasserstein score",
-                "best TSTR accuracy",
-                "membership AUC",
-            ] {
-                ui.strong(h);
-            }
-            ui.end_row();
+            header_row(
+                ui,
+                &[
+                    "run",
+                    "ε",
+                    "mean |real − synthetic| (dimension-wise)",
+                    "mean 1-way TV",
+                    "PCA Wasserstein score",
+                    "best TSTR accuracy",
+                    "membership AUC",
+                ],
+            );
             for r in &self.runs {
                 ui.label(&r.title);
                 ui.label(
@@ -545,19 +545,19 @@ fn tstr_ui(ui: &mut egui::Ui, rep: &Report) {
         }
     };
     egui::Grid::new("tstr").striped(true).show(ui, |ui| {
-        for h in [
-            "model",
-            "rows",
-            "real: accuracy",
-            "AUROC",
-            "AUPRC",
-            "synthetic: accuracy",
-            "AUROC",
-            "AUPRC",
-        ] {
-            ui.strong(h);
-        }
-        ui.end_row();
+        header_row(
+            ui,
+            &[
+                "model",
+                "rows",
+                "real: accuracy",
+                "AUROC",
+                "AUPRC",
+                "synthetic: accuracy",
+                "AUROC",
+                "AUPRC",
+            ],
+        );
         for r in &t.rows {
             ui.label(&r.label);
             ui.label(r.train_rows.to_string());
@@ -643,4 +643,12 @@ fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
             "A fixed seed was used: reproducible, NOT for release.",
         );
     }
+}
+
+/// A grid's header: one bold cell per name, then the end of the row.
+fn header_row(ui: &mut egui::Ui, names: &[&str]) {
+    for h in names {
+        ui.strong(*h);
+    }
+    ui.end_row();
 }
