@@ -55,8 +55,8 @@ pub struct DpGanConfig {
 
 impl DpGanConfig {
     /// `quick` (under a minute on two cores, for teaching and tests; on ADULT at ε = 1
-    /// it is also the best setting measured), `adult` (the same networks with twice the
-    /// batch and steps), `mnist` (28×28 images with their label: 794 → 529 → 265 → 1
+    /// it is also the best setting measured), `adult` (the same settings, named for the
+    /// paper's dataset), `mnist` (28×28 images with their label: 794 → 529 → 265 → 1
     /// critic, 64 → 256 → 512 → 794 generator) and `tiny` (seconds, for tests).
     ///
     /// Every preset uses the logistic loss with a large batch and one critic step per
@@ -90,12 +90,10 @@ impl DpGanConfig {
                 latent_dim: 16,
                 ..base
             }),
-            "adult" => Ok(Self {
-                batch: 1024,
-                critic_steps: 4_000,
-                lr: 0.001,
-                ..base
-            }),
+            // Measured on ADULT at ε = 1: batch 1024 with 4,000 steps (lr 0.001) fell back
+            // to the majority class (RF 0.764, AUROC 0.62), so `adult` keeps `quick`'s
+            // settings, the best measured (RF AUROC 0.73–0.84 over runs).
+            "adult" => Ok(base),
             "mnist" => Ok(Self {
                 generator_hidden: vec![256, 512],
                 critic_steps: 2_000,
