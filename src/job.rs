@@ -190,9 +190,47 @@ pub fn spawn(
 /// The plan (charges, ε, summary) a run of `method`/`preset` on `rows` rows would make
 /// within `budget` — what the window shows before Train.
 pub fn plan(method: &str, preset: &str, rows: usize, budget: Budget) -> Result<Plan, String> {
+    plan_with(method, preset, rows, budget, &Default::default())
+}
+
+/// [`plan`] with advanced settings overriding the preset's (as [`RunConfig::overrides`]).
+pub fn plan_with(
+    method: &str,
+    preset: &str,
+    rows: usize,
+    budget: Budget,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Plan, String> {
     let private = budget.epsilon.is_finite() && method != "gan";
-    let m = method_named(method, preset, private, &Default::default())?;
+    let m = method_named(method, preset, private, overrides)?;
     m.plan(rows, budget).map_err(|e| e.to_string())
+}
+
+/// A preset's settings by name, as [`RunConfig::overrides`] names them (the window's
+/// advanced settings list these).
+pub fn preset_settings(
+    method: &str,
+    preset: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let v = match method {
+        "dp-gan" | "gan" => {
+            serde_json::to_value(DpGanConfig::preset(preset).map_err(|e| e.to_string())?)
+        }
+        "dp-auto-gan" => {
+            serde_json::to_value(DpAutoGanConfig::preset(preset).map_err(|e| e.to_string())?)
+        }
+        m => return Err(format!("unknown method '{m}'")),
+    }
+    .map_err(|e| e.to_string())?;
+    match v {
+        serde_json::Value::Object(mut o) => {
+            // Set by the method's name (gan = not private) and the preset picker.
+            o.remove("private");
+            o.remove("preset");
+            Ok(o)
+        }
+        _ => Err("settings are not an object".into()),
+    }
 }
 
 fn method_for(cfg: &RunConfig) -> Result<Box<dyn Synthesizer>, String> {

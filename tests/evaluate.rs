@@ -312,3 +312,33 @@ fn images_real_versus_noise() {
         "{same} {noise}"
     );
 }
+
+/// A column the schema ignores is not synthesized, so samples lack it: the evaluation
+/// must compare the other columns instead of refusing the synthetic table.
+#[test]
+fn an_ignored_column_is_left_out_of_the_comparison() {
+    use dpsynth::data::schema::Kind;
+    let path = common::shared("data/adult_train.csv");
+    let full = dpsynth::data::csv::load_csv(&path, &Default::default()).unwrap();
+    let real = full.head(400);
+    let mut schema = dpsynth::data::infer::infer_schema(&real).unwrap().schema;
+    schema
+        .columns
+        .iter_mut()
+        .find(|c| c.name == "fnlwgt")
+        .unwrap()
+        .kind = Kind::Ignored;
+    let mut syn = full.rows(&(400..800).collect::<Vec<_>>());
+    syn.columns.retain(|c| c.name != "fnlwgt");
+    let opts = dpsynth::eval::report::Options {
+        label: Some("income".into()),
+        seed: 0,
+        dimwise_rows: 200,
+        wasserstein_repeats: 2,
+    };
+    let rep = dpsynth::eval::report::evaluate(Some(schema), &real, &real, &syn, &opts, &mut |_| {})
+        .expect("an ignored column missing from the samples is fine");
+    let cols: Vec<&str> = rep.histograms.iter().map(|h| h.column.as_str()).collect();
+    assert_eq!(cols.len(), 14, "{cols:?}");
+    assert!(!cols.contains(&"fnlwgt"));
+}

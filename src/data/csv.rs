@@ -48,7 +48,29 @@ pub fn default_missing_tokens() -> Vec<String> {
 
 /// Loads a CSV file from disk.
 pub fn load_csv(path: &Path, opts: &LoadOptions) -> Result<Table, DataError> {
-    let bytes = std::fs::read(path).map_err(|e| DataError::io(path, e))?;
+    load_csv_with_progress(path, opts, &mut |_, _| {})
+}
+
+/// Loads a CSV file, calling `progress(bytes_read, file_size)` as the bytes come in (the
+/// window draws a bar from it; parsing afterwards takes a fraction of the read time).
+pub fn load_csv_with_progress(
+    path: &Path,
+    opts: &LoadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Table, DataError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| DataError::io(path, e))?;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(size as usize);
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut chunk).map_err(|e| DataError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+        progress(bytes.len() as u64, size.max(bytes.len() as u64));
+    }
     parse_csv_bytes(bytes, &path.display().to_string(), opts)
 }
 

@@ -37,10 +37,19 @@ pub enum Dataset {
 /// Opens a CSV table, an image CSV (`label,pixel0..pixelN`), an MNIST IDX file, or a folder
 /// holding MNIST IDX files; the file's content decides, not only its name.
 pub fn open(path: &Path, opts: &csv::LoadOptions) -> Result<Dataset, DataError> {
+    open_with_progress(path, opts, &mut |_, _| {})
+}
+
+/// [`open`], reporting `(bytes_read, file_size)` while a CSV file is read.
+pub fn open_with_progress(
+    path: &Path,
+    opts: &csv::LoadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Dataset, DataError> {
     if path.is_dir() || image::looks_like_idx(path) {
         return image::load_idx_dataset(path).map(Dataset::Images);
     }
-    let table = csv::load_csv(path, opts)?;
+    let table = csv::load_csv_with_progress(path, opts, progress)?;
     if image::is_image_header(&table) {
         return image::from_pixel_table(&table, &path.display().to_string()).map(Dataset::Images);
     }

@@ -81,6 +81,9 @@ impl Frame {
                 spec.domain = Some(Domain::Categories(cats));
             }
         }
+        // An ignored column is not synthesized: a model's samples do not have it, and
+        // there is nothing to compare.
+        schema.columns.retain(|c| c.kind != Kind::Ignored);
         let encoding = Encoding::new(&schema).map_err(|e| format!("schema: {e}"))?;
         let keep = |t: &Table| -> Table {
             // Columns the schema does not know (e.g. extra synthetic columns) are dropped.

@@ -1,30 +1,122 @@
-//! The data view: each column's kind (editable), domain, provenance badge and warnings.
+//! The data view: each column's kind (editable), domain (editable bounds or category
+//! list), provenance badge and warnings; schema save/load (the CLI's JSON); and a preview
+//! of the rows that only lays out the rows on screen, so 100k+ rows scroll smoothly.
+
+use std::path::Path;
 
 use eframe::egui;
+use egui_extras::{Column as TableColumn, TableBuilder};
 
+use super::dialogs::{Dialogs, Purpose};
 use super::{Content, Loaded};
-use crate::data::schema::{Domain, Kind, Provenance};
+use crate::data::schema::{ColumnSpec, Domain, Kind, Provenance, Schema};
+
+/// Per-column facts the warnings need, computed once when the file is read (scanning
+/// every row each frame would cost the frame budget on big tables).
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnStats {
+    pub missing: usize,
+    pub distinct: usize,
+}
+
+impl ColumnStats {
+    pub fn of(table: &crate::data::Table) -> Vec<ColumnStats> {
+        table
+            .columns
+            .iter()
+            .map(|c| ColumnStats {
+                missing: c.missing_count(),
+                distinct: c.distinct_count(),
+            })
+            .collect()
+    }
+}
+
+/// More categories than this earn a warning: each becomes its own one-hot output, and
+/// rare ones are mostly noise under DP.
+const MANY_CATEGORIES: usize = 50;
+
+/// The category list being edited (one per line).
+struct CategoryEdit {
+    column: String,
+    text: String,
+    error: Option<String>,
+}
 
 /// State of the data view.
 #[derive(Default)]
-pub struct DataPanel {}
+pub struct DataPanel {
+    editing: Option<CategoryEdit>,
+    message: Option<Result<String, String>>,
+}
+
+/// Warnings about one column, in words a user can act on.
+fn warnings(spec: &ColumnSpec, stats: ColumnStats, n_rows: usize) -> Vec<String> {
+    let mut w = Vec::new();
+    if spec.kind == Kind::Ignored {
+        return w;
+    }
+    if stats.distinct <= 1 {
+        w.push("constant: carries no information; consider \"ignore\"".into());
+    }
+    if let Some(c) = spec.categories() {
+        if c.len() > MANY_CATEGORIES {
+            w.push(format!(
+                "{} categories: rare ones become noise under DP; group them or ignore the column",
+                c.len()
+            ));
+        }
+    }
+    if n_rows > 0 && stats.missing * 5 > n_rows {
+        w.push(format!(
+            "{:.0} % missing",
+            100.0 * stats.missing as f64 / n_rows as f64
+        ));
+    }
+    w
+}
 
 impl DataPanel {
     /// Draws the view; returns true when the schema changed.
-    pub fn ui(&mut self, ui: &mut egui::Ui, loaded: &mut Loaded) -> bool {
+    pub fn ui(&mut self, ui: &mut egui::Ui, loaded: &mut Loaded, dialogs: &mut Dialogs) -> bool {
         let path = loaded.path.display().to_string();
-        let mut changed = false;
         match &mut loaded.content {
             Content::Table {
                 table,
                 schema,
                 notes,
+                stats,
             } => {
-                ui.label(format!(
-                    "{path}: {} rows × {} columns",
-                    table.n_rows,
-                    table.n_cols()
-                ));
+                let mut changed = false;
+                ui.horizontal(|ui| {
+                    ui.label(format!(
+                        "{path}: {} rows × {} columns",
+                        table.n_rows,
+                        table.n_cols()
+                    ));
+                    ui.separator();
+                    let free = !dialogs.busy();
+                    if ui
+                        .add_enabled(free, egui::Button::new("Save schema…"))
+                        .on_hover_text("The kinds and domains as JSON, the same file `dpsynth train --schema` reads")
+                        .clicked()
+                    {
+                        dialogs.request(Purpose::SaveSchema, None, "schema.json", ui.ctx());
+                    }
+                    if ui
+                        .add_enabled(free, egui::Button::new("Load schema…"))
+                        .on_hover_text("Replace the kinds and domains with a saved schema")
+                        .clicked()
+                    {
+                        dialogs.request(Purpose::LoadSchema, None, "", ui.ctx());
+                    }
+                });
+                if let Some(m) = &self.message {
+                    match m {
+                        Ok(m) => ui.label(m),
+                        Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
+                    };
+                }
                 let np = schema.non_private_domains().len();
                 if np > 0 {
                     ui.colored_label(
@@ -35,96 +127,323 @@ impl DataPanel {
                 for (c, n) in notes.iter() {
                     ui.label(format!("note: '{c}' {n}"));
                 }
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    egui::Grid::new("columns").striped(true).show(ui, |ui| {
-                        for h in ["column", "kind", "domain", "provenance", "missing", ""] {
-                            ui.strong(h);
-                        }
-                        ui.end_row();
-                        for spec in schema.columns.iter_mut() {
-                            let col = table.column(&spec.name);
-                            ui.label(&spec.name);
-                            let before = spec.kind;
-                            egui::ComboBox::from_id_salt(("kind", &spec.name))
-                                .selected_text(spec.kind.label())
-                                .show_ui(ui, |ui| {
-                                    for k in Kind::ALL {
-                                        ui.selectable_value(&mut spec.kind, k, k.label());
-                                    }
-                                });
-                            if spec.kind != before {
-                                if let Some(col) = col {
-                                    retarget(spec, col);
-                                }
-                                changed = true;
-                            }
-                            match &mut spec.domain {
-                                Some(Domain::Bounds { lower, upper }) => {
-                                    ui.horizontal(|ui| {
-                                        let l = ui.add(egui::DragValue::new(lower).prefix("from "));
-                                        let u = ui.add(egui::DragValue::new(upper).prefix("to "));
-                                        if l.changed() || u.changed() {
-                                            spec.provenance = Provenance::UserProvided;
-                                            changed = true;
-                                        }
-                                    });
-                                }
-                                _ => {
-                                    ui.label(spec.domain_summary(40));
-                                }
-                            }
-                            if spec.kind == Kind::Ignored {
-                                ui.label("-");
-                            } else if spec.provenance.is_private() {
-                                ui.colored_label(egui::Color32::from_rgb(80, 170, 90), spec.provenance.badge());
-                            } else {
-                                ui.colored_label(ui.visuals().warn_fg_color, "from the data: not protected");
-                            }
-                            ui.label(col.map_or(0, |c| c.missing_count()).to_string());
-                            if spec.kind != Kind::Ignored && !spec.provenance.is_private() {
-                                if ui
-                                    .button("Confirm public")
-                                    .on_hover_text("These values are public knowledge (not read off the private data)")
-                                    .clicked()
-                                {
-                                    spec.provenance = Provenance::UserProvided;
-                                    changed = true;
-                                }
-                            } else {
-                                ui.label("");
-                            }
-                            ui.end_row();
-                        }
+                let half = (ui.available_height() * 0.55).max(160.0);
+                egui::ScrollArea::vertical()
+                    .id_salt("columns")
+                    .max_height(half)
+                    .show(ui, |ui| {
+                        changed |= self.columns_ui(ui, table, schema, stats);
                     });
-                });
+                ui.separator();
+                ui.strong("Preview");
+                preview_ui(ui, table);
+                if self.category_window(ui.ctx(), schema) {
+                    changed = true;
+                }
+                changed
             }
             Content::Images {
                 count,
                 side,
                 labels,
-                grid,
                 texture,
             } => {
                 ui.label(format!("{path}: {count} images of {side}×{side} pixels"));
                 ui.label(format!("labels: {labels}"));
-                let tex = texture.get_or_insert_with(|| {
-                    ui.ctx().load_texture(
-                        "real-digits",
-                        grid.clone(),
-                        egui::TextureOptions::NEAREST,
-                    )
-                });
+                ui.label("Images use a fixed public schema (label 0–9, pixels 0–255): nothing to mark. Go on to tab 2.");
                 ui.label("The first 100 images:");
-                ui.add(egui::Image::new(&*tex).fit_to_exact_size(egui::vec2(420.0, 420.0)));
+                ui.add(egui::Image::new(&*texture).fit_to_exact_size(egui::vec2(420.0, 420.0)));
+                false
             }
         }
+    }
+
+    fn columns_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        table: &crate::data::Table,
+        schema: &mut Schema,
+        stats: &[ColumnStats],
+    ) -> bool {
+        let mut changed = false;
+        egui::Grid::new("columns").striped(true).show(ui, |ui| {
+            for h in [
+                "column",
+                "kind",
+                "domain",
+                "provenance",
+                "missing",
+                "",
+                "warnings",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (i, spec) in schema.columns.iter_mut().enumerate() {
+                let col = table.column(&spec.name);
+                let st = stats.get(i).copied().unwrap_or(ColumnStats {
+                    missing: 0,
+                    distinct: 0,
+                });
+                ui.label(&spec.name);
+                let before = spec.kind;
+                egui::ComboBox::from_id_salt(("kind", &spec.name))
+                    .selected_text(spec.kind.label())
+                    .show_ui(ui, |ui| {
+                        for k in Kind::ALL {
+                            ui.selectable_value(&mut spec.kind, k, k.label());
+                        }
+                    })
+                    .response
+                    .accessible_name(format!("kind of {}", spec.name));
+                if spec.kind != before {
+                    if let Some(col) = col {
+                        retarget(spec, col);
+                    }
+                    changed = true;
+                }
+                let name = spec.name.clone();
+                match &mut spec.domain {
+                    Some(Domain::Bounds { lower, upper }) => {
+                        ui.horizontal(|ui| {
+                            let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
+                            let l = ui
+                                .add(egui::DragValue::new(lower).prefix("from ").speed(speed))
+                                .accessible_name(format!("lower bound of {name}"));
+                            let u = ui
+                                .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
+                                .accessible_name(format!("upper bound of {name}"));
+                            if l.changed() || u.changed() {
+                                spec.provenance = Provenance::UserProvided;
+                                changed = true;
+                            }
+                        });
+                    }
+                    Some(Domain::Categories(levels)) => {
+                        let summary = spec_summary(levels, 40);
+                        ui.horizontal(|ui| {
+                            ui.label(summary);
+                            if ui
+                                .small_button("edit")
+                                .accessible_name(format!("edit the categories of {name}"))
+                                .on_hover_text("Edit the category list (one per line)")
+                                .clicked()
+                            {
+                                self.editing = Some(CategoryEdit {
+                                    column: name.clone(),
+                                    text: levels.join("\n"),
+                                    error: None,
+                                });
+                            }
+                        });
+                    }
+                    None => {
+                        ui.label("-");
+                    }
+                }
+                if spec.kind == Kind::Ignored {
+                    ui.label("-");
+                } else if spec.provenance.is_private() {
+                    ui.colored_label(
+                        egui::Color32::from_rgb(80, 170, 90),
+                        spec.provenance.badge(),
+                    );
+                } else {
+                    ui.colored_label(ui.visuals().warn_fg_color, "from the data: not protected");
+                }
+                ui.label(st.missing.to_string());
+                if spec.kind != Kind::Ignored && !spec.provenance.is_private() {
+                    if ui
+                        .button("Confirm public")
+                        .on_hover_text(
+                            "These values are public knowledge (not read off the private data)",
+                        )
+                        .clicked()
+                    {
+                        spec.provenance = Provenance::UserProvided;
+                        changed = true;
+                    }
+                } else {
+                    ui.label("");
+                }
+                let w = warnings(spec, st, table.n_rows);
+                if w.is_empty() {
+                    ui.label("");
+                } else {
+                    ui.colored_label(ui.visuals().warn_fg_color, w.join("; "));
+                }
+                ui.end_row();
+            }
+        });
         changed
     }
+
+    /// The category editor, as a window over the view; true when a list was applied.
+    fn category_window(&mut self, ctx: &egui::Context, schema: &mut Schema) -> bool {
+        let Some(edit) = &mut self.editing else {
+            return false;
+        };
+        let mut open = true;
+        let mut apply = false;
+        let mut cancel = false;
+        egui::Window::new(format!("Categories of '{}'", edit.column))
+            .open(&mut open)
+            .collapsible(false)
+            .show(ctx, |ui| {
+                ui.label("One category per line. Enter the values the column can take, as public knowledge (e.g. from a codebook): values in the data but not listed here are treated as missing.");
+                let l = ui.label("categories");
+                egui::ScrollArea::vertical().max_height(300.0).show(ui, |ui| {
+                    ui.add(egui::TextEdit::multiline(&mut edit.text).desired_rows(10))
+                        .labelled_by(l.id);
+                });
+                if let Some(e) = &edit.error {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                ui.horizontal(|ui| {
+                    apply = ui.button("Apply").clicked();
+                    cancel = ui.button("Cancel").clicked();
+                });
+            });
+        if !open || cancel {
+            self.editing = None;
+            return false;
+        }
+        if !apply {
+            return false;
+        }
+        let mut levels: Vec<String> = Vec::new();
+        for l in edit.text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if !levels.iter().any(|x| x == l) {
+                levels.push(l.to_string());
+            }
+        }
+        let Some(spec) = schema.columns.iter_mut().find(|c| c.name == edit.column) else {
+            self.editing = None;
+            return false;
+        };
+        let mut candidate = spec.clone();
+        candidate.domain = Some(Domain::Categories(levels));
+        candidate.provenance = Provenance::UserProvided;
+        match candidate.validate() {
+            Ok(()) => {
+                *spec = candidate;
+                self.editing = None;
+                true
+            }
+            Err(e) => {
+                edit.error = Some(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Saves or loads the schema (a dialog's answer). True when the schema changed.
+    pub fn schema_file(&mut self, purpose: Purpose, path: &Path, loaded: &mut Loaded) -> bool {
+        let Content::Table { table, schema, .. } = &mut loaded.content else {
+            return false;
+        };
+        match purpose {
+            Purpose::SaveSchema => {
+                self.message = Some(
+                    schema
+                        .save(path)
+                        .map(|()| format!("saved the schema to {}", path.display()))
+                        .map_err(|e| format!("could not save the schema: {e}")),
+                );
+                false
+            }
+            Purpose::LoadSchema => {
+                let loaded = Schema::load(path).and_then(|s| {
+                    s.validate()?;
+                    s.check_table(table)?;
+                    Ok(s)
+                });
+                match loaded {
+                    Ok(s) => {
+                        *schema = s;
+                        self.message = Some(Ok(format!("loaded the schema {}", path.display())));
+                        true
+                    }
+                    Err(e) => {
+                        self.message = Some(Err(format!(
+                            "{} does not fit this table: {e}",
+                            path.display()
+                        )));
+                        false
+                    }
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// "a, b, c, … (12)" within `max_chars`.
+fn spec_summary(levels: &[String], max_chars: usize) -> String {
+    let mut s = String::new();
+    for (i, l) in levels.iter().enumerate() {
+        let next = if i == 0 { l.clone() } else { format!(", {l}") };
+        if s.chars().count() + next.chars().count() > max_chars {
+            s.push_str(", …");
+            break;
+        }
+        s.push_str(&next);
+    }
+    format!("{s} ({})", levels.len())
+}
+
+/// The rows, laid out only where they are on screen.
+fn preview_ui(ui: &mut egui::Ui, table: &crate::data::Table) {
+    let row_h = ui.text_style_height(&egui::TextStyle::Body) + 4.0;
+    egui::ScrollArea::horizontal()
+        .id_salt("preview-h")
+        .show(ui, |ui| {
+            TableBuilder::new(ui)
+                .id_salt("preview")
+                .striped(true)
+                .resizable(true)
+                .cell_layout(egui::Layout::left_to_right(egui::Align::Center))
+                .column(TableColumn::exact(56.0))
+                .columns(
+                    TableColumn::initial(110.0).at_least(40.0).clip(true),
+                    table.n_cols(),
+                )
+                .min_scrolled_height(0.0)
+                .max_scroll_height(f32::INFINITY)
+                .header(row_h + 2.0, |mut h| {
+                    h.col(|ui| {
+                        ui.strong("row");
+                    });
+                    for c in &table.columns {
+                        h.col(|ui| {
+                            ui.strong(&c.name);
+                        });
+                    }
+                })
+                .body(|body| {
+                    body.rows(row_h, table.n_rows, |mut row| {
+                        let i = row.index();
+                        row.col(|ui| {
+                            ui.weak((i + 1).to_string());
+                        });
+                        for c in &table.columns {
+                            row.col(|ui| match c.text(i) {
+                                Some(t) => {
+                                    ui.label(t);
+                                }
+                                None => {
+                                    ui.weak("missing");
+                                }
+                            });
+                        }
+                    });
+                });
+        });
 }
 
 /// After a kind change, give the column a domain of the new shape read off the data
 /// (marked `FromData` until the user confirms it).
-fn retarget(spec: &mut crate::data::schema::ColumnSpec, col: &crate::data::Column) {
+fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
     use crate::data::Values;
     spec.provenance = Provenance::FromData;
     spec.integer = false;
@@ -161,4 +480,111 @@ fn retarget(spec: &mut crate::data::schema::ColumnSpec, col: &crate::data::Colum
             }
         },
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adult() -> (Loaded, tempfile::TempDir) {
+        let path = super::super::sample_path("adult/adult_train.csv");
+        let table = crate::data::csv::load_csv(&path, &Default::default()).unwrap();
+        let inf = crate::data::infer::infer_schema(&table).unwrap();
+        let stats = ColumnStats::of(&table);
+        (
+            Loaded {
+                path,
+                content: Content::Table {
+                    table,
+                    schema: inf.schema,
+                    notes: inf.notes,
+                    stats,
+                },
+            },
+            tempfile::tempdir().unwrap(),
+        )
+    }
+
+    #[test]
+    fn a_saved_schema_loads_back_and_a_foreign_one_is_refused() {
+        let (mut l, dir) = adult();
+        let mut p = DataPanel::default();
+        if let Content::Table { schema, .. } = &mut l.content {
+            schema.columns[0].provenance = Provenance::UserProvided;
+            schema.columns[0].domain = Some(Domain::Bounds {
+                lower: 17.0,
+                upper: 90.0,
+            });
+        }
+        let file = dir.path().join("s.json");
+        assert!(!p.schema_file(Purpose::SaveSchema, &file, &mut l));
+        let (mut fresh, _d) = adult();
+        assert!(p.schema_file(Purpose::LoadSchema, &file, &mut fresh));
+        let Content::Table { schema, .. } = &fresh.content else {
+            panic!()
+        };
+        assert_eq!(schema.columns[0].bounds(), Some((17.0, 90.0)));
+        assert!(schema.columns[0].provenance.is_private());
+
+        // A schema of another table is refused with the column at fault, and the current
+        // schema is kept.
+        let other = dir.path().join("other.json");
+        std::fs::write(
+            &other,
+            r#"{"columns":[{"name":"x","kind":"continuous","domain":{"bounds":{"lower":0,"upper":1}}}]}"#,
+        )
+        .unwrap();
+        assert!(!p.schema_file(Purpose::LoadSchema, &other, &mut fresh));
+        let Some(Err(m)) = &p.message else { panic!() };
+        assert!(m.contains("does not fit this table"), "{m}");
+        let Content::Table { schema, .. } = &fresh.content else {
+            panic!()
+        };
+        assert_eq!(schema.columns[0].bounds(), Some((17.0, 90.0)));
+    }
+
+    #[test]
+    fn warnings_name_constant_sparse_and_wide_columns() {
+        let mut spec = ColumnSpec {
+            name: "c".into(),
+            kind: Kind::Categorical,
+            integer: false,
+            missing: false,
+            domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
+            provenance: Provenance::UserProvided,
+        };
+        let w = warnings(
+            &spec,
+            ColumnStats {
+                missing: 30,
+                distinct: 60,
+            },
+            100,
+        );
+        assert!(w.iter().any(|w| w.contains("60 categories")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("30 % missing")), "{w:?}");
+        spec.domain = Some(Domain::Categories(vec!["a".into(), "b".into()]));
+        let w = warnings(
+            &spec,
+            ColumnStats {
+                missing: 0,
+                distinct: 1,
+            },
+            100,
+        );
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("constant"));
+        spec.kind = Kind::Ignored;
+        assert!(
+            warnings(
+                &spec,
+                ColumnStats {
+                    missing: 90,
+                    distinct: 1
+                },
+                100
+            )
+            .is_empty()
+        );
+    }
 }

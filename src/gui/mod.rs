@@ -2,7 +2,8 @@
 //! evaluate on the UI thread (a frame must stay under 16 ms): training runs in the `job`
 //! worker, which wakes the window when it has news.
 //!
-//! - [`data_panel::DataPanel`]: the loaded table's columns — kind, domain, provenance.
+//! - [`data_panel::DataPanel`]: the loaded table's columns — kind, domain, provenance,
+//!   warnings — a virtual-scrolling preview of its rows, and schema save/load.
 //! - [`train_panel::TrainPanel`]: method, (ε, δ), the cost preview from the ledger, the
 //!   live run (progress, ETA, losses, budget gauge, cancel, a digit grid for images) and
 //!   the export of samples.
@@ -10,28 +11,35 @@
 //!   with tabs for every figure of the evaluation suite and a comparison of runs.
 
 mod data_panel;
+mod dialogs;
+mod frame_stats;
+mod loader;
 mod results_panel;
+mod settings;
 mod train_panel;
 
 use std::path::{Path, PathBuf};
 
 use eframe::egui;
 
+use crate::data::Table;
 use crate::data::schema::Schema;
-use crate::data::{self, Dataset, Table};
+use dialogs::{Dialogs, Purpose};
+use loader::{Loading, Opened};
 
 /// Opens the window and blocks until it closes.
 pub fn run() -> anyhow::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("dpsynth — differentially private synthetic data")
-            .with_inner_size([1200.0, 780.0]),
+            .with_inner_size([1200.0, 780.0])
+            .with_min_inner_size([720.0, 480.0]),
         ..Default::default()
     };
     eframe::run_native(
         "dpsynth",
         options,
-        Box::new(|_cc| Ok(Box::new(App::default()))),
+        Box::new(|cc| Ok(Box::new(App::new(cc)))),
     )
     .map_err(|e| anyhow::anyhow!("{e}"))
 }
@@ -59,15 +67,25 @@ pub enum Content {
         table: Table,
         schema: Schema,
         notes: Vec<(String, String)>,
+        stats: Vec<data_panel::ColumnStats>,
     },
     Images {
         count: usize,
         side: usize,
         labels: String,
         /// The first 100 images as one 10×10 grid.
-        grid: egui::ColorImage,
-        texture: Option<egui::TextureHandle>,
+        texture: egui::TextureHandle,
     },
+}
+
+impl Content {
+    /// The real digits' grid of an image dataset.
+    pub fn real_grid(&self) -> Option<&egui::TextureHandle> {
+        match self {
+            Content::Images { texture, .. } => Some(texture),
+            Content::Table { .. } => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,7 +102,11 @@ pub struct App {
     tab: Tab,
     path_input: String,
     loaded: Option<Loaded>,
+    loading: Option<Loading>,
     error: Option<String>,
+    settings: settings::Settings,
+    dialogs: Dialogs,
+    frames: frame_stats::FrameStats,
     data_panel: data_panel::DataPanel,
     train_panel: train_panel::TrainPanel,
     results_panel: results_panel::ResultsPanel,
@@ -112,63 +134,266 @@ pub(crate) fn image_grid(
 }
 
 impl App {
-    fn open(&mut self, path: &Path) {
+    /// The window as it was left: recent files and last settings from eframe's storage.
+    pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
+        let settings: settings::Settings = cc
+            .storage
+            .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
+            .unwrap_or_default();
+        let mut app = Self::default();
+        app.train_panel.apply_settings(&settings);
+        app.settings = settings;
+        app
+    }
+
+    /// Starts opening `path` in a worker; the current dataset stays until it succeeds.
+    fn open(&mut self, path: &Path, ctx: &egui::Context) {
         self.error = None;
-        let shown = path.display().to_string();
-        match data::open(path, &data::csv::LoadOptions::default()) {
-            Ok(Dataset::Table(table)) => match data::infer::infer_schema(&table) {
-                Ok(inf) => {
-                    self.loaded = Some(Loaded {
-                        path: path.to_path_buf(),
-                        content: Content::Table {
-                            table,
-                            schema: inf.schema,
-                            notes: inf.notes,
-                        },
-                    });
-                    self.train_panel.dataset_changed(self.loaded.as_ref());
-                    self.results_panel.clear();
-                }
-                Err(e) => self.error = Some(format!("{shown}: {e}")),
-            },
-            Ok(Dataset::Images(set)) => {
-                let labels = set
-                    .label_counts()
-                    .iter()
-                    .map(|(l, c)| format!("{l}: {c}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+        self.path_input = path.display().to_string();
+        self.loading = Some(Loading::start(path, ctx));
+    }
+
+    fn finish_loading(&mut self, ctx: &egui::Context) {
+        let Some(result) = self.loading.as_ref().and_then(|l| l.poll()) else {
+            return;
+        };
+        let Some(loading) = self.loading.take() else {
+            return;
+        };
+        let path = loading.path;
+        match result {
+            Ok(Opened::Table {
+                table,
+                schema,
+                notes,
+                stats,
+            }) => {
                 self.loaded = Some(Loaded {
-                    path: path.to_path_buf(),
-                    content: Content::Images {
-                        count: set.len(),
-                        side: set.width,
-                        labels,
-                        grid: image_grid(&set, 10, 10),
-                        texture: None,
+                    path: path.clone(),
+                    content: Content::Table {
+                        table,
+                        schema,
+                        notes,
+                        stats,
                     },
                 });
-                self.train_panel.dataset_changed(self.loaded.as_ref());
             }
-            Err(e) => self.error = Some(e.to_string()),
+            Ok(Opened::Images {
+                count,
+                side,
+                labels,
+                grid,
+            }) => {
+                let texture = ctx.load_texture("real-digits", grid, egui::TextureOptions::NEAREST);
+                self.loaded = Some(Loaded {
+                    path: path.clone(),
+                    content: Content::Images {
+                        count,
+                        side,
+                        labels,
+                        texture,
+                    },
+                });
+            }
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        }
+        // Bundled samples are not "recent files": they are always one click away.
+        if !path.starts_with(sample_path("")) {
+            self.settings.opened(&path);
+        }
+        self.data_panel = Default::default();
+        self.train_panel.dataset_changed(self.loaded.as_ref());
+        self.results_panel.clear();
+        self.tab = Tab::Data;
+    }
+
+    /// Routes a dialog's answer to the panel that asked.
+    fn dialog_answered(&mut self, purpose: Purpose, path: PathBuf, ctx: &egui::Context) {
+        if let Some(d) = path.parent() {
+            self.settings.last_dir = Some(d.to_path_buf());
+        }
+        match purpose {
+            Purpose::OpenData => self.open(&path, ctx),
+            Purpose::LoadSchema | Purpose::SaveSchema => {
+                if let Some(l) = &mut self.loaded {
+                    if self.data_panel.schema_file(purpose, &path, l) {
+                        self.train_panel.dataset_changed(self.loaded.as_ref());
+                    }
+                }
+            }
+            Purpose::ExportCsv | Purpose::SaveModel => {
+                self.train_panel.export_to(purpose, &path, ctx)
+            }
+            Purpose::SaveReport => self.results_panel.save_report(&path),
+        }
+    }
+
+    fn toolbar(&mut self, ui: &mut egui::Ui) {
+        let mut open: Option<PathBuf> = None;
+        ui.horizontal(|ui| {
+            let b = ui
+                .add_enabled(!self.dialogs.busy(), egui::Button::new("Open… (Ctrl+O)"))
+                .on_hover_text(
+                    "Open a CSV file or an MNIST IDX file with the system's file dialog",
+                );
+            let shortcut = ui.input_mut(|i| {
+                i.consume_shortcut(&egui::KeyboardShortcut::new(
+                    egui::Modifiers::COMMAND,
+                    egui::Key::O,
+                ))
+            });
+            if b.clicked() || (shortcut && !self.dialogs.busy()) {
+                self.dialogs.request(
+                    Purpose::OpenData,
+                    self.settings.last_dir.clone(),
+                    "",
+                    ui.ctx(),
+                );
+            }
+            let l = ui.label("or type a path:");
+            let r = ui
+                .add(egui::TextEdit::singleline(&mut self.path_input).desired_width(280.0))
+                .labelled_by(l.id);
+            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if ui.button("Open").clicked() || enter {
+                open = Some(PathBuf::from(self.path_input.trim()));
+            }
+            ui.separator();
+            if ui.button("Try it with the Adult census sample").clicked() {
+                open = Some(sample_path("adult/adult_train.csv"));
+            }
+            if ui.button("Try it with MNIST digits").clicked() {
+                open = Some(sample_path("mnist/train-images-idx3-ubyte.gz"));
+            }
+        });
+        // Drag and drop: the first dropped file with a path opens.
+        let dropped = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .first()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+        });
+        if let Some(p) = dropped.or(open) {
+            if p.as_os_str().is_empty() {
+                self.error = Some("Type the path of a CSV or MNIST IDX file first.".into());
+            } else {
+                self.open(&p, ui.ctx());
+            }
+        }
+        self.dialogs.ui(ui);
+        if let Some(l) = &self.loading {
+            l.ui(ui);
+        }
+        if let Some(e) = &self.error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+    }
+
+    /// The start screen: what the app does, and recent files.
+    fn start_screen(&mut self, ui: &mut egui::Ui) {
+        ui.add_space(12.0);
+        ui.heading("Differentially private synthetic data");
+        ui.label("dpsynth learns a generator of fake rows from a sensitive table (or small images), with a mathematical bound (ε, δ) on what the result can reveal about any one person.");
+        ui.add_space(6.0);
+        ui.label("1 · Open a CSV file (button above, type its path, or drop it on the window) — or try a bundled sample.");
+        ui.label("2 · Mark each column's kind and confirm its public range or categories.");
+        ui.label("3 · Pick a method and a privacy budget, see what it costs, and train.");
+        ui.label("4 · Compare the synthetic data with the real data, then export it.");
+        ui.add_space(12.0);
+        ui.strong("Recent files");
+        if self.settings.recent.is_empty() {
+            ui.label("none yet");
+        }
+        let mut open = None;
+        for p in &self.settings.recent {
+            let exists = p.exists();
+            let name = p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            ui.horizontal(|ui| {
+                let b = ui
+                    .add_enabled(exists, egui::Button::new(name))
+                    .on_hover_text(p.display().to_string());
+                if b.clicked() {
+                    open = Some(p.clone());
+                }
+                ui.weak(if exists {
+                    p.parent()
+                        .map_or(String::new(), |d| d.display().to_string())
+                } else {
+                    "(no longer there)".into()
+                });
+            });
+        }
+        if let Some(p) = open {
+            self.open(&p, ui.ctx());
         }
     }
 }
 
+/// Light, dark or the system's theme, in words (egui's own switch uses emoji glyphs that
+/// the bundled fonts lack). egui remembers the choice with the window's state.
+fn theme_switch(ui: &mut egui::Ui) {
+    use egui::ThemePreference as T;
+    let mut pref = ui.options(|o| o.theme_preference);
+    let before = pref;
+    // Right-to-left layout: the last one added sits leftmost.
+    for (p, name) in [
+        (T::System, "system"),
+        (T::Dark, "dark"),
+        (T::Light, "light"),
+    ] {
+        ui.selectable_value(&mut pref, p, name)
+            .on_hover_text(format!("{name} theme"));
+    }
+    ui.label("Theme:");
+    if pref != before {
+        ui.ctx().set_theme(pref);
+    }
+}
+
 impl eframe::App for App {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        self.train_panel.store_settings(&mut self.settings);
+        eframe::set_value(storage, eframe::APP_KEY, &self.settings);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        self.frames
+            .record(frame.info().cpu_usage, self.train_panel.is_running());
+        let ctx = ui.ctx().clone();
+        self.finish_loading(&ctx);
+        if let Some((purpose, path)) = self.dialogs.poll() {
+            self.dialog_answered(purpose, path, &ctx);
+        }
         self.train_panel.poll();
-        if let Some((title, model)) = self.train_panel.take_finished() {
-            if let Some(Loaded {
-                path,
-                content: Content::Table { table, schema, .. },
-            }) = &self.loaded
-            {
-                self.results_panel
-                    .add_run(title, &model, path, table, schema, ui.ctx());
-                // A newcomer should not have to find the results: show them.
-                self.tab = Tab::Results;
+        let open_path = self.loaded.as_ref().map(|l| l.path.clone());
+        if let Some((title, model)) = self.train_panel.take_finished(open_path.as_deref()) {
+            match &self.loaded {
+                Some(Loaded {
+                    path,
+                    content: Content::Table { table, schema, .. },
+                }) => {
+                    self.results_panel
+                        .add_run(title, &model, path, table, schema, &ctx);
+                }
+                Some(Loaded { content, .. }) => {
+                    self.results_panel.add_image_run(
+                        title,
+                        &model,
+                        content.real_grid().cloned(),
+                        &ctx,
+                    );
+                }
+                None => {}
             }
+            // A newcomer should not have to find the results: show them.
+            self.tab = Tab::Results;
         }
         egui::Panel::top("top").show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -177,52 +402,38 @@ impl eframe::App for App {
                 ui.selectable_value(&mut self.tab, Tab::Data, "1 · Data");
                 ui.selectable_value(&mut self.tab, Tab::Train, "2 · Train and export");
                 ui.selectable_value(&mut self.tab, Tab::Results, "3 · Results");
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    theme_switch(ui);
+                });
+            });
+        });
+        egui::Panel::bottom("status").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                match &self.loaded {
+                    Some(l) => ui.weak(format!("open: {}", l.path.display())),
+                    None => ui.weak("no dataset open"),
+                };
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    ui.weak(self.frames.status());
+                });
             });
         });
         egui::CentralPanel::default().show(ui, |ui| {
-            let mut open: Option<PathBuf> = None;
-            ui.horizontal(|ui| {
-                if ui.button("Try it with the Adult census sample").clicked() {
-                    open = Some(sample_path("adult/adult_train.csv"));
-                }
-                if ui.button("Try it with MNIST digits").clicked() {
-                    open = Some(sample_path("mnist/train-images-idx3-ubyte.gz"));
-                }
-                ui.separator();
-                let l = ui.label("File path:");
-                let r = ui
-                    .text_edit_singleline(&mut self.path_input)
-                    .labelled_by(l.id);
-                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                if ui.button("Open").clicked() || enter {
-                    open = Some(PathBuf::from(self.path_input.trim()));
-                }
-            });
-            // Drag and drop: the first dropped file with a path opens.
-            if let Some(p) = ui.ctx().input(|i| i.raw.dropped_files.first().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty())) {
-                open = Some(p);
-            }
-            if let Some(p) = open {
-                self.path_input = p.display().to_string();
-                self.open(&p);
-            }
-            if let Some(e) = &self.error {
-                ui.colored_label(ui.visuals().error_fg_color, e);
-            }
+            self.toolbar(ui);
             ui.separator();
             match self.tab {
                 Tab::Data => match &mut self.loaded {
-                    None => {
-                        ui.label("Open a CSV file or an MNIST IDX file (type its path or drop it on the window), or try a bundled sample.");
-                    }
+                    None => self.start_screen(ui),
                     Some(l) => {
-                        if self.data_panel.ui(ui, l) {
+                        if self.data_panel.ui(ui, l, &mut self.dialogs) {
                             self.train_panel.dataset_changed(self.loaded.as_ref());
                         }
                     }
                 },
-                Tab::Train => self.train_panel.ui(ui, self.loaded.as_ref()),
-                Tab::Results => self.results_panel.ui(ui),
+                Tab::Train => self
+                    .train_panel
+                    .ui(ui, self.loaded.as_ref(), &mut self.dialogs),
+                Tab::Results => self.results_panel.ui(ui, &mut self.dialogs),
             }
         });
     }

@@ -55,9 +55,18 @@ enum Msg {
 }
 
 enum EvalState {
-    Running { rx: Receiver<Msg>, line: String },
+    Running {
+        rx: Receiver<Msg>,
+        line: String,
+    },
     Done(Box<Report>),
     Failed(String),
+    /// An image run: 100 generated digits beside 100 real ones (`dpsynth evaluate` scores
+    /// image runs with classifiers; that takes minutes, so the window shows the grids).
+    Images {
+        generated: egui::TextureHandle,
+        real: Option<egui::TextureHandle>,
+    },
 }
 
 /// One finished run and its evaluation.
@@ -65,7 +74,10 @@ struct RunResult {
     title: String,
     statement: PrivacyStatement,
     test_note: String,
+    /// What the HTML report names as its inputs.
+    inputs: crate::eval::html::Inputs,
     state: EvalState,
+    report_msg: Option<String>,
 }
 
 /// State of the results view.
@@ -128,7 +140,9 @@ impl ResultsPanel {
                     title,
                     statement: empty_statement(),
                     test_note: String::new(),
+                    inputs: no_inputs(),
                     state: EvalState::Failed(e.to_string()),
+                    report_msg: None,
                 });
                 return;
             }
@@ -139,6 +153,14 @@ impl ResultsPanel {
             None => "no held-out file was found beside the data, so scores use rows of the training data (optimistic for the real row)".into(),
         };
         let statement = model.header.privacy.clone();
+        let inputs = crate::eval::html::Inputs {
+            real_train: format!("{} ({EVAL_ROWS} sampled rows)", data_path.display()),
+            real_test: test_path.as_ref().map_or_else(
+                || "rows of the training data (no held-out file was found)".into(),
+                |p| format!("{} ({EVAL_ROWS} sampled rows)", p.display()),
+            ),
+            synthetic: format!("{EVAL_ROWS} rows sampled from {}", model_path.display()),
+        };
         let (tx, rx) = channel();
         let real = real.sample_rows(EVAL_ROWS, 1);
         let schema = schema.clone();
@@ -175,12 +197,73 @@ impl ResultsPanel {
             title,
             statement,
             test_note,
+            inputs,
             state: EvalState::Running {
                 rx,
                 line: "starting".into(),
             },
+            report_msg: None,
         });
         self.selected = self.runs.len() - 1;
+    }
+
+    /// Adds an image run: 100 generated images (10 per label row when the generator emits
+    /// labels) shown beside the real ones.
+    pub fn add_image_run(
+        &mut self,
+        title: String,
+        model_path: &Path,
+        real: Option<egui::TextureHandle>,
+        ctx: &egui::Context,
+    ) {
+        let made = ReleasedModel::load(model_path, &candle_core::Device::Cpu)
+            .map_err(|e| e.to_string())
+            .and_then(|m| {
+                let t = m.sample(100, None).map_err(|e| e.to_string())?;
+                let set = crate::data::image::from_pixel_table(&t, "generated")
+                    .map_err(|e| e.to_string())?;
+                Ok((m.header.privacy.clone(), super::image_grid(&set, 10, 10)))
+            });
+        let (statement, state) = match made {
+            Ok((st, img)) => (
+                st,
+                EvalState::Images {
+                    generated: ctx.load_texture(
+                        format!("generated-{}", self.runs.len()),
+                        img,
+                        egui::TextureOptions::NEAREST,
+                    ),
+                    real,
+                },
+            ),
+            Err(e) => (empty_statement(), EvalState::Failed(e)),
+        };
+        self.runs.push(RunResult {
+            title,
+            statement,
+            test_note: String::new(),
+            inputs: no_inputs(),
+            state,
+            report_msg: None,
+        });
+        self.selected = self.runs.len() - 1;
+    }
+
+    /// The selected run's report as HTML, for the save dialog's answer.
+    pub fn save_report(&mut self, path: &Path) {
+        let Some(run) = self.runs.get_mut(self.selected) else {
+            return;
+        };
+        run.report_msg = Some(match &run.state {
+            EvalState::Done(rep) => {
+                let html = crate::eval::html::render(rep, &run.inputs);
+                match crate::util::atomic::write_atomic(path, html.as_bytes()) {
+                    Ok(()) => format!("saved the report to {}", path.display()),
+                    Err(e) => format!("could not save {}: {e}", path.display()),
+                }
+            }
+            _ => "this run has no finished evaluation to report".into(),
+        });
     }
 
     fn drain(&mut self) {
@@ -201,7 +284,7 @@ impl ResultsPanel {
         }
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
         self.drain();
         if self.runs.is_empty() {
             ui.label("No results yet: train a model in tab 2; its evaluation appears here.");
@@ -230,7 +313,28 @@ impl ResultsPanel {
             statement_ui(ui, &run.statement);
             return;
         }
+        if let EvalState::Done(_) = &run.state {
+            ui.horizontal(|ui| {
+                let b = ui
+                    .add_enabled(!dialogs.busy(), egui::Button::new("Save HTML report…"))
+                    .on_hover_text("Every figure and table of this run, in one self-contained file. It shows figures of the real rows (histograms, PCA points): share it only where the real data may be seen.");
+                if b.clicked() {
+                    dialogs.request(
+                        super::dialogs::Purpose::SaveReport,
+                        None,
+                        "dpsynth-report.html",
+                        ui.ctx(),
+                    );
+                }
+                if let Some(m) = &run.report_msg {
+                    ui.label(m);
+                }
+            });
+        }
         match &run.state {
+            EvalState::Images { generated, real } => {
+                images_ui(ui, generated, real.as_ref());
+            }
             EvalState::Running { line, .. } => {
                 ui.horizontal(|ui| {
                     ui.spinner();
@@ -305,11 +409,44 @@ impl ResultsPanel {
                     EvalState::Failed(e) => {
                         ui.label(e);
                     }
+                    EvalState::Images { .. } => {
+                        ui.label("image run: see its grid");
+                    }
                 }
                 ui.end_row();
             }
         });
     }
+}
+
+fn no_inputs() -> crate::eval::html::Inputs {
+    crate::eval::html::Inputs {
+        real_train: String::new(),
+        real_test: String::new(),
+        synthetic: String::new(),
+    }
+}
+
+/// Generated digits beside real ones, at the same scale.
+fn images_ui(
+    ui: &mut egui::Ui,
+    generated: &egui::TextureHandle,
+    real: Option<&egui::TextureHandle>,
+) {
+    let side = (ui.available_width() / 2.0 - 20.0).clamp(200.0, 420.0);
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.strong("Generated (100 samples of the released model)");
+            ui.image((generated.id(), egui::vec2(side, side)));
+        });
+        if let Some(r) = real {
+            ui.vertical(|ui| {
+                ui.strong("Real (the first 100 training images)");
+                ui.image((r.id(), egui::vec2(side, side)));
+            });
+        }
+    });
+    ui.label("Full scores for image runs (classifier accuracy on real test digits, Fréchet distance): dpsynth evaluate --grid.");
 }
 
 fn empty_statement() -> PrivacyStatement {

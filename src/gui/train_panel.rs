@@ -12,11 +12,24 @@ use crate::job::{self, Event, JobHandle, RunConfig, RunSummary};
 use crate::privacy::Budget;
 use crate::privacy::ledger::{Ledger, data_dir, dataset_key_any, default_ledger_path};
 
-const METHODS: [(&str, &str, &[&str]); 3] = [
-    (
-        "dp-auto-gan",
-        "Trains an autoencoder, then a GAN in its compact code space — both with DP-SGD (Tantipongpipat et al.).",
-        &[
+/// A method as the window presents it: one plain sentence and where the idea comes from.
+struct MethodCard {
+    name: &'static str,
+    title: &'static str,
+    sentence: &'static str,
+    paper: &'static str,
+    url: &'static str,
+    presets: &'static [&'static str],
+}
+
+const METHODS: [MethodCard; 3] = [
+    MethodCard {
+        name: "dp-auto-gan",
+        title: "DP-auto-GAN",
+        sentence: "Learns to compress a row into a short code, then learns to invent codes; both steps see the data only through noisy, clipped gradients. Best for mixed tables.",
+        paper: "Tantipongpipat et al., Differentially Private Synthetic Mixed-Type Data Generation (2021)",
+        url: "https://arxiv.org/abs/1912.03250",
+        presets: &[
             "quick",
             "tiny",
             "adult",
@@ -24,18 +37,94 @@ const METHODS: [(&str, &str, &[&str]); 3] = [
             "adult-paper",
             "mimic-paper",
         ],
-    ),
-    (
-        "dp-gan",
-        "A GAN whose critic (discriminator) is trained with DP-SGD: the baseline.",
-        &["quick", "tiny", "adult", "mnist"],
-    ),
-    (
-        "gan",
-        "The same GAN without privacy (ε = ∞): a reference line, never for release.",
-        &["quick", "tiny", "adult", "mnist"],
-    ),
+    },
+    MethodCard {
+        name: "dp-gan",
+        title: "DP-SGD GAN",
+        sentence: "A generator learns to fool a critic that sees the data only through noisy, clipped gradients: the standard baseline.",
+        paper: "Xie et al., Differentially Private Generative Adversarial Network (2018)",
+        url: "https://arxiv.org/abs/1802.06739",
+        presets: &["quick", "tiny", "adult", "mnist"],
+    },
+    MethodCard {
+        name: "gan",
+        title: "GAN without privacy",
+        sentence: "The same GAN with no noise (ε = ∞): a reference line for comparisons, never for release.",
+        paper: "Goodfellow et al., Generative Adversarial Nets (2014)",
+        url: "https://arxiv.org/abs/1406.2661",
+        presets: &["quick", "tiny", "adult", "mnist"],
+    },
 ];
+
+/// The advanced settings: the preset's values, editable one by one.
+#[derive(Default)]
+struct Advanced {
+    /// (method, preset) the rows below belong to.
+    of: (String, String),
+    /// (name, text the user edits, the preset's value as text).
+    rows: Vec<(String, String, String)>,
+    seed: String,
+    threads: usize,
+}
+
+impl Advanced {
+    fn refresh(&mut self, method: &str, preset: &str) {
+        if self.of == (method.to_string(), preset.to_string()) {
+            return;
+        }
+        self.of = (method.to_string(), preset.to_string());
+        self.rows = job::preset_settings(method, preset)
+            .map(|m| {
+                m.into_iter()
+                    .map(|(k, v)| {
+                        let t = value_text(&v);
+                        (k, t.clone(), t)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+
+    /// The edited settings as overrides (only those that differ from the preset).
+    fn overrides(&self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        let mut m = serde_json::Map::new();
+        for (k, text, default) in &self.rows {
+            if text.trim() == default.trim() {
+                continue;
+            }
+            let v = serde_json::from_str(text.trim())
+                .unwrap_or_else(|_| serde_json::Value::String(text.trim().to_string()));
+            m.insert(k.clone(), v);
+        }
+        Ok(m)
+    }
+
+    fn seed(&self) -> Result<Option<u64>, String> {
+        let t = self.seed.trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse().map(Some).map_err(|_| {
+            format!("seed '{t}' is not a whole number (leave it empty for a random seed)")
+        })
+    }
+}
+
+/// A setting's value as the user edits it: strings without quotes, the rest as JSON.
+fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Training threads by default: all cores but one, which stays with the window.
+fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        .max(1)
+}
 
 /// The ledger's view of the open dataset, and the run's planned cost.
 #[derive(Default, Clone)]
@@ -52,6 +141,9 @@ struct Cost {
 /// State of the training view.
 pub struct TrainPanel {
     method: usize,
+    advanced: Advanced,
+    /// The data file of the running (or last) run: its results belong to it alone.
+    run_data: Option<PathBuf>,
     preset: String,
     epsilon: String,
     delta: String,
@@ -62,7 +154,9 @@ pub struct TrainPanel {
     started: Option<Instant>,
     step: (u64, u64, String),
     epsilon_run: f64,
-    losses: Vec<[f64; 2]>,
+    /// One curve per (phase, loss name): x is the report number.
+    losses: Vec<(String, Vec<[f64; 2]>)>,
+    reports: u64,
     /// The last finished GAN epoch and its generator (previewed while training).
     epoch: u64,
     preview: Option<std::sync::Arc<crate::methods::released::ReleasedModel>>,
@@ -74,12 +168,18 @@ pub struct TrainPanel {
     export_rows: usize,
     export_path: String,
     export_msg: Option<String>,
+    export_job: Option<std::sync::mpsc::Receiver<String>>,
 }
 
 impl Default for TrainPanel {
     fn default() -> Self {
         Self {
             method: 0,
+            advanced: Advanced {
+                threads: default_threads(),
+                ..Default::default()
+            },
+            run_data: None,
             preset: "quick".into(),
             epsilon: "1".into(),
             delta: String::new(),
@@ -91,6 +191,7 @@ impl Default for TrainPanel {
             step: (0, 0, String::new()),
             epsilon_run: 0.0,
             losses: Vec::new(),
+            reports: 0,
             epoch: 0,
             preview: None,
             preview_texture: None,
@@ -100,14 +201,72 @@ impl Default for TrainPanel {
             export_rows: 1000,
             export_path: data_dir().join("synthetic.csv").display().to_string(),
             export_msg: None,
+            export_job: None,
         }
     }
 }
 
 impl TrainPanel {
-    /// The run that finished since the last call, once.
-    pub fn take_finished(&mut self) -> Option<(String, PathBuf)> {
-        self.just_finished.take()
+    /// The run that finished since the last call, once, if it trained on `data` (the
+    /// user may have opened another file meanwhile).
+    pub fn take_finished(&mut self, data: Option<&std::path::Path>) -> Option<(String, PathBuf)> {
+        let f = self.just_finished.take()?;
+        if self.run_data.as_deref() != data {
+            self.log.push(format!(
+                "the run finished, but another dataset is open now; its model is at {}",
+                f.1.display()
+            ));
+            return None;
+        }
+        Some(f)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.job.is_some()
+    }
+
+    /// The last session's choices.
+    pub fn apply_settings(&mut self, s: &super::settings::Settings) {
+        if let Some(i) = METHODS.iter().position(|m| m.name == s.method) {
+            self.method = i;
+        }
+        self.preset = s.preset.clone();
+        self.epsilon = s.epsilon.clone();
+        self.export_rows = s.export_rows.max(1);
+    }
+
+    pub fn store_settings(&self, s: &mut super::settings::Settings) {
+        s.method = METHODS[self.method].name.to_string();
+        s.preset = self.preset.clone();
+        s.epsilon = self.epsilon.clone();
+        s.export_rows = self.export_rows;
+    }
+
+    /// Writes samples or copies the released model to `path` (a save dialog's answer).
+    pub fn export_to(
+        &mut self,
+        purpose: super::dialogs::Purpose,
+        path: &std::path::Path,
+        ctx: &egui::Context,
+    ) {
+        let Some(Ok(s)) = &self.result else {
+            self.export_msg = Some("no finished run to export".into());
+            return;
+        };
+        let model = s.model.clone();
+        if purpose == super::dialogs::Purpose::ExportCsv {
+            self.export_path = path.display().to_string();
+            self.start_export(&model, path, ctx);
+            return;
+        }
+        // The model file holds the generator and its privacy statement only (no critic, no
+        // encoder, no training rows): safe to hand out as it is.
+        self.export_msg = Some(
+            match std::fs::read(&model).and_then(|b| crate::util::atomic::write_atomic(path, &b)) {
+                Ok(()) => format!("saved the released model to {}", path.display()),
+                Err(e) => format!("could not save the model: {e}"),
+            },
+        );
     }
 
     /// Drains the job's events (the window calls this every frame, whatever tab is shown).
@@ -157,7 +316,7 @@ impl TrainPanel {
     }
 
     fn compute_cost(&mut self) {
-        let method = METHODS[self.method].0;
+        let method = METHODS[self.method].name;
         let mut c = Cost::default();
         let res = (|| -> Result<Cost, String> {
             let key = self.dataset_key.clone().ok_or("no dataset is open")?;
@@ -173,7 +332,9 @@ impl TrainPanel {
                 return Ok(c.clone());
             }
             let budget = self.budget()?;
-            let plan = job::plan(method, &self.preset, self.rows, budget)?;
+            let overrides = self.advanced.overrides()?;
+            self.advanced.seed()?;
+            let plan = job::plan_with(method, &self.preset, self.rows, budget, &overrides)?;
             let orders = ledger.orders().to_vec();
             let curve = crate::privacy::charges_curve(&plan.charges, &orders);
             let after = ledger
@@ -210,10 +371,11 @@ impl TrainPanel {
             Content::Images { .. } => None,
         };
         self.losses.clear();
+        self.reports = 0;
         self.epoch = 0;
         self.preview = None;
         self.preview_texture = None;
-        let method = METHODS[self.method].0;
+        let method = METHODS[self.method].name;
         let dir = data_dir();
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -242,6 +404,13 @@ impl TrainPanel {
         } else {
             self.epsilon.trim().parse().unwrap_or(1.0)
         };
+        let (overrides, seed) = match (self.advanced.overrides(), self.advanced.seed()) {
+            (Ok(o), Ok(s)) => (o, s),
+            (Err(e), _) | (_, Err(e)) => {
+                self.result = Some(Err(e));
+                return;
+            }
+        };
         let cfg = RunConfig {
             data: loaded.path.clone(),
             schema: schema.map(|_| schema_path),
@@ -249,15 +418,15 @@ impl TrainPanel {
             preset: self.preset.clone(),
             epsilon,
             delta: self.delta.trim().parse().unwrap_or(1e-5),
-            seed: None,
+            seed,
             out,
             device: Default::default(),
-            // One core stays with the window.
-            threads: Some(1),
+            threads: Some(self.advanced.threads.max(1)),
             ledger: None,
-            overrides: Default::default(),
+            overrides,
             checkpoints: None,
         };
+        self.run_data = Some(loaded.path.clone());
         let ctx = ctx.clone();
         self.job = Some(job::spawn(
             cfg,
@@ -266,6 +435,7 @@ impl TrainPanel {
         ));
         self.started = Some(Instant::now());
         self.losses.clear();
+        self.reports = 0;
         self.log.clear();
         self.result = None;
         self.export_msg = None;
@@ -290,10 +460,13 @@ impl TrainPanel {
                 Ok(Event::Progress(p)) => {
                     self.step = (p.step, p.total, p.phase.clone());
                     self.epsilon_run = p.epsilon_spent;
-                    if let Some((_, v)) = p.losses.iter().find(|(k, _)| k == "generator") {
-                        if v.is_finite() {
-                            let x = self.losses.len() as f64;
-                            self.losses.push([x, *v]);
+                    let x = self.reports as f64;
+                    self.reports += 1;
+                    for (k, v) in p.losses.iter().filter(|(_, v)| v.is_finite()) {
+                        let name = format!("{} · {k}", p.phase);
+                        match self.losses.iter_mut().find(|(n, _)| *n == name) {
+                            Some((_, pts)) => pts.push([x, *v]),
+                            None => self.losses.push((name, vec![[x, *v]])),
                         }
                     }
                 }
@@ -306,7 +479,7 @@ impl TrainPanel {
                 }
                 Ok(Event::Finished(r)) => {
                     if let Ok(s) = &r {
-                        let (m, p) = (METHODS[self.method].0, self.preset.clone());
+                        let (m, p) = (METHODS[self.method].name, self.preset.clone());
                         let eps = s
                             .epsilon_spent
                             .map_or("∞".to_string(), |e| format!("{e:.2}"));
@@ -338,7 +511,24 @@ impl TrainPanel {
         }
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, loaded: Option<&Loaded>) {
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        loaded: Option<&Loaded>,
+        dialogs: &mut super::dialogs::Dialogs,
+    ) {
+        egui::ScrollArea::vertical()
+            .id_salt("train")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.body(ui, loaded, dialogs));
+    }
+
+    fn body(
+        &mut self,
+        ui: &mut egui::Ui,
+        loaded: Option<&Loaded>,
+        dialogs: &mut super::dialogs::Dialogs,
+    ) {
         self.drain();
         let Some(loaded) = loaded else {
             ui.label("Open a dataset first (Data tab).");
@@ -387,11 +577,14 @@ impl TrainPanel {
             }
         });
         if running || self.result.is_some() {
-            self.progress_ui(ui);
+            self.progress_ui(ui, loaded.content.real_grid());
+        }
+        if let Some(Err(e)) = &self.result {
+            ui.colored_label(ui.visuals().error_fg_color, format!("The run failed: {e}"));
         }
         if let Some(Ok(s)) = &self.result {
             let model = s.model.clone();
-            self.export_ui(ui, &model);
+            self.export_ui(ui, &model, dialogs);
         }
         egui::CollapsingHeader::new("Log")
             .default_open(true)
@@ -410,25 +603,42 @@ impl TrainPanel {
             self.delta.clone(),
         );
         ui.strong("Method");
-        for (i, (name, blurb, _)) in METHODS.iter().enumerate() {
-            ui.horizontal(|ui| {
-                ui.radio_value(&mut self.method, i, *name);
-                ui.label(*blurb);
-            });
-        }
-        let presets = METHODS[self.method].2;
+        ui.horizontal_wrapped(|ui| {
+            for (i, m) in METHODS.iter().enumerate() {
+                let chosen = self.method == i;
+                let frame = egui::Frame::group(ui.style())
+                    .fill(if chosen {
+                        ui.visuals().selection.bg_fill.gamma_multiply(0.35)
+                    } else {
+                        ui.visuals().faint_bg_color
+                    })
+                    .inner_margin(8.0);
+                frame.show(ui, |ui| {
+                    ui.set_width(340.0);
+                    ui.set_min_height(112.0);
+                    ui.vertical(|ui| {
+                        ui.radio_value(&mut self.method, i, m.title);
+                        ui.label(m.sentence);
+                        ui.hyperlink_to(format!("idea: {}", m.paper), m.url);
+                    });
+                });
+            }
+        });
+        let presets = METHODS[self.method].presets;
         if !presets.contains(&self.preset.as_str()) {
             self.preset = presets[0].to_string();
         }
         ui.horizontal(|ui| {
-            ui.label("Preset:");
+            let l = ui.label("Preset:");
             egui::ComboBox::from_id_salt("preset")
                 .selected_text(self.preset.clone())
                 .show_ui(ui, |ui| {
                     for p in presets {
                         ui.selectable_value(&mut self.preset, p.to_string(), *p);
                     }
-                });
+                })
+                .response
+                .labelled_by(l.id);
             ui.separator();
             let l = ui.label("ε");
             ui.add(egui::TextEdit::singleline(&mut self.epsilon).desired_width(60.0))
@@ -441,6 +651,48 @@ impl TrainPanel {
             "Guidance: ε ≤ 1 is strong protection, ε ≤ 5 moderate. δ should be far below 1/n (n = {}); proposed: 1/(10 n).",
             self.rows
         ));
+        let method = METHODS[self.method].name;
+        self.advanced.refresh(method, &self.preset);
+        let mut advanced_changed = false;
+        egui::CollapsingHeader::new("Advanced settings")
+            .default_open(false)
+            .show(ui, |ui| {
+                ui.label("The preset's values; change one to override it. The cost above follows.");
+                egui::Grid::new("advanced").striped(true).show(ui, |ui| {
+                    let l = ui.label("seed");
+                    advanced_changed |= ui
+                        .add(egui::TextEdit::singleline(&mut self.advanced.seed).hint_text("random").desired_width(120.0))
+                        .labelled_by(l.id)
+                        .on_hover_text("A fixed seed makes a run reproducible, and marks its model NOT for release")
+                        .changed();
+                    ui.end_row();
+                    let l = ui.label("training threads");
+                    ui.add(egui::DragValue::new(&mut self.advanced.threads).range(1..=256))
+                        .labelled_by(l.id);
+                    ui.end_row();
+                    for (k, text, default) in &mut self.advanced.rows {
+                        let l = ui.label(k.as_str());
+                        let r = ui
+                            .add(egui::TextEdit::singleline(text).desired_width(160.0))
+                            .labelled_by(l.id);
+                        advanced_changed |= r.changed();
+                        if text.trim() != default.trim() {
+                            ui.weak(format!("preset: {default}"));
+                        }
+                        ui.end_row();
+                    }
+                });
+                if ui.button("Reset to the preset").clicked() {
+                    for (_, t, d) in &mut self.advanced.rows {
+                        *t = d.clone();
+                    }
+                    self.advanced.seed.clear();
+                    advanced_changed = true;
+                }
+            });
+        if advanced_changed {
+            self.cost = None;
+        }
         if (
             self.method,
             self.preset.clone(),
@@ -452,7 +704,7 @@ impl TrainPanel {
         }
     }
 
-    fn progress_ui(&mut self, ui: &mut egui::Ui) {
+    fn progress_ui(&mut self, ui: &mut egui::Ui, real: Option<&egui::TextureHandle>) {
         let (step, total, phase) = self.step.clone();
         let frac = if total > 0 {
             step as f32 / total as f32
@@ -468,7 +720,12 @@ impl TrainPanel {
             }
             _ => String::new(),
         };
-        ui.add(egui::ProgressBar::new(frac).text(format!("{phase}: step {step} / {total}{eta}")));
+        let text = if total == 0 {
+            "preparing: reading and encoding the data".to_string()
+        } else {
+            format!("{phase}: step {step} / {total}{eta}")
+        };
+        ui.add(egui::ProgressBar::new(frac).text(text));
         if let Ok(b) = self.budget() {
             let spent = if self.epsilon_run.is_finite() {
                 self.epsilon_run
@@ -503,23 +760,26 @@ impl TrainPanel {
         }
         ui.horizontal(|ui| {
             ui.vertical(|ui| {
-                ui.set_width((ui.available_width() - 300.0).max(200.0));
+                let grids = if self.preview.is_some() { 440.0 } else { 0.0 };
+                ui.set_width((ui.available_width() - grids).max(200.0));
                 Plot::new("losses")
-                    .height(160.0)
-                    .x_axis_label("report (every 50 steps)")
+                    .height(180.0)
+                    .legend(egui_plot::Legend::default())
+                    .x_axis_label("progress report (every 50 steps)")
+                    .y_axis_label("loss")
                     .show(ui, |p| {
-                        p.line(Line::new(
-                            "generator loss",
-                            PlotPoints::from(self.losses.clone()),
-                        ));
+                        for (name, pts) in &self.losses {
+                            p.line(Line::new(name.as_str(), PlotPoints::from(pts.clone())));
+                        }
                     });
+                ui.small("Curves are computed from generated rows and the private critic only: a loss on the real rows (the autoencoder's, the critic's on real data) would itself reveal something about them, so none is shown.");
             });
-            self.preview_ui(ui);
+            self.preview_ui(ui, real);
         });
     }
 
     /// For image data: 100 digits from the generator of the last finished epoch.
-    fn preview_ui(&mut self, ui: &mut egui::Ui) {
+    fn preview_ui(&mut self, ui: &mut egui::Ui, real: Option<&egui::TextureHandle>) {
         let Some(model) = &self.preview else { return };
         let Some(side) = image_side(model) else {
             return;
@@ -533,44 +793,67 @@ impl TrainPanel {
                 }
             }
         }
+        let size = egui::vec2(10.0 * side as f32, 10.0 * side as f32).min(egui::vec2(200.0, 200.0));
         if let Some(t) = &self.preview_texture {
             ui.vertical(|ui| {
                 ui.label(format!("generated after epoch {}", self.epoch));
-                let size = egui::vec2(10.0 * side as f32, 10.0 * side as f32)
-                    .min(egui::vec2(280.0, 280.0));
                 ui.image((t.id(), size));
+            });
+        }
+        if let Some(r) = real {
+            ui.vertical(|ui| {
+                ui.label("real");
+                ui.image((r.id(), size));
             });
         }
     }
 
-    fn export_ui(&mut self, ui: &mut egui::Ui, model: &std::path::Path) {
+    fn export_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        model: &std::path::Path,
+        dialogs: &mut super::dialogs::Dialogs,
+    ) {
+        use super::dialogs::Purpose;
+        if let Some(rx) = &self.export_job {
+            if let Ok(m) = rx.try_recv() {
+                self.export_msg = Some(m);
+                self.export_job = None;
+            }
+        }
+        let busy = self.export_job.is_some();
         ui.group(|ui| {
-            ui.strong("Export synthetic data");
+            ui.strong("Export");
             ui.horizontal(|ui| {
                 let l = ui.label("Rows:");
                 ui.add(egui::DragValue::new(&mut self.export_rows).range(1..=10_000_000))
                     .labelled_by(l.id);
-                let l = ui.label("CSV file:");
-                ui.text_edit_singleline(&mut self.export_path)
+                let free = !busy && !dialogs.busy();
+                if ui
+                    .add_enabled(free, egui::Button::new("Save CSV…"))
+                    .on_hover_text("Sample this many synthetic rows and save them through a dialog")
+                    .clicked()
+                {
+                    dialogs.request(Purpose::ExportCsv, None, "synthetic.csv", ui.ctx());
+                }
+                if ui
+                    .add_enabled(free, egui::Button::new("Save model…"))
+                    .on_hover_text("The released generator with its privacy statement: anyone can sample from it with `dpsynth sample`. It holds no training rows, critic or encoder.")
+                    .clicked()
+                {
+                    dialogs.request(Purpose::SaveModel, None, "model.dpsynth", ui.ctx());
+                }
+            });
+            ui.horizontal(|ui| {
+                let l = ui.label("or to the CSV file:");
+                ui.add(egui::TextEdit::singleline(&mut self.export_path).desired_width(360.0))
                     .labelled_by(l.id);
-                if ui.button("Export CSV").clicked() {
+                if ui.add_enabled(!busy, egui::Button::new("Export CSV")).clicked() {
                     let out = PathBuf::from(self.export_path.trim());
-                    self.export_msg = Some(
-                        match crate::methods::released::ReleasedModel::load(
-                            model,
-                            &candle_core::Device::Cpu,
-                        )
-                        .and_then(|m| m.sample(self.export_rows, None))
-                        .map_err(|e| e.to_string())
-                        .and_then(|t| {
-                            crate::data::export::write_csv(&t, &out).map_err(|e| e.to_string())
-                        }) {
-                            Ok(()) => {
-                                format!("wrote {} rows to {}", self.export_rows, out.display())
-                            }
-                            Err(e) => format!("export failed: {e}"),
-                        },
-                    );
+                    self.start_export(model, &out, ui.ctx());
+                }
+                if busy {
+                    ui.spinner();
                 }
             });
             ui.label(format!("released model: {}", model.display()));
@@ -578,6 +861,43 @@ impl TrainPanel {
                 ui.label(m);
             }
         });
+    }
+
+    /// Samples and writes in a worker (a million rows take a while).
+    fn start_export(
+        &mut self,
+        model: &std::path::Path,
+        out: &std::path::Path,
+        ctx: &egui::Context,
+    ) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (model, out, rows, ctx) = (
+            model.to_path_buf(),
+            out.to_path_buf(),
+            self.export_rows,
+            ctx.clone(),
+        );
+        std::thread::spawn(move || {
+            let _ = tx.send(export_csv(&model, rows, &out));
+            ctx.request_repaint();
+        });
+        self.export_msg = Some(format!("sampling {} rows…", self.export_rows));
+        self.export_job = Some(rx);
+    }
+}
+
+/// Samples `rows` rows from the model file and writes them as CSV (atomically).
+fn export_csv(model: &std::path::Path, rows: usize, out: &std::path::Path) -> String {
+    if out.as_os_str().is_empty() {
+        return "export failed: type a file path first".into();
+    }
+    match crate::methods::released::ReleasedModel::load(model, &candle_core::Device::Cpu)
+        .and_then(|m| m.sample(rows, None))
+        .map_err(|e| e.to_string())
+        .and_then(|t| crate::data::export::write_csv(&t, out).map_err(|e| e.to_string()))
+    {
+        Ok(()) => format!("wrote {rows} rows to {}", out.display()),
+        Err(e) => format!("export failed: {e}"),
     }
 }
 

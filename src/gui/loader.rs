@@ -1,0 +1,155 @@
+//! Opening a data file off the UI thread. Reading and parsing a large CSV takes seconds, and
+//! a window that stops drawing looks crashed; the worker reports how many bytes it has read
+//! and which stage it is in, and the window draws a progress bar from that.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+use std::time::Instant;
+
+use eframe::egui;
+
+use crate::data::schema::Schema;
+use crate::data::{self, Dataset, Table};
+
+/// What the worker hands back: everything heavy is computed there.
+pub enum Opened {
+    Table {
+        table: Table,
+        schema: Schema,
+        notes: Vec<(String, String)>,
+        stats: Vec<super::data_panel::ColumnStats>,
+    },
+    Images {
+        count: usize,
+        side: usize,
+        labels: String,
+        /// The first 100 images tiled 10 × 10.
+        grid: egui::ColorImage,
+    },
+}
+
+const READING: u8 = 0;
+const PARSING: u8 = 1;
+const INFERRING: u8 = 2;
+
+/// A file being opened.
+pub struct Loading {
+    pub path: PathBuf,
+    started: Instant,
+    read: Arc<AtomicU64>,
+    size: Arc<AtomicU64>,
+    stage: Arc<AtomicU8>,
+    rx: Receiver<Result<Opened, String>>,
+}
+
+impl Loading {
+    /// Starts reading `path` in a worker thread; `ctx` is woken as bytes arrive.
+    pub fn start(path: &Path, ctx: &egui::Context) -> Self {
+        let (tx, rx) = channel();
+        let read = Arc::new(AtomicU64::new(0));
+        let size = Arc::new(AtomicU64::new(
+            std::fs::metadata(path).map_or(0, |m| m.len()),
+        ));
+        let stage = Arc::new(AtomicU8::new(READING));
+        let (r, s, st, ctx, p) = (
+            read.clone(),
+            size.clone(),
+            stage.clone(),
+            ctx.clone(),
+            path.to_path_buf(),
+        );
+        std::thread::spawn(move || {
+            let mut progress = |got: u64, total: u64| {
+                r.store(got, Ordering::Relaxed);
+                s.store(total, Ordering::Relaxed);
+                if got >= total {
+                    st.store(PARSING, Ordering::Relaxed);
+                }
+                ctx.request_repaint();
+            };
+            let shown = p.display().to_string();
+            let result = match data::open_with_progress(&p, &Default::default(), &mut progress) {
+                Ok(Dataset::Table(table)) => {
+                    st.store(INFERRING, Ordering::Relaxed);
+                    ctx.request_repaint();
+                    data::infer::infer_schema(&table)
+                        .map(|inf| Opened::Table {
+                            stats: super::data_panel::ColumnStats::of(&table),
+                            table,
+                            schema: inf.schema,
+                            notes: inf.notes,
+                        })
+                        .map_err(|e| format!("{shown}: {e}"))
+                }
+                Ok(Dataset::Images(set)) => Ok(Opened::Images {
+                    count: set.len(),
+                    side: set.width,
+                    labels: set
+                        .label_counts()
+                        .iter()
+                        .map(|(l, c)| format!("{l}: {c}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    grid: super::image_grid(&set, 10, 10),
+                }),
+                Err(e) => Err(e.to_string()),
+            };
+            let _ = tx.send(result);
+            ctx.request_repaint();
+        });
+        Self {
+            path: path.to_path_buf(),
+            started: Instant::now(),
+            read,
+            size,
+            stage,
+            rx,
+        }
+    }
+
+    /// The result once the worker is done.
+    pub fn poll(&self) -> Option<Result<Opened, String>> {
+        match self.rx.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Err(format!(
+                "{}: the loader stopped unexpectedly",
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// A progress bar with the stage, the bytes read and the time so far.
+    pub fn ui(&self, ui: &mut egui::Ui) {
+        let (read, size) = (
+            self.read.load(Ordering::Relaxed),
+            self.size.load(Ordering::Relaxed),
+        );
+        let secs = self.started.elapsed().as_secs_f32();
+        let (frac, text) = match self.stage.load(Ordering::Relaxed) {
+            READING if size > 0 && read > 0 => (
+                0.8 * read as f32 / size as f32,
+                format!(
+                    "reading {:.1} of {:.1} MB",
+                    read as f64 / 1e6,
+                    size as f64 / 1e6
+                ),
+            ),
+            READING => (0.0, "reading and decoding".to_string()),
+            PARSING => (0.85, "parsing the columns".to_string()),
+            _ => (0.95, "inferring each column's kind and domain".to_string()),
+        };
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(format!("Opening {}", self.path.display()));
+        });
+        ui.add(
+            egui::ProgressBar::new(frac)
+                .text(format!("{text} · {secs:.1} s"))
+                .animate(true),
+        );
+        ui.label("The window stays usable while the file loads.");
+    }
+}
