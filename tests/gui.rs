@@ -9,24 +9,16 @@
 //! training and results screens carry live numbers (steps, seconds) and are compared
 //! loosely, so they catch a broken layout, not a changed digit.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::wait_for;
+
+use dpsynth::data::schema::{Kind, Schema};
 use eframe::egui;
 use egui_kittest::kittest::Queryable as _;
 use egui_kittest::{Harness, SnapshotOptions};
-
-/// Steps frames until `label` (a substring) is on screen.
-fn wait_for(h: &mut Harness<'_, dpsynth::gui::App>, label: &str, secs: u64) {
-    let t0 = Instant::now();
-    while h.query_by_label_contains(label).is_none() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(secs),
-            "'{label}' did not appear within {secs} s"
-        );
-        h.run_steps(2);
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// Live screens: text changes from run to run; the layout must not.
 fn loose() -> SnapshotOptions {
@@ -86,6 +78,18 @@ fn open_sample_change_columns_train_and_export() {
     h.run_steps(3);
     assert_eq!(h.query_all_by_label("Confirm public").count(), 12);
     h.snapshot("data");
+
+    // Schema save and load go through the window's dialogs (answered by the test).
+    let schema_file = dir.path().join("adult-schema.json");
+    h.state_mut().answer_next_dialog(schema_file.clone());
+    h.get_by_label("Save schema…").click();
+    wait_for(&mut h, "saved the schema to", 10);
+    let saved = Schema::load(&schema_file).unwrap();
+    assert_eq!(saved.column("fnlwgt").unwrap().kind, Kind::Ignored);
+    assert_eq!(saved.column("age").unwrap().bounds(), Some((16.0, 90.0)));
+    h.state_mut().answer_next_dialog(schema_file.clone());
+    h.get_by_label("Load schema…").click();
+    wait_for(&mut h, "loaded the schema", 10);
 
     h.get_by_label("2 · Train and export").click();
     h.run_steps(4);
@@ -161,6 +165,36 @@ fn open_sample_change_columns_train_and_export() {
     assert_eq!(t.n_rows, 1000);
     assert_eq!(t.n_cols(), 14, "fnlwgt was ignored");
     assert!(t.column("fnlwgt").is_none());
+    // The released model and more samples through the save dialogs.
+    let model_file = dir.path().join("released.dpsynth");
+    h.state_mut().answer_next_dialog(model_file.clone());
+    h.get_by_label("Save model…").click();
+    wait_for(&mut h, "saved the released model", 10);
+    let m = dpsynth::methods::released::ReleasedModel::load(&model_file, &candle_core::Device::Cpu)
+        .unwrap();
+    assert!(m.header.privacy.epsilon.is_some_and(|e| e <= 1.0));
+    h.state_mut()
+        .answer_next_dialog(dir.path().join("via-dialog.csv"));
+    h.get_by_label("Save CSV…").click();
+    wait_for(&mut h, "via-dialog.csv", 60);
+    assert_eq!(
+        dpsynth::data::csv::load_csv(&dir.path().join("via-dialog.csv"), &Default::default())
+            .unwrap()
+            .n_rows,
+        1000
+    );
+    // The HTML report of the evaluation.
+    h.get_by_label("3 · Results").click();
+    h.run_steps(3);
+    h.get_by_label("2-way PCA").click();
+    h.run_steps(3);
+    let report = dir.path().join("report.html");
+    h.state_mut().answer_next_dialog(report.clone());
+    h.get_by_label("Save HTML report…").click();
+    wait_for(&mut h, "saved the report to", 30);
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<svg") && html.contains("dpsynth evaluation report"));
+
     // The run is in the ledger, settled.
     let key =
         dpsynth::privacy::ledger::dataset_key(&dpsynth::gui::sample_path("adult/adult_train.csv"))

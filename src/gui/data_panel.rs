@@ -119,10 +119,24 @@ impl DataPanel {
                 }
                 let np = schema.non_private_domains().len();
                 if np > 0 {
-                    ui.colored_label(
-                        ui.visuals().warn_fg_color,
-                        format!("{np} column domains come from the data: not protected until you enter or confirm public values (\"Confirm public\")."),
-                    );
+                    ui.horizontal_wrapped(|ui| {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("{np} column domains come from the data: not protected until you enter or confirm public values (\"Confirm public\")."),
+                        );
+                        if ui
+                            .button("Confirm all as public")
+                            .on_hover_text("Only if every range and category list shown is public knowledge (a codebook, the census form), not something these rows alone reveal")
+                            .clicked()
+                        {
+                            for c in &mut schema.columns {
+                                if c.kind != Kind::Ignored && !c.provenance.is_private() {
+                                    c.provenance = Provenance::UserProvided;
+                                }
+                            }
+                            changed = true;
+                        }
+                    });
                 }
                 for (c, n) in notes.iter() {
                     ui.label(format!("note: '{c}' {n}"));

@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
+use std::time::{Duration, Instant};
 
 use eframe::egui;
 
@@ -55,7 +56,16 @@ impl Purpose {
 #[derive(Default)]
 pub struct Dialogs {
     pending: Option<(Purpose, Receiver<Option<PathBuf>>)>,
+    opened: Option<Instant>,
+    /// Shown when a dialog came back empty at once: no dialog could be shown at all.
+    note: Option<String>,
+    /// The answer to give the next request instead of showing a dialog.
+    scripted: Option<PathBuf>,
 }
+
+/// Faster than any person can cancel a dialog: an empty answer this quick means none
+/// was shown (rfd returns "cancelled" when there is no portal and no zenity).
+const TOO_QUICK: Duration = Duration::from_millis(400);
 
 impl Dialogs {
     /// True while a dialog is open (buttons that would open another are disabled).
@@ -75,6 +85,12 @@ impl Dialogs {
             return;
         }
         let (tx, rx) = channel();
+        if let Some(p) = self.scripted.take() {
+            let _ = tx.send(Some(p));
+            self.pending = Some((purpose, rx));
+            self.opened = None;
+            return;
+        }
         let ctx = ctx.clone();
         let file_name = file_name.to_string();
         let spawned = std::thread::Builder::new()
@@ -98,7 +114,15 @@ impl Dialogs {
             });
         if spawned.is_ok() {
             self.pending = Some((purpose, rx));
+            self.opened = Some(Instant::now());
+            self.note = None;
         }
+    }
+
+    /// Answers the next dialog with `path` without showing one (tests drive the window's
+    /// save and open paths this way).
+    pub fn script_answer(&mut self, path: PathBuf) {
+        self.scripted = Some(path);
     }
 
     /// The chosen path, once; `None` while waiting or after a cancel.
@@ -113,6 +137,11 @@ impl Dialogs {
             }
             Ok(None) | Err(TryRecvError::Disconnected) => {
                 self.pending = None;
+                if self.opened.is_some_and(|t| t.elapsed() < TOO_QUICK) {
+                    self.note = Some(
+                        "No file dialog could be shown (this desktop has neither xdg-desktop-portal nor zenity): type the path into the field instead.".into(),
+                    );
+                }
                 None
             }
         }
@@ -121,6 +150,16 @@ impl Dialogs {
     /// A line saying a dialog is open, with a way to stop waiting for it (a broken desktop
     /// portal can leave it open forever).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
+        if let Some(n) = &self.note {
+            let mut close = false;
+            ui.horizontal(|ui| {
+                ui.colored_label(ui.visuals().warn_fg_color, n);
+                close = ui.small_button("OK").clicked();
+            });
+            if close {
+                self.note = None;
+            }
+        }
         let Some(purpose) = self.pending.as_ref().map(|(p, _)| *p) else {
             return;
         };

@@ -146,6 +146,12 @@ impl App {
         app
     }
 
+    /// Answers the next file dialog with `path` instead of showing one, for tests and
+    /// scripted demonstrations; everything after the dialog runs as usual.
+    pub fn answer_next_dialog(&mut self, path: PathBuf) {
+        self.dialogs.script_answer(path);
+    }
+
     /// Starts opening `path` in a worker; the current dataset stays until it succeeds.
     fn open(&mut self, path: &Path, ctx: &egui::Context) {
         self.error = None;

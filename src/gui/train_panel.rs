@@ -758,24 +758,32 @@ impl TrainPanel {
                 );
             }
         }
-        ui.horizontal(|ui| {
-            ui.vertical(|ui| {
-                let grids = if self.preview.is_some() { 440.0 } else { 0.0 };
-                ui.set_width((ui.available_width() - grids).max(200.0));
-                Plot::new("losses")
-                    .height(180.0)
-                    .legend(egui_plot::Legend::default())
-                    .x_axis_label("progress report (every 50 steps)")
-                    .y_axis_label("loss")
-                    .show(ui, |p| {
-                        for (name, pts) in &self.losses {
-                            p.line(Line::new(name.as_str(), PlotPoints::from(pts.clone())));
-                        }
-                    });
-                ui.small("Curves are computed from generated rows and the private critic only: a loss on the real rows (the autoencoder's, the critic's on real data) would itself reveal something about them, so none is shown.");
+        if self.preview.is_some() {
+            ui.horizontal(|ui| {
+                ui.vertical(|ui| {
+                    ui.set_width((ui.available_width() - 440.0).max(200.0));
+                    self.losses_ui(ui);
+                });
+                self.preview_ui(ui, real);
             });
-            self.preview_ui(ui, real);
-        });
+        } else {
+            self.losses_ui(ui);
+        }
+    }
+
+    /// One curve per loss the run reports.
+    fn losses_ui(&self, ui: &mut egui::Ui) {
+        Plot::new("losses")
+            .height(180.0)
+            .legend(egui_plot::Legend::default())
+            .x_axis_label("progress report (every 50 steps)")
+            .y_axis_label("loss")
+            .show(ui, |p| {
+                for (name, pts) in &self.losses {
+                    p.line(Line::new(name.as_str(), PlotPoints::from(pts.clone())));
+                }
+            });
+        ui.small("Curves are computed from generated rows and the private critic only: a loss on the real rows (the autoencoder's, the critic's on real data) would itself reveal something about them, so none is shown.");
     }
 
     /// For image data: 100 digits from the generator of the last finished epoch.

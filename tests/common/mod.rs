@@ -35,3 +35,17 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Steps the window's frames until a label containing `label` is on screen.
+pub fn wait_for(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str, secs: u64) {
+    use egui_kittest::kittest::Queryable as _;
+    let t0 = std::time::Instant::now();
+    while h.query_by_label_contains(label).is_none() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(secs),
+            "'{label}' did not appear within {secs} s"
+        );
+        h.run_steps(2);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
