@@ -507,6 +507,7 @@ mod tests {
         let stats = ColumnStats::of(&table);
         (
             Loaded {
+                key: None,
                 path,
                 content: Content::Table {
                     table,

@@ -42,6 +42,7 @@ pub struct Loading {
     size: Arc<AtomicU64>,
     stage: Arc<AtomicU8>,
     rx: Receiver<Result<Opened, String>>,
+    key: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Loading {
@@ -53,6 +54,8 @@ impl Loading {
             std::fs::metadata(path).map_or(0, |m| m.len()),
         ));
         let stage = Arc::new(AtomicU8::new(READING));
+        let key = Arc::new(std::sync::Mutex::new(None));
+        let k = key.clone();
         let (r, s, st, ctx, p) = (
             read.clone(),
             size.clone(),
@@ -96,6 +99,12 @@ impl Loading {
                 }),
                 Err(e) => Err(e.to_string()),
             };
+            if result.is_ok() {
+                let hash = crate::privacy::ledger::dataset_key_any(&p).ok();
+                if let Ok(mut g) = k.lock() {
+                    *g = hash;
+                }
+            }
             let _ = tx.send(result);
             ctx.request_repaint();
         });
@@ -106,7 +115,13 @@ impl Loading {
             size,
             stage,
             rx,
+            key,
         }
+    }
+
+    /// The ledger key of the file, once the worker has finished.
+    pub fn key(&self) -> Option<String> {
+        self.key.lock().ok().and_then(|g| g.clone())
     }
 
     /// The result once the worker is done.

@@ -58,6 +58,9 @@ pub fn sample_path(rel: &str) -> PathBuf {
 /// A dataset the window has open.
 pub struct Loaded {
     pub path: PathBuf,
+    /// The ledger's key for this file (a content hash, computed by the loader: hashing a
+    /// big file would cost the UI thread frames).
+    pub key: Option<String>,
     pub content: Content,
 }
 
@@ -166,6 +169,7 @@ impl App {
         let Some(loading) = self.loading.take() else {
             return;
         };
+        let key = loading.key();
         let path = loading.path;
         match result {
             Ok(Opened::Table {
@@ -176,6 +180,7 @@ impl App {
             }) => {
                 self.loaded = Some(Loaded {
                     path: path.clone(),
+                    key: key.clone(),
                     content: Content::Table {
                         table,
                         schema,
@@ -193,6 +198,7 @@ impl App {
                 let texture = ctx.load_texture("real-digits", grid, egui::TextureOptions::NEAREST);
                 self.loaded = Some(Loaded {
                     path: path.clone(),
+                    key,
                     content: Content::Images {
                         count,
                         side,
@@ -211,7 +217,7 @@ impl App {
             self.settings.opened(&path);
         }
         self.data_panel = Default::default();
-        self.train_panel.dataset_changed(self.loaded.as_ref());
+        self.train_panel.dataset_opened(self.loaded.as_ref());
         self.results_panel.clear();
         self.tab = Tab::Data;
     }
@@ -384,6 +390,7 @@ impl eframe::App for App {
                 Some(Loaded {
                     path,
                     content: Content::Table { table, schema, .. },
+                    ..
                 }) => {
                     self.results_panel
                         .add_run(title, &model, path, table, schema, &ctx);

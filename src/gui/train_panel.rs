@@ -10,7 +10,7 @@ use egui_plot::{Line, Plot, PlotPoints};
 use super::{Content, Loaded};
 use crate::job::{self, Event, JobHandle, RunConfig, RunSummary};
 use crate::privacy::Budget;
-use crate::privacy::ledger::{Ledger, data_dir, dataset_key_any, default_ledger_path};
+use crate::privacy::ledger::{Ledger, data_dir, default_ledger_path};
 
 /// A method as the window presents it: one plain sentence and where the idea comes from.
 struct MethodCard {
@@ -161,6 +161,10 @@ pub struct TrainPanel {
     epoch: u64,
     preview: Option<std::sync::Arc<crate::methods::released::ReleasedModel>>,
     preview_texture: Option<egui::TextureHandle>,
+    /// The epoch the texture shows, and the grid being sampled in a worker (sampling and
+    /// tiling 100 images takes longer than a frame).
+    preview_shown: u64,
+    preview_job: Option<std::sync::mpsc::Receiver<(u64, Option<egui::ColorImage>)>>,
     /// A run that finished since the window last asked (title, model file).
     just_finished: Option<(String, PathBuf)>,
     log: Vec<String>,
@@ -195,6 +199,8 @@ impl Default for TrainPanel {
             epoch: 0,
             preview: None,
             preview_texture: None,
+            preview_shown: 0,
+            preview_job: None,
             just_finished: None,
             log: Vec::new(),
             result: None,
@@ -275,9 +281,27 @@ impl TrainPanel {
     }
 
     /// A new dataset (or schema): recompute the key, the default δ and the cost.
+    /// Another file was opened: the last run's progress, export and log belong to the old
+    /// one and go (a run still training goes on; its results are not shown for this file).
+    pub fn dataset_opened(&mut self, loaded: Option<&Loaded>) {
+        if self.job.is_none() {
+            self.result = None;
+            self.losses.clear();
+            self.reports = 0;
+            self.step = (0, 0, String::new());
+            self.epsilon_run = 0.0;
+            self.preview = None;
+            self.preview_texture = None;
+            self.preview_job = None;
+            self.export_msg = None;
+            self.log.clear();
+        }
+        self.dataset_changed(loaded);
+    }
+
     pub fn dataset_changed(&mut self, loaded: Option<&Loaded>) {
         self.cost = None;
-        self.dataset_key = loaded.and_then(|l| dataset_key_any(&l.path).ok());
+        self.dataset_key = loaded.and_then(|l| l.key.clone());
         let rows = match loaded.map(|l| &l.content) {
             Some(Content::Table { table, .. }) => Some(table.n_rows),
             Some(Content::Images { count, .. }) => {
@@ -375,6 +399,7 @@ impl TrainPanel {
         self.epoch = 0;
         self.preview = None;
         self.preview_texture = None;
+        self.preview_job = None;
         let method = METHODS[self.method].name;
         let dir = data_dir();
         let stamp = std::time::SystemTime::now()
@@ -475,7 +500,6 @@ impl TrainPanel {
                 }) => {
                     self.epoch = epoch;
                     self.preview = Some(generator);
-                    self.preview_texture = None;
                 }
                 Ok(Event::Finished(r)) => {
                     if let Ok(s) = &r {
@@ -758,7 +782,8 @@ impl TrainPanel {
                 );
             }
         }
-        if self.preview.is_some() {
+        // Every GAN epoch leaves a generator; only image generators have a grid to show.
+        if self.preview.as_deref().and_then(image_side).is_some() {
             ui.horizontal(|ui| {
                 ui.vertical(|ui| {
                     ui.set_width((ui.available_width() - 440.0).max(200.0));
@@ -792,19 +817,38 @@ impl TrainPanel {
         let Some(side) = image_side(model) else {
             return;
         };
-        if self.preview_texture.is_none() {
-            if let Ok(t) = model.sample(100, Some(self.epoch)) {
-                if let Ok(set) = crate::data::image::from_pixel_table(&t, "preview") {
-                    let img = super::image_grid(&set, 10, 10);
+        // Show the grid a worker finished; start the next one for the newest epoch (epochs
+        // that end while a grid is being drawn are skipped).
+        if let Some(rx) = &self.preview_job {
+            if let Ok((epoch, img)) = rx.try_recv() {
+                if let Some(img) = img {
                     self.preview_texture =
                         Some(ui.ctx().load_texture("preview", img, Default::default()));
                 }
+                self.preview_shown = epoch;
+                self.preview_job = None;
             }
+        }
+        if self.preview_job.is_none()
+            && (self.preview_texture.is_none() || self.preview_shown < self.epoch)
+        {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (model, epoch, ctx) = (model.clone(), self.epoch, ui.ctx().clone());
+            std::thread::spawn(move || {
+                let img = model
+                    .sample(100, Some(epoch))
+                    .ok()
+                    .and_then(|t| crate::data::image::from_pixel_table(&t, "preview").ok())
+                    .map(|set| super::image_grid(&set, 10, 10));
+                let _ = tx.send((epoch, img));
+                ctx.request_repaint();
+            });
+            self.preview_job = Some(rx);
         }
         let size = egui::vec2(10.0 * side as f32, 10.0 * side as f32).min(egui::vec2(200.0, 200.0));
         if let Some(t) = &self.preview_texture {
             ui.vertical(|ui| {
-                ui.label(format!("generated after epoch {}", self.epoch));
+                ui.label(format!("generated after epoch {}", self.preview_shown));
                 ui.image((t.id(), size));
             });
         }
