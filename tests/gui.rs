@@ -17,8 +17,8 @@ use common::wait_for;
 
 use dpsynth::data::schema::{Kind, Schema};
 use eframe::egui;
+use egui_kittest::SnapshotOptions;
 use egui_kittest::kittest::Queryable as _;
-use egui_kittest::{Harness, SnapshotOptions};
 
 /// Live screens: text changes from run to run; the layout must not.
 fn loose() -> SnapshotOptions {
@@ -28,15 +28,7 @@ fn loose() -> SnapshotOptions {
 #[test]
 fn open_sample_change_columns_train_and_export() {
     let dir = tempfile::tempdir().unwrap();
-    // SAFETY: this test binary runs this one test; nothing else reads the environment.
-    unsafe {
-        std::env::set_var("DPSYNTH_LEDGER", dir.path().join("ledger.sqlite3"));
-        std::env::set_var("XDG_DATA_HOME", dir.path());
-    }
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1200.0, 800.0))
-        .wgpu()
-        .build_eframe(|cc| dpsynth::gui::App::new(cc));
+    let mut h = common::isolated_window(dir.path(), true);
     h.run_steps(3);
     h.get_by_label_contains("Recent files");
     h.snapshot("start");
@@ -94,6 +86,15 @@ fn open_sample_change_columns_train_and_export() {
     h.get_by_label("2 · Train and export").click();
     h.run_steps(4);
     h.get_by_label_contains("this dataset's budget: total ε 3.000");
+    // The dataset's total is the ledger's, and editable here.
+    h.get_by_label("This dataset's total budget: ε").click();
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("This dataset's total budget: ε")
+        .type_text("5");
+    h.get_by_label("Set total").click();
+    h.run_steps(4);
+    h.get_by_label_contains("this dataset's budget: total ε 5.000");
     h.get_by_label_contains("idea: Tantipongpipat");
     h.snapshot("train");
 
@@ -202,5 +203,6 @@ fn open_sample_change_columns_train_and_export() {
     let l = dpsynth::privacy::ledger::Ledger::open(&dir.path().join("ledger.sqlite3")).unwrap();
     let st = l.standing(&key).unwrap();
     assert_eq!(st.entries.len(), 1);
+    assert_eq!(st.budget.epsilon, 5.0, "the total set in the window");
     assert_eq!(st.entries[0].state, "settled");
 }

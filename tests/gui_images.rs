@@ -5,7 +5,6 @@ mod common;
 
 use common::wait_for;
 use eframe::egui;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 
 /// Ctrl+O opens the MNIST sample; a tiny DP-GAN run shows generated digits beside real
@@ -13,14 +12,7 @@ use egui_kittest::kittest::Queryable as _;
 #[test]
 fn open_mnist_with_ctrl_o_train_and_see_the_digit_grids() {
     let dir = tempfile::tempdir().unwrap();
-    // SAFETY: this test binary runs this one test; nothing else reads the environment.
-    unsafe {
-        std::env::set_var("DPSYNTH_LEDGER", dir.path().join("ledger.sqlite3"));
-        std::env::set_var("XDG_DATA_HOME", dir.path());
-    }
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1200.0, 800.0))
-        .build_eframe(|cc| dpsynth::gui::App::new(cc));
+    let mut h = common::isolated_window(dir.path(), false);
     h.run_steps(2);
     h.state_mut().answer_next_dialog(dpsynth::gui::sample_path(
         "mnist/train-images-idx3-ubyte.gz",
@@ -28,6 +20,7 @@ fn open_mnist_with_ctrl_o_train_and_see_the_digit_grids() {
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::O);
     wait_for(&mut h, "images of 28×28 pixels", 60);
     h.get_by_label_contains("The first 100 images");
+    h.check_accessibility();
 
     h.get_by_label("2 · Train and export").click();
     h.run_steps(3);
@@ -41,4 +34,5 @@ fn open_mnist_with_ctrl_o_train_and_see_the_digit_grids() {
     h.get_by_label("Train (Ctrl+Enter)").click();
     wait_for(&mut h, "Generated (100 samples", 300);
     h.get_by_label_contains("Real (the first 100 training images)");
+    h.check_accessibility();
 }

@@ -95,21 +95,22 @@ impl DataPanel {
                         table.n_cols()
                     ));
                     ui.separator();
-                    let free = !dialogs.busy();
-                    if ui
-                        .add_enabled(free, egui::Button::new("Save schema…"))
-                        .on_hover_text("The kinds and domains as JSON, the same file `dpsynth train --schema` reads")
-                        .clicked()
-                    {
-                        dialogs.request(Purpose::SaveSchema, None, "schema.json", ui.ctx());
-                    }
-                    if ui
-                        .add_enabled(free, egui::Button::new("Load schema…"))
-                        .on_hover_text("Replace the kinds and domains with a saved schema")
-                        .clicked()
-                    {
-                        dialogs.request(Purpose::LoadSchema, None, "", ui.ctx());
-                    }
+                    dialogs.button(
+                        ui,
+                        true,
+                        "Save schema…",
+                        "The kinds and domains as JSON, the same file `dpsynth train --schema` reads",
+                        Purpose::SaveSchema,
+                        "schema.json",
+                    );
+                    dialogs.button(
+                        ui,
+                        true,
+                        "Load schema…",
+                        "Replace the kinds and domains with a saved schema",
+                        Purpose::LoadSchema,
+                        "",
+                    );
                 });
                 if let Some(m) = &self.message {
                     match m {

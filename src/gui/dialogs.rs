@@ -119,6 +119,27 @@ impl Dialogs {
         }
     }
 
+    /// A button that opens the dialog for `purpose` (disabled while one is open or while
+    /// `enabled` is false). `file_name` is a save's suggested name.
+    pub fn button(
+        &mut self,
+        ui: &mut egui::Ui,
+        enabled: bool,
+        label: &str,
+        hover: &str,
+        purpose: Purpose,
+        file_name: &str,
+    ) {
+        let free = enabled && !self.busy();
+        if ui
+            .add_enabled(free, egui::Button::new(label))
+            .on_hover_text(hover)
+            .clicked()
+        {
+            self.request(purpose, None, file_name, ui.ctx());
+        }
+    }
+
     /// Answers the next dialog with `path` without showing one (tests drive the window's
     /// save and open paths this way).
     pub fn script_answer(&mut self, path: PathBuf) {

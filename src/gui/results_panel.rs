@@ -315,17 +315,14 @@ impl ResultsPanel {
         }
         if let EvalState::Done(_) = &run.state {
             ui.horizontal(|ui| {
-                let b = ui
-                    .add_enabled(!dialogs.busy(), egui::Button::new("Save HTML report…"))
-                    .on_hover_text("Every figure and table of this run, in one self-contained file. It shows figures of the real rows (histograms, PCA points): share it only where the real data may be seen.");
-                if b.clicked() {
-                    dialogs.request(
-                        super::dialogs::Purpose::SaveReport,
-                        None,
-                        "dpsynth-report.html",
-                        ui.ctx(),
-                    );
-                }
+                dialogs.button(
+                    ui,
+                    true,
+                    "Save HTML report…",
+                    "Every figure and table of this run, in one self-contained file. It shows figures of the real rows (histograms, PCA points): share it only where the real data may be seen.",
+                    super::dialogs::Purpose::SaveReport,
+                    "dpsynth-report.html",
+                );
                 if let Some(m) = &run.report_msg {
                     ui.label(m);
                 }

@@ -173,6 +173,9 @@ pub struct TrainPanel {
     export_path: String,
     export_msg: Option<String>,
     export_job: Option<std::sync::mpsc::Receiver<String>>,
+    /// The dataset's total ε as the user edits it, and what setting it said.
+    total_input: String,
+    total_msg: Option<String>,
 }
 
 impl Default for TrainPanel {
@@ -208,6 +211,8 @@ impl Default for TrainPanel {
             export_path: data_dir().join("synthetic.csv").display().to_string(),
             export_msg: None,
             export_job: None,
+            total_input: String::new(),
+            total_msg: None,
         }
     }
 }
@@ -380,6 +385,11 @@ impl TrainPanel {
             }
             Ok(c.clone())
         })();
+        if let Ok(c) = &res {
+            if c.total > 0.0 {
+                self.total_input = crate::util::fmt::number(c.total);
+            }
+        }
         self.cost = Some(match res {
             Ok(c) => c,
             Err(e) => Cost {
@@ -577,6 +587,11 @@ impl TrainPanel {
                     ui.colored_label(ui.visuals().error_fg_color, r);
                 }
             });
+        }
+        if let Some((total, delta)) = self.cost.as_ref().map(|c| (c.total, c.delta)) {
+            if total > 0.0 && !running {
+                self.total_ui(ui, delta);
+            }
         }
         ui.horizontal(|ui| {
             let can = !running && self.cost.as_ref().is_some_and(|c| c.refused.is_none());
@@ -796,6 +811,41 @@ impl TrainPanel {
         }
     }
 
+    /// The dataset's total budget, editable: it is the ledger's, shared by every run on
+    /// this file (from the window or the command line).
+    fn total_ui(&mut self, ui: &mut egui::Ui, delta: f64) {
+        ui.horizontal(|ui| {
+            let l = ui.label("This dataset's total budget: ε");
+            ui.add(egui::TextEdit::singleline(&mut self.total_input).desired_width(60.0))
+                .labelled_by(l.id);
+            if ui
+                .button("Set total")
+                .on_hover_text("Raise or lower how much ε all runs on this file may spend together (the ledger keeps it; `dpsynth budget set` does the same)")
+                .clicked()
+            {
+                self.total_msg = Some(self.set_total(delta));
+                self.cost = None;
+            }
+            if let Some(m) = &self.total_msg {
+                ui.label(m);
+            }
+        });
+    }
+
+    fn set_total(&self, delta: f64) -> String {
+        let Ok(epsilon) = self.total_input.trim().parse::<f64>() else {
+            return format!("'{}' is not a number", self.total_input.trim());
+        };
+        let Some(key) = &self.dataset_key else {
+            return "no dataset is open".into();
+        };
+        let b = Budget { epsilon, delta };
+        match Ledger::open(&default_ledger_path()).and_then(|mut l| l.set_budget(key, b)) {
+            Ok(()) => format!("total set to ε {epsilon}"),
+            Err(e) => format!("could not set the total: {e}"),
+        }
+    }
+
     /// One curve per loss the run reports.
     fn losses_ui(&self, ui: &mut egui::Ui) {
         Plot::new("losses")
@@ -880,21 +930,22 @@ impl TrainPanel {
                 let l = ui.label("Rows:");
                 ui.add(egui::DragValue::new(&mut self.export_rows).range(1..=10_000_000))
                     .labelled_by(l.id);
-                let free = !busy && !dialogs.busy();
-                if ui
-                    .add_enabled(free, egui::Button::new("Save CSV…"))
-                    .on_hover_text("Sample this many synthetic rows and save them through a dialog")
-                    .clicked()
-                {
-                    dialogs.request(Purpose::ExportCsv, None, "synthetic.csv", ui.ctx());
-                }
-                if ui
-                    .add_enabled(free, egui::Button::new("Save model…"))
-                    .on_hover_text("The released generator with its privacy statement: anyone can sample from it with `dpsynth sample`. It holds no training rows, critic or encoder.")
-                    .clicked()
-                {
-                    dialogs.request(Purpose::SaveModel, None, "model.dpsynth", ui.ctx());
-                }
+                dialogs.button(
+                    ui,
+                    !busy,
+                    "Save CSV…",
+                    "Sample this many synthetic rows and save them through a dialog",
+                    Purpose::ExportCsv,
+                    "synthetic.csv",
+                );
+                dialogs.button(
+                    ui,
+                    !busy,
+                    "Save model…",
+                    "The released generator with its privacy statement: anyone can sample from it with `dpsynth sample`. It holds no training rows, critic or encoder.",
+                    Purpose::SaveModel,
+                    "model.dpsynth",
+                );
             });
             ui.horizontal(|ui| {
                 let l = ui.label("or to the CSV file:");

@@ -49,3 +49,19 @@ pub fn wait_for(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &st
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// The real window with its ledger and data folder in `dir` (each GUI test binary runs
+/// one test, so setting the environment here races with nothing).
+pub fn isolated_window(
+    dir: &std::path::Path,
+    wgpu: bool,
+) -> egui_kittest::Harness<'static, dpsynth::gui::App> {
+    // SAFETY: called at the start of a test binary's only test, before any thread starts.
+    unsafe {
+        std::env::set_var("DPSYNTH_LEDGER", dir.join("ledger.sqlite3"));
+        std::env::set_var("XDG_DATA_HOME", dir);
+    }
+    let b = egui_kittest::Harness::builder().with_size(eframe::egui::vec2(1200.0, 800.0));
+    let b = if wgpu { b.wgpu() } else { b };
+    b.build_eframe(|cc| dpsynth::gui::App::new(cc))
+}
