@@ -84,8 +84,8 @@ fn open_sample_change_columns_train_and_export() {
     wait_for(&mut h, "loaded the schema", 10);
 
     h.get_by_label("2 · Train and export").click();
-    h.run_steps(4);
-    h.get_by_label_contains("this dataset's budget: total ε 3.000");
+    // The job prices the run off the UI thread; the preview follows within frames.
+    wait_for(&mut h, "this dataset's budget: total ε 3.000", 20);
     // The dataset's total is the ledger's, and editable here.
     h.get_by_label("This dataset's total budget: ε").click();
     h.run_steps(2);
@@ -93,8 +93,7 @@ fn open_sample_change_columns_train_and_export() {
     h.get_by_label("This dataset's total budget: ε")
         .type_text("5");
     h.get_by_label("Set total").click();
-    h.run_steps(4);
-    h.get_by_label_contains("this dataset's budget: total ε 5.000");
+    wait_for(&mut h, "this dataset's budget: total ε 5.000", 20);
     h.get_by_label_contains("idea: Tantipongpipat");
     h.snapshot("train");
 

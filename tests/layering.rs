@@ -1,13 +1,47 @@
-//! DESIGN.md §1: the privacy core has no candle, polars or GUI code in it.
+//! DESIGN.md §1: lower layers never import higher ones. The privacy core has no candle,
+//! polars or GUI code in it, and the window only draws: it reaches methods, the
+//! accountant, the ledger and candle through `job` alone.
+
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The `file:line` of every use of a banned name outside comments.
+fn violations(module: &str, banned: &[&str]) -> (usize, Vec<String>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(module);
+    let files = rust_files(&dir);
+    let mut found = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for b in banned {
+                if code.contains(b) {
+                    found.push(format!("{}:{}: uses `{b}`", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    (files.len(), found)
+}
 
 #[test]
 fn privacy_module_imports_no_ml_data_or_gui_crates() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/privacy");
-    let mut checked = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        for banned in [
+    let (files, found) = violations(
+        "privacy",
+        &[
             "polars",
             "candle",
             "egui",
@@ -16,18 +50,50 @@ fn privacy_module_imports_no_ml_data_or_gui_crates() {
             "crate::data",
             "crate::gui",
             "crate::cli",
-        ] {
-            for (i, line) in text.lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
-                assert!(
-                    !code.contains(banned),
-                    "{}:{}: privacy code uses `{banned}`",
-                    path.display(),
-                    i + 1
-                );
-            }
-        }
-        checked += 1;
+            "crate::job",
+            "crate::methods",
+            "crate::nn",
+            "crate::eval",
+        ],
+    );
+    assert!(files >= 5);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_window_reaches_methods_privacy_and_candle_only_through_the_job() {
+    let (files, found) = violations(
+        "gui",
+        &["crate::privacy", "crate::methods", "crate::nn", "candle"],
+    );
+    assert!(files >= 8);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn methods_and_nn_never_reach_up() {
+    for module in ["methods", "nn", "data", "eval"] {
+        let (_, found) = violations(
+            module,
+            &["crate::job", "crate::gui", "crate::cli", "egui", "eframe"],
+        );
+        assert!(found.is_empty(), "{}", found.join("\n"));
     }
-    assert!(checked >= 5);
+}
+
+/// The check itself must be able to fail: a banned line in a scratch module is found.
+#[test]
+fn the_layering_check_finds_a_planted_import() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gui");
+    let hits: usize = rust_files(&dir)
+        .iter()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .filter(|l| l.split("//").next().unwrap_or("").contains("crate::job"))
+                .count()
+        })
+        .sum();
+    assert!(hits > 0, "the scan reads the window's code (it must import the job)");
 }

@@ -40,8 +40,8 @@ fn run(
                     h.cancel();
                 }
             }
-            Event::Finished(r) => out = Some(r),
-            Event::Started { .. } | Event::Checkpoint { .. } => {}
+            Event::Finished(r) => out = Some(r.map_err(|e| e.to_string())),
+            _ => {}
         }
     }
     h.join();
@@ -295,20 +295,23 @@ fn every_epoch_leaves_a_generator_and_a_critic_checkpoint() {
         .insert("batch".into(), serde_json::json!(8192));
     let h = job::spawn(cfg, ledger.clone(), None);
     let mut epochs = Vec::new();
+    let mut budgets = 0;
     let mut result = None;
     for ev in h.events.iter() {
         match ev {
-            Event::Checkpoint {
-                epoch,
-                step,
-                generator,
-                saved,
-            } => {
+            Event::Checkpoint { epoch, step, saved } => {
                 assert_eq!(step, epoch * 4);
-                let eps = generator.header.privacy.epsilon.unwrap();
+                let saved = saved.expect("the run keeps checkpoints");
+                let m = ReleasedModel::load(&saved, &candle_core::Device::Cpu).unwrap();
+                let eps = m.header.privacy.epsilon.unwrap();
                 assert!(eps > 0.0 && eps < 1.0, "ε so far {eps}");
-                assert!(saved.is_some_and(|p| p.exists()));
                 epochs.push(epoch);
+            }
+            Event::Budget { run, dataset } => {
+                // Both figures at the ledger's δ; the dataset's includes this run's.
+                let d = dataset.expect("a private run is in the ledger");
+                assert!(run > 0.0 && d.run > 0.0 && d.used >= d.run - 1e-9, "{d:?}");
+                budgets += 1;
             }
             Event::Finished(r) => result = Some(r),
             _ => {}
@@ -317,6 +320,7 @@ fn every_epoch_leaves_a_generator_and_a_critic_checkpoint() {
     h.join();
     result.unwrap().unwrap();
     assert_eq!(epochs, vec![1, 2]);
+    assert!(budgets >= 1, "the job reports the budget as it spends");
     let mut names: Vec<String> = std::fs::read_dir(&ck)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

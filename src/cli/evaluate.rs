@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use crate::data::schema::Schema;
 use crate::data::{self, Dataset, Table};
 use crate::eval::report::{self, Options};
+use crate::job::evaluation::{EvalSpec, Evaluated, Named, evaluate_tables};
 
 #[derive(Debug, clap::Args)]
 pub struct EvaluateArgs {
@@ -69,22 +70,33 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     let test = load_table(&a.real_test, "real-test")?;
     let syn = load_table(&a.synthetic, "synthetic")?;
     let schema = a.schema.as_ref().map(|p| Schema::load(p)).transpose()?;
-    let opts = Options {
+    let spec = EvalSpec {
+        rows: None,
         label: a.label.clone(),
-        seed: a.seed,
-        dimwise_rows: a.dimwise_rows.max(10),
-        wasserstein_repeats: a.wasserstein_repeats.max(1),
+        options: Options {
+            label: None,
+            seed: a.seed,
+            dimwise_rows: a.dimwise_rows.max(10),
+            wasserstein_repeats: a.wasserstein_repeats.max(1),
+        },
     };
     let start = std::time::Instant::now();
-    let rep = report::evaluate(schema, &train, &test, &syn, &opts, &mut |line| {
-        eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64());
-    })
-    .map_err(|e| anyhow::anyhow!("evaluate: {e}"))?;
-    let names = crate::eval::html::Inputs {
-        real_train: a.real_train.display().to_string(),
-        real_test: a.real_test.display().to_string(),
-        synthetic: a.synthetic.display().to_string(),
+    let named = |t, p: &PathBuf| Named {
+        table: t,
+        name: p.display().to_string(),
     };
+    let Evaluated {
+        report: rep,
+        inputs: names,
+        ..
+    } = evaluate_tables(
+        schema,
+        named(&train, &a.real_train),
+        named(&test, &a.real_test),
+        named(&syn, &a.synthetic),
+        &spec,
+        &mut |line| eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64()),
+    )?;
     if let Some(p) = &a.html {
         let html = crate::eval::html::render(&rep, &names);
         crate::util::atomic::write_atomic(p, html.as_bytes())

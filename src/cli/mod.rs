@@ -8,6 +8,7 @@ mod bench;
 mod budget;
 mod evaluate;
 mod inspect;
+mod methods;
 mod privacy;
 mod train;
 
@@ -40,6 +41,8 @@ pub enum Command {
     /// The per-dataset privacy budget ledger.
     #[command(subcommand)]
     Budget(budget::BudgetCmd),
+    /// The methods this version offers, with their presets and the data they accept.
+    Methods(methods::MethodsArgs),
     /// Benchmarks (speed goals live here, never in tests).
     #[command(subcommand)]
     Bench(bench::BenchCmd),
@@ -64,12 +67,17 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Privacy(c) => privacy::run(c),
         Command::Budget(c) => budget::run(c),
         Command::Bench(c) => bench::run(c),
+        Command::Methods(a) => methods::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("dpsynth: error: {e:#}");
-            ExitCode::from(1)
+            // A job's errors know whether they are bad usage (2) or anything else (1).
+            ExitCode::from(
+                e.downcast_ref::<crate::job::JobError>()
+                    .map_or(1, |j| j.exit_code()),
+            )
         }
     }
 }

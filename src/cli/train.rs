@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::job::{self, Event, RunConfig};
-use crate::methods::released::ReleasedModel;
-use crate::nn::device::DeviceChoice;
+use crate::job::{self, DeviceChoice, Event, RunConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
@@ -18,8 +16,7 @@ pub struct TrainArgs {
     /// Schema JSON (default: guessed from the data, NOT private; see `inspect`).
     #[arg(long)]
     pub schema: Option<PathBuf>,
-    /// dp-auto-gan, dp-gan, or gan for the non-private reference (pate-gan, pearl and
-    /// dp-merf are planned).
+    /// The method (`dpsynth methods` lists them with their presets).
     #[arg(long)]
     pub method: String,
     /// Privacy budget ε of this run; `inf` trains without privacy (the reference line).
@@ -112,11 +109,15 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
     let mut result = None;
     for ev in handle.events.iter() {
         match ev {
-            Event::Started { plan, rows, width } => {
+            Event::Started {
+                summary,
+                rows,
+                width,
+                ..
+            } => {
                 let _ = writeln!(
                     err,
-                    "dpsynth: {rows} rows, {width} encoded columns; plan: {}",
-                    plan.summary
+                    "dpsynth: {rows} rows, {width} encoded columns; plan: {summary}"
                 );
                 if !a.epsilon.is_finite() {
                     let _ = writeln!(
@@ -125,7 +126,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
                     );
                 }
             }
-            Event::Checkpoint { .. } => {}
+            Event::Checkpoint { .. } | Event::Samples { .. } | Event::Budget { .. } => {}
             Event::Progress(p) => {
                 let frac = p.step as f64 / p.total.max(1) as f64;
                 let el = started.elapsed().as_secs_f64();
@@ -161,7 +162,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
     handle.join();
     let summary = match result {
         Some(Ok(s)) => s,
-        Some(Err(e)) => anyhow::bail!("{e}"),
+        Some(Err(e)) => return Err(e.into()),
         None => anyhow::bail!("the training thread ended without a result"),
     };
     if a.json {
@@ -208,20 +209,19 @@ fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, ser
 }
 
 pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
-    let model = ReleasedModel::load(&a.model, &candle_core::Device::Cpu)?;
-    let t = model.sample(a.rows, a.seed)?;
+    let model = job::services::read_model(&a.model)?;
+    let t = job::services::sample(&a.model, a.rows, a.seed)?;
     crate::data::export::write_csv(&t, &a.out)?;
     eprintln!(
         "dpsynth: wrote {} synthetic rows to {} (model: {}, ε = {} at δ = {})",
         t.n_rows,
         a.out.display(),
-        model.header.method,
+        model.method,
         model
-            .header
-            .privacy
+            .statement
             .epsilon
             .map_or("∞ (not private)".to_string(), |e| e.to_string()),
-        model.header.privacy.delta
+        model.statement.delta
     );
     Ok(())
 }

@@ -8,6 +8,7 @@ use plotters::prelude::*;
 use super::report::{Report, Scores};
 
 /// Where the compared tables came from (shown in the report's header).
+#[derive(Debug, Clone, Default)]
 pub struct Inputs {
     pub real_train: String,
     pub real_test: String,

@@ -4,14 +4,19 @@
 //! Evaluation reads the real data in the clear: its report is for the data's custodian,
 //! not for release, and it spends no privacy budget. The released artefact is the model.
 
+pub mod dimwise;
 pub mod frame;
 pub mod html;
 pub mod images;
 pub mod linalg;
+pub mod marginals;
 pub mod models;
 pub mod net;
 pub mod pca;
+pub mod risk;
 pub mod report;
 pub mod scores;
 pub mod stats;
 pub mod transport;
+pub mod tstr;
+pub mod wasserstein;

@@ -100,7 +100,7 @@ impl Loading {
                 Err(e) => Err(e.to_string()),
             };
             if result.is_ok() {
-                let hash = crate::privacy::ledger::dataset_key_any(&p).ok();
+                let hash = crate::job::cost::dataset_key(&p).ok();
                 if let Ok(mut g) = k.lock() {
                     *g = hash;
                 }

@@ -4,19 +4,20 @@
 //!
 //! - [`data_panel::DataPanel`]: the loaded table's columns — kind, domain, provenance,
 //!   warnings — a virtual-scrolling preview of its rows, and schema save/load.
-//! - [`train_panel::TrainPanel`]: method, (ε, δ), the cost preview from the ledger, the
+//! - [`train::TrainPanel`]: method, (ε, δ), the cost preview from the ledger, the
 //!   live run (progress, ETA, losses, budget gauge, cancel, a digit grid for images) and
 //!   the export of samples.
-//! - [`results_panel::ResultsPanel`]: each finished run evaluated in a worker thread,
+//! - [`results::ResultsPanel`]: each finished run evaluated in a worker thread,
 //!   with tabs for every figure of the evaluation suite and a comparison of runs.
 
+mod background;
 mod data_panel;
 mod dialogs;
 mod frame_stats;
 mod loader;
-mod results_panel;
+mod results;
 mod settings;
-mod train_panel;
+mod train;
 
 use std::path::{Path, PathBuf};
 
@@ -111,8 +112,8 @@ pub struct App {
     dialogs: Dialogs,
     frames: frame_stats::FrameStats,
     data_panel: data_panel::DataPanel,
-    train_panel: train_panel::TrainPanel,
-    results_panel: results_panel::ResultsPanel,
+    train_panel: train::TrainPanel,
+    results_panel: results::ResultsPanel,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -383,7 +384,7 @@ impl eframe::App for App {
         if let Some((purpose, path)) = self.dialogs.poll() {
             self.dialog_answered(purpose, path, &ctx);
         }
-        self.train_panel.poll();
+        self.train_panel.poll(&ctx);
         let open_path = self.loaded.as_ref().map(|l| l.path.clone());
         if let Some((title, model)) = self.train_panel.take_finished(open_path.as_deref()) {
             match &self.loaded {

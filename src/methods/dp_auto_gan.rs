@@ -12,11 +12,12 @@
 
 use candle_core::Tensor;
 
-use super::dp_gan::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling_heads};
+use super::gan_phase::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling_heads};
+use super::registry::{DataKind, MethodInfo, Preset, with_overrides};
 use super::released::ReleasedModel;
 use super::{
     Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
-    step_grads,
+    planned_sigma, step_grads,
 };
 use crate::nn::dpsgd::DpSgdConfig;
 use crate::nn::layers::{Act, Block, LayerNorm, Linear, Net, bce_rows, mlp};
@@ -137,12 +138,66 @@ impl DpAutoGanConfig {
                 gan_batch: 128,
                 ..tuned
             }),
-            _ => Err(MethodError::Plan(format!(
-                "unknown preset '{name}' for dp-auto-gan; use tiny, quick, adult, mnist, adult-paper or mimic-paper"
-            ))),
+            _ => Err(INFO.unknown_preset(name)),
         }
     }
 }
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "quick",
+        doc: "the paper's networks with a logistic loss and large batches; about a minute on two cores",
+    },
+    Preset {
+        name: "tiny",
+        doc: "seconds: for tests and smoke checks",
+    },
+    Preset {
+        name: "adult",
+        doc: "longer than quick (4,000 autoencoder and 3,000 critic steps, batch 1,024)",
+    },
+    Preset {
+        name: "mnist",
+        doc: "28×28 digits with their label: code width 64",
+    },
+    Preset {
+        name: "adult-paper",
+        doc: "the paper's ADULT setup (WGAN, 225,000 critic steps): hours",
+    },
+    Preset {
+        name: "mimic-paper",
+        doc: "the paper's MIMIC setup for binary high-dimensional data: hours",
+    },
+];
+
+fn settings(preset: &str) -> Result<serde_json::Value> {
+    serde_json::to_value(DpAutoGanConfig::preset(preset)?)
+        .map_err(|e| MethodError::Plan(e.to_string()))
+}
+
+fn build(
+    preset: &str,
+    private: bool,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Box<dyn Synthesizer + Send>> {
+    let mut c = with_overrides(DpAutoGanConfig::preset(preset)?, overrides)?;
+    c.private = private;
+    Ok(Box::new(DpAutoGan::new(c)))
+}
+
+/// The registry entry of DP-auto-GAN.
+pub const INFO: MethodInfo = MethodInfo {
+    id: "dp-auto-gan",
+    title: "DP-auto-GAN",
+    sentence: "Learns to compress a row into a short code, then learns to invent codes; both steps see the data only through noisy, clipped gradients. Best for mixed tables.",
+    paper: "Tantipongpipat et al., Differentially Private Synthetic Mixed-Type Data Generation (2021)",
+    url: "https://arxiv.org/abs/1912.03250",
+    kinds: &[DataKind::Table, DataKind::Images],
+    private: true,
+    presets: PRESETS,
+    settings,
+    build,
+};
 
 /// The DP-auto-GAN method.
 pub struct DpAutoGan {
@@ -230,105 +285,13 @@ impl Synthesizer for DpAutoGan {
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
-        let (n, d) = s.data.dims2()?;
-        let dev = s.device.clone();
-        let budget = s.accountant.budget();
         let (s1, s2) = if c.private {
-            self.sigmas(n, budget)?
+            (planned_sigma(s.plan, 0)?, planned_sigma(s.plan, 1)?)
         } else {
             (0.0, 0.0)
         };
-        let (q1, _) = self.rates(n);
-        // --- the autoencoder ---
-        let enc_act = if c.tanh_encoder { Act::Tanh } else { lrelu() };
-        let mid = (d + c.code_dim) / 2;
-        let rng = s.noise.rng();
-        let (encoder, mut decoder) = if c.single_layer_ae {
-            (
-                vec![
-                    Block::Linear(Linear::new(d, c.code_dim, true, &dev, rng)?),
-                    Block::Act(enc_act),
-                ],
-                vec![Block::Linear(Linear::new(c.code_dim, d, true, &dev, rng)?)],
-            )
-        } else {
-            let mut e = mlp(&[d, mid, c.code_dim], enc_act, &dev, rng)?;
-            e.push(Block::Act(enc_act));
-            (e, mlp(&[c.code_dim, mid, d], lrelu(), &dev, rng)?)
-        };
-        decoder.push(Block::Head(heads_for(s.encoding, c.tau)));
-        // Blocks share their Vars: training `ae` trains `decoder` too.
-        let ae = Net::new(
-            encoder
-                .iter()
-                .cloned()
-                .chain(decoder.iter().cloned())
-                .collect(),
-            &dev,
-        );
-        let decoder = Net::new(decoder, &dev);
-        ae.check_dp_compatible()?;
-        let mut opt = Adam::new(c.ae_lr);
-        let params = ae.params();
-        let dp = DpSgdConfig {
-            clip: c.ae_clip,
-            noise_multiplier: s1,
-            sample_rate: q1,
-            n_records: n,
-        };
-        let loss =
-            |y: &Tensor, x: &Tensor| -> candle_core::Result<Tensor> { bce_rows(y, x)? / d as f64 };
-        for step in 0..c.ae_steps {
-            let Some(grads) = step_grads(&mut s, &ae, &dp, c.private, loss)? else {
-                break;
-            };
-            opt.step(&params, &grads)?;
-            if (step + 1) % 50 == 0 || step + 1 == c.ae_steps {
-                // Reconstruction loss on generated codes only would be meaningless; report ε.
-                let p = Progress {
-                    phase: "autoencoder".into(),
-                    step: step + 1,
-                    total: c.ae_steps,
-                    losses: vec![],
-                    epsilon_spent: if c.private {
-                        s.accountant.spent().epsilon
-                    } else {
-                        f64::INFINITY
-                    },
-                };
-                if (s.observer)(p) == Flow::Stop {
-                    return Err(MethodError::Plan(
-                        "cancelled during the autoencoder phase; no model was released".into(),
-                    ));
-                }
-            }
-        }
-        // --- the GAN in latent space, through the frozen decoder ---
-        let rng = s.noise.rng();
-        let h = c.latent_dim;
-        let block = |inp: usize, out: usize, rng: &mut rand::rngs::StdRng| -> Result<Vec<Block>> {
-            Ok(vec![
-                Block::Linear(Linear::new(inp, out, false, &dev, rng)?),
-                Block::LayerNorm(LayerNorm::new(out, &dev)?),
-                Block::Act(lrelu()),
-            ])
-        };
-        let mut gblocks = vec![
-            Block::Residual(block(h, h, rng)?),
-            Block::Residual(block(h, h, rng)?),
-        ];
-        gblocks.extend(block(h, c.code_dim, rng)?);
-        let generator = Net::new(gblocks, &dev);
-        let critic = Net::new(
-            mlp(
-                &[d, (2 * d / 3).max(1), (d / 3).max(1), 1],
-                lrelu(),
-                &dev,
-                rng,
-            )?,
-            &dev,
-        );
-
+        let decoder = self.train_autoencoder(&mut s, s1)?;
+        let (generator, critic) = gan_nets(&c, s.data.dims2()?.1, s.device, s.noise.rng())?;
         gan_loop(
             &mut s,
             &GanLoop {
@@ -337,7 +300,7 @@ impl Synthesizer for DpAutoGan {
                 preset: c.preset.clone(),
                 config: serde_json::to_value(&c).unwrap_or_default(),
                 phase: "gan",
-                latent_dim: h,
+                latent_dim: c.latent_dim,
                 batch: c.gan_batch,
                 critic_steps: c.critic_steps,
                 n_critic: c.n_critic,
@@ -354,7 +317,7 @@ impl Synthesizer for DpAutoGan {
         // Release generator ∘ decoder as one network; the encoder and critic stay here.
         let released = sampling_heads(Net::new(
             generator.blocks.into_iter().chain(decoder.blocks).collect(),
-            &dev,
+            s.device,
         ));
         release(
             &s,
@@ -362,9 +325,117 @@ impl Synthesizer for DpAutoGan {
             c.private,
             self.id(),
             &c.preset,
-            h,
+            c.latent_dim,
             released,
             serde_json::to_value(&c).unwrap_or_default(),
         )
     }
+}
+
+impl DpAutoGan {
+    /// Phase 1: the whole autoencoder by DP-SGD (joint clip over encoder and decoder, noise
+    /// σ₁ on every parameter). Returns the decoder; the encoder never leaves.
+    fn train_autoencoder(&self, s: &mut TrainSetup<'_>, sigma: f64) -> Result<Net> {
+        let c = &self.config;
+        let (n, d) = s.data.dims2()?;
+        let (ae, decoder) = autoencoder(c, s.encoding, d, s.device, s.noise.rng())?;
+        ae.check_dp_compatible()?;
+        let mut opt = Adam::new(c.ae_lr);
+        let params = ae.params();
+        let dp = DpSgdConfig {
+            clip: c.ae_clip,
+            noise_multiplier: sigma,
+            sample_rate: self.rates(n).0,
+            n_records: n,
+        };
+        let loss =
+            |y: &Tensor, x: &Tensor| -> candle_core::Result<Tensor> { bce_rows(y, x)? / d as f64 };
+        for step in 0..c.ae_steps {
+            let Some(grads) = step_grads(s, &ae, &dp, c.private, loss)? else {
+                break;
+            };
+            opt.step(&params, &grads)?;
+            if (step + 1) % 50 == 0 || step + 1 == c.ae_steps {
+                // A reconstruction loss would be a statistic of the private rows: ε only.
+                let p = Progress::at(s, c.private, "autoencoder", (step + 1, c.ae_steps), vec![]);
+                if (s.observer)(p) == Flow::Stop {
+                    return Err(MethodError::Model(
+                        "cancelled during the autoencoder phase; no model was released".into(),
+                    ));
+                }
+            }
+        }
+        Ok(decoder)
+    }
+}
+
+/// The autoencoder d → (d+c)/2 → c → (d+c)/2 → d (or one layer each way) with output heads;
+/// returns (whole autoencoder, decoder), which share their parameters.
+fn autoencoder(
+    c: &DpAutoGanConfig,
+    encoding: &crate::data::encode::Encoding,
+    d: usize,
+    dev: &candle_core::Device,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<(Net, Net)> {
+    let enc_act = if c.tanh_encoder { Act::Tanh } else { lrelu() };
+    let mid = (d + c.code_dim) / 2;
+    let (encoder, mut decoder) = if c.single_layer_ae {
+        (
+            vec![
+                Block::Linear(Linear::new(d, c.code_dim, true, dev, rng)?),
+                Block::Act(enc_act),
+            ],
+            vec![Block::Linear(Linear::new(c.code_dim, d, true, dev, rng)?)],
+        )
+    } else {
+        let mut e = mlp(&[d, mid, c.code_dim], enc_act, dev, rng)?;
+        e.push(Block::Act(enc_act));
+        (e, mlp(&[c.code_dim, mid, d], lrelu(), dev, rng)?)
+    };
+    decoder.push(Block::Head(heads_for(encoding, c.tau)));
+    // Blocks share their Vars: training `ae` trains `decoder` too.
+    let ae = Net::new(
+        encoder
+            .iter()
+            .cloned()
+            .chain(decoder.iter().cloned())
+            .collect(),
+        dev,
+    );
+    Ok((ae, Net::new(decoder, dev)))
+}
+
+/// Phase 2's networks: the paper's residual latent generator h → h → h → c (layer norm,
+/// no bias) and the critic d → 2d/3 → d/3 → 1.
+fn gan_nets(
+    c: &DpAutoGanConfig,
+    d: usize,
+    dev: &candle_core::Device,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<(Net, Net)> {
+    let h = c.latent_dim;
+    let block = |inp: usize, out: usize, rng: &mut rand::rngs::StdRng| -> Result<Vec<Block>> {
+        Ok(vec![
+            Block::Linear(Linear::new(inp, out, false, dev, rng)?),
+            Block::LayerNorm(LayerNorm::new(out, dev)?),
+            Block::Act(lrelu()),
+        ])
+    };
+    let mut gblocks = vec![
+        Block::Residual(block(h, h, rng)?),
+        Block::Residual(block(h, h, rng)?),
+    ];
+    gblocks.extend(block(h, c.code_dim, rng)?);
+    let generator = Net::new(gblocks, dev);
+    let critic = Net::new(
+        mlp(
+            &[d, (2 * d / 3).max(1), (d / 3).max(1), 1],
+            lrelu(),
+            dev,
+            rng,
+        )?,
+        dev,
+    );
+    Ok((generator, critic))
 }

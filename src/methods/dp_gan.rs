@@ -11,17 +11,15 @@
 //! With `private = false` (method `gan`, `--epsilon inf`) the same networks train without
 //! clipping, noise or accounting: the reference line of every plot.
 
-use candle_core::Tensor;
-use rand_distr::{Distribution, StandardNormal};
-
-use super::released::{MODEL_FORMAT, ModelHeader, PrivacyStatement, ReleasedModel};
+pub use super::gan_phase::GanLoss;
+use super::gan_phase::{Accounting, GanLoop, gan_loop, release, sampling_heads};
+use super::released::ReleasedModel;
+use super::registry::{DataKind, MethodInfo, Preset, with_overrides};
 use super::{
-    Checkpoint, Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for,
-    plan_preamble, step_grads,
+    MethodError, Plan, Result, Synthesizer, TrainSetup, heads_for,
+    plan_preamble, planned_sigma,
 };
-use crate::nn::dpsgd::{DpSgdConfig, NoiseSource};
-use crate::nn::layers::{Act, Block, HeadKind, Net, loss_grad, mlp, summed_grads};
-use crate::nn::optim::{Adam, Optimizer, RmsProp};
+use crate::nn::layers::{Act, Block, Net, mlp};
 use crate::privacy::calibrate::sigma_for;
 use crate::privacy::{Budget, Charge, Mechanism};
 
@@ -100,12 +98,68 @@ impl DpGanConfig {
                 lr: 0.001,
                 ..base
             }),
-            _ => Err(MethodError::Plan(format!(
-                "unknown preset '{name}' for dp-gan; use tiny, quick, adult or mnist"
-            ))),
+            _ => Err(INFO.unknown_preset(name)),
         }
     }
 }
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "quick",
+        doc: "about a minute on two cores; on ADULT at ε = 1 also the best setting measured",
+    },
+    Preset {
+        name: "tiny",
+        doc: "seconds: for tests and smoke checks",
+    },
+    Preset {
+        name: "adult",
+        doc: "quick's settings, named for the paper's dataset",
+    },
+    Preset {
+        name: "mnist",
+        doc: "28×28 digits with their label: wider generator, 2,000 critic steps",
+    },
+];
+
+fn settings(preset: &str) -> Result<serde_json::Value> {
+    serde_json::to_value(DpGanConfig::preset(preset)?).map_err(|e| MethodError::Plan(e.to_string()))
+}
+
+fn build(
+    preset: &str,
+    private: bool,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Box<dyn Synthesizer + Send>> {
+    let mut c = with_overrides(DpGanConfig::preset(preset)?, overrides)?;
+    c.private = private;
+    Ok(Box::new(DpGan::new(c)))
+}
+
+/// The registry entry of DP-GAN.
+pub const INFO: MethodInfo = MethodInfo {
+    id: "dp-gan",
+    title: "DP-SGD GAN",
+    sentence: "A generator learns to fool a critic that sees the data only through noisy, clipped gradients: the standard baseline.",
+    paper: "Xie et al., Differentially Private Generative Adversarial Network (2018)",
+    url: "https://arxiv.org/abs/1802.06739",
+    kinds: &[DataKind::Table, DataKind::Images],
+    private: true,
+    presets: PRESETS,
+    settings,
+    build,
+};
+
+/// The registry entry of the non-private reference: DP-GAN's networks with no noise.
+pub const NON_PRIVATE_INFO: MethodInfo = MethodInfo {
+    id: "gan",
+    title: "GAN without privacy",
+    sentence: "The same GAN with no noise (ε = ∞): a reference line for comparisons, never for release.",
+    paper: "Goodfellow et al., Generative Adversarial Nets (2014)",
+    url: "https://arxiv.org/abs/1406.2661",
+    private: false,
+    ..INFO
+};
 
 /// The DP-GAN method.
 pub struct DpGan {
@@ -157,18 +211,6 @@ fn generator_net(
     Ok(Net::new(blocks, dev))
 }
 
-fn latent(
-    noise: &mut NoiseSource,
-    n: usize,
-    d: usize,
-    dev: &candle_core::Device,
-) -> Result<Tensor> {
-    let v: Vec<f32> = (0..n * d)
-        .map(|_| StandardNormal.sample(noise.rng()))
-        .collect();
-    Ok(Tensor::from_vec(v, (n, d), dev)?)
-}
-
 impl Synthesizer for DpGan {
     fn id(&self) -> &'static str {
         if self.config.private { "dp-gan" } else { "gan" }
@@ -200,12 +242,8 @@ impl Synthesizer for DpGan {
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let cfg = self.config.clone();
-        let (n, width) = s.data.dims2()?;
-        let plan = self.plan(n, s.accountant.budget())?;
-        let sigma = match plan.charges.first().map(|c| c.mechanism) {
-            Some(Mechanism::SubsampledGaussian { sigma, .. }) => sigma,
-            _ => 0.0,
-        };
+        let (_n, width) = s.data.dims2()?;
+        let sigma = if cfg.private { planned_sigma(s.plan, 0)? } else { 0.0 };
         self.sigma = Some(sigma);
         let dev = s.device.clone();
         let critic = critic_net(width, &cfg, &dev, s.noise.rng())?;
@@ -245,308 +283,4 @@ impl Synthesizer for DpGan {
             serde_json::to_value(&cfg).unwrap_or_default(),
         )
     }
-}
-
-/// The adversarial loss of the GAN phase.
-///
-/// `Wasserstein` is the papers' WGAN with weight clipping. Under DP-SGD it fails in a way
-/// the papers do not report: weights clipped to ±0.01 make per-example gradients orders of
-/// magnitude smaller than the clip norm C, so the added noise (scale σC) drowns them, and
-/// RMSProp turns the noise into full-size steps: the critic becomes a random function and
-/// the generator collapses (measured on ADULT at ε = 1: 1.6 % of rows with income >50K
-/// against 24 %). `Logistic` is the non-saturating GAN (Goodfellow et al. 2014): the critic
-/// is a classifier with logit output, trained with Adam (β₁ = 0.5); it needs no Lipschitz
-/// constraint, so its gradients stay at the scale the clip norm is set for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GanLoss {
-    #[default]
-    Logistic,
-    Wasserstein,
-}
-
-/// softplus(x) = log(1 + eˣ), computed stably as max(x, 0) + log(1 + e^−|x|).
-fn softplus(x: &Tensor) -> candle_core::Result<Tensor> {
-    x.relu()? + (x.abs()?.neg()?.exp()? + 1.0)?.log()?
-}
-
-impl GanLoss {
-    /// Critic loss on its outputs for real rows, per row.
-    fn real(self, y: &Tensor) -> candle_core::Result<Tensor> {
-        match self {
-            Self::Wasserstein => y.neg()?.sum(1),
-            Self::Logistic => softplus(&y.neg()?)?.sum(1),
-        }
-    }
-    /// Critic loss on its outputs for generated rows, per row.
-    fn fake(self, y: &Tensor) -> candle_core::Result<Tensor> {
-        match self {
-            Self::Wasserstein => y.sum(1),
-            Self::Logistic => softplus(y)?.sum(1),
-        }
-    }
-    /// Generator loss on the critic's outputs for generated rows, per row (the
-    /// non-saturating form for the logistic loss).
-    fn generator(self, y: &Tensor) -> candle_core::Result<Tensor> {
-        self.real(y)
-    }
-}
-
-/// The GAN phase shared by DP-GAN and DP-auto-GAN.
-pub(crate) struct GanLoop {
-    pub loss: GanLoss,
-    /// For checkpoint headers: the method's id, preset and configuration.
-    pub method: &'static str,
-    pub preset: String,
-    pub config: serde_json::Value,
-    pub phase: &'static str,
-    pub latent_dim: usize,
-    pub batch: usize,
-    pub critic_steps: u64,
-    pub n_critic: u64,
-    pub lr: f64,
-    pub clip: f64,
-    pub weight_clip: f64,
-    pub sigma: f64,
-    pub private: bool,
-}
-
-/// Trains `critic` (DP-SGD on the private rows) against `generator` (optionally followed
-/// by a frozen `decoder`), charging one subsampled-Gaussian step per critic step.
-pub(crate) fn gan_loop(
-    s: &mut TrainSetup<'_>,
-    cfg: &GanLoop,
-    critic: &Net,
-    generator: &Net,
-    decoder: Option<&Net>,
-) -> Result<()> {
-    let (n, _) = s.data.dims2()?;
-    let dev = s.device.clone();
-    critic.check_dp_compatible()?;
-    let (mut opt_d, mut opt_g): (Box<dyn Optimizer>, Box<dyn Optimizer>) = match cfg.loss {
-        GanLoss::Wasserstein => (
-            Box::new(RmsProp::new(cfg.lr)),
-            Box::new(RmsProp::new(cfg.lr)),
-        ),
-        GanLoss::Logistic => {
-            let adam = |lr| {
-                let mut a = Adam::new(lr);
-                a.beta1 = 0.5;
-                a
-            };
-            (Box::new(adam(cfg.lr)), Box::new(adam(cfg.lr)))
-        }
-    };
-    let loss = cfg.loss;
-    let steps_per_epoch = n.div_ceil(cfg.batch.max(1)).max(1) as u64;
-    let dp = DpSgdConfig {
-        clip: cfg.clip,
-        noise_multiplier: cfg.sigma,
-        sample_rate: (cfg.batch as f64 / n as f64).min(1.0),
-        n_records: n,
-    };
-    let d_params = critic.params();
-    let g_params = generator.params();
-    let b = cfg.batch;
-    let mut g_loss = f64::NAN;
-    let fake_of = |z: &Tensor, rng: &mut dyn rand::RngCore| -> Result<Tensor> {
-        let h = generator.forward(z, Some(&mut *rng))?;
-        Ok(match decoder {
-            Some(d) => d.forward(&h, Some(rng))?,
-            None => h,
-        })
-    };
-    for step in 0..cfg.critic_steps {
-        // Critic, private part: charged before any row is read.
-        let Some(real_grads) = step_grads(s, critic, &dp, cfg.private, |y, _| loss.real(y))? else {
-            break;
-        };
-        // Critic, public part: generated rows.
-        let z = latent(s.noise, b, cfg.latent_dim, &dev)?;
-        let fake = fake_of(&z, s.noise.rng())?.detach();
-        let (yf, caches) = critic.forward_train(&fake, None)?;
-        let (df, dyf) = loss_grad(&yf, |y| loss.fake(y))?;
-        let d_fake = df / b as f64;
-        let (_, sig_f) = critic.backward(&caches, &dyf)?;
-        let fake_grads = summed_grads(&sig_f)?;
-        let grads: Vec<Tensor> = real_grads
-            .iter()
-            .zip(&fake_grads)
-            .map(|(r, f)| r + (f / b as f64)?)
-            .collect::<candle_core::Result<_>>()?;
-        opt_d.step(&d_params, &grads)?;
-        if cfg.loss == GanLoss::Wasserstein {
-            for p in &d_params {
-                p.set(
-                    &p.as_tensor()
-                        .clamp(-cfg.weight_clip as f32, cfg.weight_clip as f32)?,
-                )?;
-            }
-        }
-        // Generator: post-processing of the private critic (and the frozen decoder).
-        if (step + 1) % cfg.n_critic == 0 {
-            let z = latent(s.noise, b, cfg.latent_dim, &dev)?;
-            let (h, g_caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
-            let (fake, d_caches) = match decoder {
-                Some(d) => {
-                    let (f, c) = d.forward_train(&h, Some(s.noise.rng()))?;
-                    (f, Some(c))
-                }
-                None => (h, None),
-            };
-            let (yc, c_caches) = critic.forward_train(&fake, None)?;
-            let (gl, dyc) = loss_grad(&yc, |y| loss.generator(y))?;
-            g_loss = gl / b as f64;
-            let (dfake, _) = critic.backward(&c_caches, &dyc)?;
-            let dh = match (decoder, d_caches) {
-                (Some(d), Some(c)) => d.backward(&c, &dfake)?.0,
-                _ => dfake,
-            };
-            let (_, g_sig) = generator.backward(&g_caches, &dh)?;
-            let gg: Vec<Tensor> = summed_grads(&g_sig)?
-                .into_iter()
-                .map(|g| g / b as f64)
-                .collect::<candle_core::Result<_>>()?;
-            opt_g.step(&g_params, &gg)?;
-        }
-        if s.checkpoint.is_some() && (step + 1) % steps_per_epoch == 0 {
-            let snapshot = |net: &Net| -> Result<Net> { Ok(net.snapshot()?) };
-            let released = sampling_heads(match decoder {
-                Some(d) => Net::new(
-                    generator
-                        .blocks
-                        .iter()
-                        .cloned()
-                        .chain(d.blocks.iter().cloned())
-                        .collect(),
-                    &dev,
-                ),
-                None => generator.clone(),
-            });
-            let model = release(
-                s,
-                Accounting::RdpOnly,
-                cfg.private,
-                cfg.method,
-                &cfg.preset,
-                cfg.latent_dim,
-                snapshot(&released)?,
-                cfg.config.clone(),
-            )?;
-            let ck = Checkpoint {
-                epoch: (step + 1) / steps_per_epoch,
-                step: step + 1,
-                generator: model,
-                critic: snapshot(critic)?,
-            };
-            if let Some(sink) = s.checkpoint.as_mut() {
-                sink(ck).map_err(MethodError::Model)?;
-            }
-        }
-        if (step + 1) % 50 == 0 || step + 1 == cfg.critic_steps {
-            let p = Progress {
-                phase: cfg.phase.into(),
-                step: step + 1,
-                total: cfg.critic_steps,
-                losses: vec![
-                    ("generator".into(), g_loss),
-                    ("critic_on_generated".into(), d_fake),
-                ],
-                epsilon_spent: if cfg.private {
-                    s.accountant.spent().epsilon
-                } else {
-                    f64::INFINITY
-                },
-            };
-            if (s.observer)(p) == Flow::Stop {
-                break;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The released generator samples categories with a plain softmax (Gumbel noise is a
-/// training device only).
-pub(crate) fn sampling_heads(mut net: Net) -> Net {
-    fn walk(bs: &mut [Block]) {
-        for blk in bs.iter_mut() {
-            match blk {
-                Block::Head(spans) => {
-                    for sp in spans.iter_mut() {
-                        match sp.kind {
-                            HeadKind::GumbelSoftmax { .. } => sp.kind = HeadKind::Softmax,
-                            HeadKind::GumbelSigmoid { .. } => sp.kind = HeadKind::Sigmoid,
-                            _ => {}
-                        }
-                    }
-                }
-                Block::Residual(inner) => walk(inner),
-                _ => {}
-            }
-        }
-    }
-    walk(&mut net.blocks);
-    net
-}
-
-/// Which accountants a release's statement runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Accounting {
-    /// RDP and PLD, reporting the tighter: the final model.
-    Best,
-    /// RDP only (a sound, slightly looser figure, in microseconds rather than the PLD's
-    /// FFTs): the per-epoch checkpoints.
-    RdpOnly,
-}
-
-/// Builds the released model: the generator and the privacy statement.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn release(
-    s: &TrainSetup<'_>,
-    accounting: Accounting,
-    private: bool,
-    method: &str,
-    preset: &str,
-    latent_dim: usize,
-    generator: Net,
-    config: serde_json::Value,
-) -> Result<ReleasedModel> {
-    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::RdpOnly {
-        let rdp = s.accountant.spent().epsilon;
-        (Some(rdp), "rdp".to_string(), Some(rdp), None)
-    } else if private {
-        let rdp = s.accountant.spent().epsilon;
-        let pld = s.accountant.spent_pld();
-        let (best, name) = s.accountant.spent_best();
-        (Some(best), name.to_string(), Some(rdp), pld)
-    } else {
-        (None, "none".to_string(), None, None)
-    };
-    let schema = s.encoding.schema.clone();
-    let header = ModelHeader {
-        format: MODEL_FORMAT.into(),
-        method: method.into(),
-        preset: preset.into(),
-        library_version: env!("CARGO_PKG_VERSION").into(),
-        latent_dim,
-        generator: generator.spec()?,
-        privacy: PrivacyStatement {
-            epsilon: eps,
-            delta: s.accountant.budget().delta,
-            accountant: acc_name,
-            epsilon_rdp: eps_rdp,
-            epsilon_pld: eps_pld,
-            mechanisms: s.accountant.history().to_vec(),
-            non_private_domains: schema
-                .non_private_domains()
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
-            not_for_release: s.noise.seeded_by_user,
-        },
-        schema,
-        config,
-    };
-    Ok(ReleasedModel { header, generator })
 }

@@ -13,6 +13,8 @@
 
 pub mod dp_auto_gan;
 pub mod dp_gan;
+pub mod gan_phase;
+pub mod registry;
 pub mod released;
 
 use candle_core::{Device, Tensor};
@@ -20,7 +22,7 @@ use candle_core::{Device, Tensor};
 use crate::data::encode::{Encoding, SpanKind};
 use crate::nn::dpsgd::NoiseSource;
 use crate::nn::layers::{HeadKind, HeadSpan};
-use crate::privacy::{Accountant, Budget, Charge};
+use crate::privacy::{Accountant, Budget, Charge, Mechanism};
 
 /// Errors of a method, worded for a person.
 #[derive(Debug, thiserror::Error)]
@@ -31,8 +33,15 @@ pub enum MethodError {
     Candle(#[from] candle_core::Error),
     #[error(transparent)]
     Data(#[from] crate::data::DataError),
+    /// The budget cannot pay for the plan (or the data cannot carry it).
     #[error("{0}")]
     Plan(String),
+    /// Unknown method, preset or setting, or a setting of the wrong type.
+    #[error("{0}")]
+    Usage(String),
+    /// A method the design promises that this version lacks.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("{0}")]
     Model(String),
 }
@@ -49,6 +58,37 @@ pub struct Progress {
     /// (name, value) pairs, e.g. the generator loss.
     pub losses: Vec<(String, f64)>,
     pub epsilon_spent: f64,
+    /// The charges made so far (what the job turns into the dataset ledger's ε).
+    pub charges: Vec<Charge>,
+}
+
+impl Progress {
+    /// A report at `step` of `total` in `phase`, with ε and the charges read off the run's
+    /// accountant (ε = ∞ and no charges for a non-private run).
+    pub(crate) fn at(
+        s: &TrainSetup<'_>,
+        private: bool,
+        phase: &str,
+        (step, total): (u64, u64),
+        losses: Vec<(String, f64)>,
+    ) -> Self {
+        Self {
+            phase: phase.into(),
+            step,
+            total,
+            losses,
+            epsilon_spent: if private {
+                s.accountant.spent().epsilon
+            } else {
+                f64::INFINITY
+            },
+            charges: if private {
+                s.accountant.history().to_vec()
+            } else {
+                Vec::new()
+            },
+        }
+    }
 }
 
 /// Whether training should go on (the observer's answer to each report).
@@ -69,6 +109,9 @@ pub struct Plan {
 
 /// Everything a method needs to train.
 pub struct TrainSetup<'a> {
+    /// The plan the job reserved in the ledger: training uses its noise multipliers as
+    /// they are (σ is calibrated once, in [`Synthesizer::plan`]).
+    pub plan: &'a Plan,
     /// Encoded private rows [N, width] on the training device.
     pub data: &'a Tensor,
     pub encoding: &'a Encoding,
@@ -124,8 +167,21 @@ pub fn heads_for(encoding: &Encoding, tau: f64) -> Vec<HeadSpan> {
         .collect()
 }
 
-/// The method names the CLI accepts.
-pub const METHODS: &[&str] = &["dp-auto-gan", "dp-gan", "gan"];
+/// The noise multiplier of the `i`-th subsampled-Gaussian charge of `plan` (0 for a
+/// non-private plan, which has none).
+pub(crate) fn planned_sigma(plan: &Plan, i: usize) -> Result<f64> {
+    if plan.charges.is_empty() {
+        return Ok(0.0);
+    }
+    plan.charges
+        .iter()
+        .filter_map(|c| match c.mechanism {
+            Mechanism::SubsampledGaussian { sigma, .. } => Some(sigma),
+            _ => None,
+        })
+        .nth(i)
+        .ok_or_else(|| MethodError::Plan(format!("the reserved plan has no DP-SGD phase {}", i + 1)))
+}
 
 /// The checks every plan starts with; `Some(plan)` for a non-private reference run.
 pub(crate) fn plan_preamble(n: usize, private: bool, budget: Budget) -> Result<Option<Plan>> {
@@ -139,7 +195,7 @@ pub(crate) fn plan_preamble(n: usize, private: bool, budget: Budget) -> Result<O
             summary: "non-private reference (ε = ∞): no guarantee".into(),
         }));
     }
-    budget.validate().map_err(MethodError::Plan)?;
+    budget.validate().map_err(MethodError::Usage)?;
     Ok(None)
 }
 
@@ -157,23 +213,14 @@ pub(crate) fn step_grads<F>(
 where
     F: Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>,
 {
-    use crate::nn::dpsgd::{gather_rows, private_grads};
+    use crate::nn::dpsgd::{gather_rows, private_gradient};
     use crate::nn::layers::{loss_grad, summed_grads};
     let n = dp.n_records;
     if private {
-        if s.accountant.charge(dp.mechanism(), 1).is_err() {
-            return Ok(None);
-        }
-        let idx = s.noise.poisson_batch(n, dp.sample_rate);
-        let signals = if idx.is_empty() {
-            Vec::new()
-        } else {
-            let x = gather_rows(s.data, &idx)?;
-            let (y, caches) = net.forward_train(&x, None)?;
-            let (_, dy) = loss_grad(&y, |y| loss(y, &x))?;
-            net.backward(&caches, &dy)?.1
-        };
-        return Ok(Some(private_grads(net, &signals, dp, s.noise)?.0));
+        let step = private_gradient(net, s.data, None, dp, s.noise, s.accountant, |y, x, _| {
+            loss(y, x)
+        })?;
+        return Ok(step.map(|(grads, _)| grads));
     }
     let b = (dp.expected_batch().round() as usize).max(1);
     let idx: Vec<u32> = {

@@ -264,9 +264,54 @@ pub fn gather_rows(data: &Tensor, idx: &[u32]) -> Result<Tensor> {
 pub trait LossFn: Fn(&Tensor, &Tensor, Option<&Tensor>) -> candle_core::Result<Tensor> {}
 impl<F: Fn(&Tensor, &Tensor, Option<&Tensor>) -> candle_core::Result<Tensor>> LossFn for F {}
 
-/// One DP-SGD step on `net`: `inputs` are the private records fed to the network and
-/// `targets` (optional) rows of per-record targets gathered with the same batch. Charges
-/// the accountant first; returns `Ok(None)` — touching no data — when the budget is spent.
+/// The one DP-SGD step every caller runs (the methods, `bench dpsgd`, the tests): charge
+/// the accountant → draw a Poisson batch → forward → per-example loss → backward → clip
+/// jointly to C and add N(0, σ²C²) → divide by qN. Returns the noisy gradients, one per
+/// parameter of `net`, or `Ok(None)` — touching no record — when the charge would exceed
+/// the budget.
+///
+/// Sensitivity and accounting: adding or removing one record changes the clipped sum by at
+/// most C in L2 (each example is clipped over all parameters jointly), so the step is one
+/// use of `SubsampledGaussian { q, σ }`, charged before the batch is drawn. The forward pass
+/// is the network's deterministic one (Gumbel heads as plain softmax/sigmoid, no dropout):
+/// the clipping bound does not depend on it, and runs stay comparable across callers.
+#[allow(clippy::too_many_arguments)]
+pub fn private_gradient<F: LossFn>(
+    net: &Net,
+    data: &Tensor,
+    targets: Option<&Tensor>,
+    cfg: &DpSgdConfig,
+    noise: &mut NoiseSource,
+    accountant: &mut Accountant,
+    loss: F,
+) -> Result<Option<(Vec<Tensor>, StepReport)>> {
+    cfg.validate()?;
+    if accountant.charge(cfg.mechanism(), 1).is_err() {
+        return Ok(None);
+    }
+    let idx = noise.poisson_batch(cfg.n_records, cfg.sample_rate);
+    let (signals, loss_sum) = if idx.is_empty() {
+        (Vec::new(), 0.0)
+    } else {
+        let x = gather_rows(data, &idx)?;
+        let t = targets.map(|t| gather_rows(t, &idx)).transpose()?;
+        let (y, caches) = net.forward_train(&x, None)?;
+        let (l, dy) = super::layers::loss_grad(&y, |y| loss(y, &x, t.as_ref()))?;
+        let (_, signals) = net.backward(&caches, &dy)?;
+        (signals, l)
+    };
+    let (grads, clipped_share) = private_grads(net, &signals, cfg, noise)?;
+    Ok(Some((
+        grads,
+        StepReport {
+            batch: idx.len(),
+            loss_sum,
+            clipped_share,
+        },
+    )))
+}
+
+/// [`private_gradient`] followed by the optimizer's step.
 #[allow(clippy::too_many_arguments)]
 pub fn dp_step<F: LossFn>(
     net: &Net,
@@ -278,28 +323,12 @@ pub fn dp_step<F: LossFn>(
     accountant: &mut Accountant,
     loss: F,
 ) -> Result<Option<StepReport>> {
-    cfg.validate()?;
-    if accountant.charge(cfg.mechanism(), 1).is_err() {
+    let Some((grads, report)) = private_gradient(net, data, targets, cfg, noise, accountant, loss)?
+    else {
         return Ok(None);
-    }
-    let idx = noise.poisson_batch(cfg.n_records, cfg.sample_rate);
-    let (signals, loss_sum) = if idx.is_empty() {
-        (Vec::new(), 0.0)
-    } else {
-        let x = gather_rows(data, &idx)?;
-        let t = targets.map(|t| gather_rows(t, &idx)).transpose()?;
-        let (y, caches) = net.forward_train(&x, Some(noise.rng()))?;
-        let (l, dy) = super::layers::loss_grad(&y, |y| loss(y, &x, t.as_ref()))?;
-        let (_, signals) = net.backward(&caches, &dy)?;
-        (signals, l)
     };
-    let (grads, clipped_share) = private_grads(net, &signals, cfg, noise)?;
     opt.step(&net.params(), &grads)?;
-    Ok(Some(StepReport {
-        batch: idx.len(),
-        loss_sum,
-        clipped_share,
-    }))
+    Ok(Some(report))
 }
 
 /// One plain (non-private) step on a fixed batch: the same network code, the summed

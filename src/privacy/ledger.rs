@@ -364,6 +364,11 @@ impl Ledger {
         Ok(to_epsilon(&self.orders, &sum, budget.delta).epsilon)
     }
 
+    /// The RDP curve spent (settled + reserved) on the ledger's orders.
+    pub fn spent_curve(&self, dataset: &str) -> Result<Vec<f64>, LedgerError> {
+        total_curve(&self.conn, dataset, self.orders.len()).map_err(self.db())
+    }
+
     /// ε spent (settled + reserved) at the dataset's δ.
     pub fn spent(&self, dataset: &str) -> Result<EpsilonAt, LedgerError> {
         let (budget, _) = self.budget(dataset)?;

@@ -1,0 +1,383 @@
+//! The results view: one entry per finished run of the open table, each evaluated in a
+//! worker thread by `eval::report::evaluate`, shown as tabs. Several runs of one dataset
+//! (say ε = 0.5, 1 and ∞) sit side by side in the comparison table.
+//!
+//! The window evaluates seeded subsamples (5,000 rows a side, 10 Wasserstein repeats) so a
+//! report takes seconds; `dpsynth evaluate` gives the full-size report of the same
+//! figures.
+
+mod plots;
+
+use std::path::Path;
+use std::sync::mpsc::{Receiver, channel};
+
+use eframe::egui;
+
+use crate::data::Table;
+use crate::data::schema::Schema;
+use crate::job::PrivacyStatement;
+use crate::job::evaluation::{EvalSpec, Evaluated, evaluate_model};
+use plots::*;
+
+const REAL: egui::Color32 = egui::Color32::from_rgb(60, 120, 216);
+const SYNTHETIC: egui::Color32 = egui::Color32::from_rgb(230, 120, 40);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum View {
+    #[default]
+    Prediction,
+    Probability,
+    Histograms,
+    Pca,
+    Tstr,
+    PrivacyRisk,
+    Statement,
+    Compare,
+}
+
+impl View {
+    const ALL: [(View, &'static str); 8] = [
+        (View::Prediction, "Dimension-wise prediction"),
+        (View::Probability, "Dimension-wise probability"),
+        (View::Histograms, "Histograms"),
+        (View::Pca, "2-way PCA"),
+        (View::Tstr, "Train on synthetic, test on real"),
+        (View::PrivacyRisk, "Privacy risk"),
+        (View::Statement, "Privacy statement"),
+        (View::Compare, "Compare runs"),
+    ];
+}
+
+enum Msg {
+    Progress(String),
+    Done(Result<Box<Evaluated>, String>),
+}
+
+enum EvalState {
+    Running {
+        rx: Receiver<Msg>,
+        line: String,
+    },
+    /// The report, what it was computed on, and which rows it scored.
+    Done(Box<Evaluated>),
+    Failed(String),
+    /// An image run: 100 generated digits beside 100 real ones (`dpsynth evaluate` scores
+    /// image runs with classifiers; that takes minutes, so the window shows the grids).
+    Images {
+        generated: egui::TextureHandle,
+        real: Option<egui::TextureHandle>,
+    },
+}
+
+/// One finished run and its evaluation.
+struct RunResult {
+    title: String,
+    statement: PrivacyStatement,
+    state: EvalState,
+    report_msg: Option<String>,
+}
+
+/// State of the results view.
+#[derive(Default)]
+pub struct ResultsPanel {
+    runs: Vec<RunResult>,
+    selected: usize,
+    view: View,
+    hist_column: usize,
+}
+
+impl ResultsPanel {
+    /// Forgets every run (a new dataset was opened).
+    pub fn clear(&mut self) {
+        self.runs.clear();
+        self.selected = 0;
+    }
+
+    /// Starts evaluating a finished run's model against the real table in a worker thread
+    /// (the job's evaluation pipeline, on seeded samples of 5,000 rows a side).
+    pub fn add_run(
+        &mut self,
+        title: String,
+        model_path: &Path,
+        data_path: &Path,
+        real: &Table,
+        schema: &Schema,
+        ctx: &egui::Context,
+    ) {
+        let statement = match crate::job::services::read_model(model_path) {
+            Ok(m) => m.statement,
+            Err(e) => {
+                self.push(title, empty_statement(), EvalState::Failed(e.to_string()));
+                return;
+            }
+        };
+        let (tx, rx) = channel();
+        let (model, data) = (model_path.to_path_buf(), data_path.to_path_buf());
+        let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
+        std::thread::spawn(move || {
+            let send = |m: Msg| {
+                let _ = tx.send(m);
+                ctx.request_repaint();
+            };
+            let mut progress = |l: &str| send(Msg::Progress(l.to_string()));
+            let spec = EvalSpec::quick();
+            let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress)
+                .map(Box::new)
+                .map_err(|e| e.to_string());
+            send(Msg::Done(result));
+        });
+        let state = EvalState::Running {
+            rx,
+            line: "starting".into(),
+        };
+        self.push(title, statement, state);
+    }
+
+    fn push(&mut self, title: String, statement: PrivacyStatement, state: EvalState) {
+        self.runs.push(RunResult {
+            title,
+            statement,
+            state,
+            report_msg: None,
+        });
+        self.selected = self.runs.len() - 1;
+    }
+
+    /// Adds an image run: 100 generated images (10 per label row when the generator emits
+    /// labels) shown beside the real ones.
+    pub fn add_image_run(
+        &mut self,
+        title: String,
+        model_path: &Path,
+        real: Option<egui::TextureHandle>,
+        ctx: &egui::Context,
+    ) {
+        let made = crate::job::services::read_model(model_path)
+            .and_then(|m| Ok((m.statement, crate::job::services::sample(model_path, 100, None)?)))
+            .map_err(|e| e.to_string())
+            .and_then(|(st, t)| {
+                let set = crate::data::image::from_pixel_table(&t, "generated")
+                    .map_err(|e| e.to_string())?;
+                Ok((st, super::image_grid(&set, 10, 10)))
+            });
+        let (statement, state) = match made {
+            Ok((st, img)) => (
+                st,
+                EvalState::Images {
+                    generated: ctx.load_texture(
+                        format!("generated-{}", self.runs.len()),
+                        img,
+                        egui::TextureOptions::NEAREST,
+                    ),
+                    real,
+                },
+            ),
+            Err(e) => (empty_statement(), EvalState::Failed(e)),
+        };
+        self.push(title, statement, state);
+    }
+
+    /// The selected run's report as HTML, for the save dialog's answer.
+    pub fn save_report(&mut self, path: &Path) {
+        let Some(run) = self.runs.get_mut(self.selected) else {
+            return;
+        };
+        run.report_msg = Some(match &run.state {
+            EvalState::Done(ev) => {
+                let html = crate::eval::html::render(&ev.report, &ev.inputs);
+                match crate::util::atomic::write_atomic(path, html.as_bytes()) {
+                    Ok(()) => format!("saved the report to {}", path.display()),
+                    Err(e) => format!("could not save {}: {e}", path.display()),
+                }
+            }
+            _ => "this run has no finished evaluation to report".into(),
+        });
+    }
+
+    fn drain(&mut self) {
+        for r in &mut self.runs {
+            let mut next = None;
+            if let EvalState::Running { rx, line } = &mut r.state {
+                while let Ok(m) = rx.try_recv() {
+                    match m {
+                        Msg::Progress(l) => *line = l,
+                        Msg::Done(Ok(rep)) => next = Some(EvalState::Done(rep)),
+                        Msg::Done(Err(e)) => next = Some(EvalState::Failed(e)),
+                    }
+                }
+            }
+            if let Some(n) = next {
+                r.state = n;
+            }
+        }
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
+        self.drain();
+        if self.runs.is_empty() {
+            ui.label("No results yet: train a model in tab 2; its evaluation appears here.");
+            return;
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Run:");
+            for (i, r) in self.runs.iter().enumerate() {
+                ui.selectable_value(&mut self.selected, i, &r.title);
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            for (v, name) in View::ALL {
+                ui.selectable_value(&mut self.view, v, name);
+            }
+        });
+        ui.separator();
+        if self.view == View::Compare {
+            self.compare_ui(ui);
+            return;
+        }
+        let Some(run) = self.runs.get(self.selected) else {
+            return;
+        };
+        if self.view == View::Statement {
+            statement_ui(ui, &run.statement);
+            return;
+        }
+        if let EvalState::Done(_) = &run.state {
+            ui.horizontal(|ui| {
+                dialogs.button(
+                    ui,
+                    true,
+                    "Save HTML report…",
+                    "Every figure and table of this run, in one self-contained file. It shows figures of the real rows (histograms, PCA points): share it only where the real data may be seen.",
+                    super::dialogs::Purpose::SaveReport,
+                    "dpsynth-report.html",
+                );
+                if let Some(m) = &run.report_msg {
+                    ui.label(m);
+                }
+            });
+        }
+        match &run.state {
+            EvalState::Images { generated, real } => {
+                images_ui(ui, generated, real.as_ref());
+            }
+            EvalState::Running { line, .. } => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("evaluating: {line}"));
+                });
+            }
+            EvalState::Failed(e) => {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("evaluation failed: {e}"),
+                );
+            }
+            EvalState::Done(ev) => {
+                ui.small(&ev.rows_note);
+                let rep = &ev.report;
+                match self.view {
+                    View::Prediction => prediction_ui(ui, rep),
+                    View::Probability => probability_ui(ui, rep),
+                    View::Histograms => histogram_ui(ui, rep, &mut self.hist_column),
+                    View::Pca => pca_ui(ui, rep),
+                    View::Tstr => tstr_ui(ui, rep),
+                    View::PrivacyRisk => risk_ui(ui, rep),
+                    View::Statement | View::Compare => {}
+                }
+            }
+        }
+    }
+
+    fn compare_ui(&self, ui: &mut egui::Ui) {
+        egui::Grid::new("compare").striped(true).show(ui, |ui| {
+            header_row(
+                ui,
+                &[
+                    "run",
+                    "ε",
+                    "mean |real − synthetic| (dimension-wise, floored at −0.1)",
+                    "mean 1-way TV",
+                    "PCA Wasserstein score",
+                    "best TSTR accuracy",
+                    "membership AUC",
+                ],
+            );
+            for r in &self.runs {
+                ui.label(&r.title);
+                ui.label(
+                    r.statement
+                        .epsilon
+                        .map_or("∞".into(), |e| format!("{e:.3}")),
+                );
+                match &r.state {
+                    EvalState::Done(ev) => {
+                        let rep = &ev.report;
+                        ui.label(format!("{:.3}", floored_mean_abs(rep)));
+                        let tv = rep.histograms.iter().map(|h| h.tvd).sum::<f64>()
+                            / rep.histograms.len().max(1) as f64;
+                        ui.label(format!("{tv:.3}"));
+                        ui.label(format!("{:.3}", rep.pca.wasserstein.score));
+                        let best = rep.tstr.as_ref().and_then(|t| {
+                            t.rows
+                                .iter()
+                                .filter_map(|r| r.synthetic.as_ref().ok().map(|s| s.accuracy))
+                                .reduce(f64::max)
+                        });
+                        ui.label(best.map_or("-".into(), |b| format!("{b:.3}")));
+                        ui.label(
+                            rep.privacy_risk
+                                .membership_auc
+                                .map_or("-".into(), |a| format!("{a:.3}")),
+                        );
+                    }
+                    EvalState::Running { .. } => {
+                        ui.label("evaluating…");
+                    }
+                    EvalState::Failed(e) => {
+                        ui.label(e);
+                    }
+                    EvalState::Images { .. } => {
+                        ui.label("image run: see its grid");
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    }
+}
+
+/// Generated digits beside real ones, at the same scale.
+fn images_ui(
+    ui: &mut egui::Ui,
+    generated: &egui::TextureHandle,
+    real: Option<&egui::TextureHandle>,
+) {
+    let side = (ui.available_width() / 2.0 - 20.0).clamp(200.0, 420.0);
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.strong("Generated (100 samples of the released model)");
+            ui.image((generated.id(), egui::vec2(side, side)));
+        });
+        if let Some(r) = real {
+            ui.vertical(|ui| {
+                ui.strong("Real (the first 100 training images)");
+                ui.image((r.id(), egui::vec2(side, side)));
+            });
+        }
+    });
+    ui.label("Full scores for image runs (classifier accuracy on real test digits, Fréchet distance): dpsynth evaluate --grid.");
+}
+
+fn empty_statement() -> PrivacyStatement {
+    PrivacyStatement {
+        epsilon: None,
+        delta: 0.0,
+        accountant: "none".into(),
+        epsilon_rdp: None,
+        epsilon_pld: None,
+        mechanisms: vec![],
+        non_private_domains: vec![],
+        not_for_release: false,
+    }
+}
+

@@ -1,0 +1,380 @@
+//! The run form: method cards and preset (from the registry), ε and δ, advanced settings,
+//! and the cost preview, which the job computes off the UI thread when the form changes.
+
+use eframe::egui;
+
+use crate::gui::background::Latest;
+use crate::job::{self, JobError, MethodInfo, cost::Cost, cost::CostRequest};
+
+/// The advanced settings: the preset's values, editable one by one.
+#[derive(Default)]
+pub(super) struct Advanced {
+    /// (method, preset) the rows below belong to.
+    of: (String, String),
+    /// (name, text the user edits, the preset's value as text).
+    rows: Vec<(String, String, String)>,
+    pub seed: String,
+    pub threads: usize,
+}
+
+impl Advanced {
+    fn refresh(&mut self, method: &str, preset: &str) {
+        if self.of == (method.to_string(), preset.to_string()) {
+            return;
+        }
+        self.of = (method.to_string(), preset.to_string());
+        self.rows = job::preset_settings(method, preset)
+            .map(|m| {
+                m.into_iter()
+                    .map(|(k, v)| {
+                        let t = value_text(&v);
+                        (k, t.clone(), t)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+
+    /// The edited settings as overrides (only those that differ from the preset).
+    pub fn overrides(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        for (k, text, default) in &self.rows {
+            if text.trim() == default.trim() {
+                continue;
+            }
+            let v = serde_json::from_str(text.trim())
+                .unwrap_or_else(|_| serde_json::Value::String(text.trim().to_string()));
+            m.insert(k.clone(), v);
+        }
+        m
+    }
+
+    pub fn seed(&self) -> Result<Option<u64>, String> {
+        let t = self.seed.trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse().map(Some).map_err(|_| {
+            format!("seed '{t}' is not a whole number (leave it empty for a random seed)")
+        })
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.label("The preset's values; change one to override it. The cost above follows.");
+        egui::Grid::new("advanced").striped(true).show(ui, |ui| {
+            let l = ui.label("seed");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.seed)
+                    .hint_text("random")
+                    .desired_width(120.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text("A fixed seed makes a run reproducible, and marks its model NOT for release");
+            ui.end_row();
+            let l = ui.label("training threads");
+            ui.add(egui::DragValue::new(&mut self.threads).range(1..=256))
+                .labelled_by(l.id);
+            ui.end_row();
+            for (k, text, default) in &mut self.rows {
+                let l = ui.label(k.as_str());
+                ui.add(egui::TextEdit::singleline(text).desired_width(160.0))
+                    .labelled_by(l.id);
+                if text.trim() != default.trim() {
+                    ui.weak(format!("preset: {default}"));
+                }
+                ui.end_row();
+            }
+        });
+        if ui.button("Reset to the preset").clicked() {
+            for (_, t, d) in &mut self.rows {
+                *t = d.clone();
+            }
+            self.seed.clear();
+        }
+    }
+}
+
+/// A setting's value as the user edits it: strings without quotes, the rest as JSON.
+fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Training threads by default: all cores but one, which stays with the window.
+fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        .max(1)
+}
+
+/// Whether the form may start a run.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Verdict {
+    /// Priced, and it fits the dataset's budget.
+    Ready,
+    /// The job is still pricing the form as it stands.
+    Pending,
+    /// It cannot start, and why.
+    Refused(String),
+}
+
+/// The form's state.
+pub(super) struct Form {
+    pub method: usize,
+    pub preset: String,
+    pub epsilon: String,
+    pub delta: String,
+    pub advanced: Advanced,
+    pub dataset_key: Option<String>,
+    pub rows: usize,
+    cost: Latest<CostRequest, Result<Cost, JobError>>,
+    /// The dataset's total ε as the user edits it, and what setting it said.
+    total_input: String,
+    total_for: Option<String>,
+    total_msg: Option<String>,
+}
+
+impl Default for Form {
+    fn default() -> Self {
+        Self {
+            method: 0,
+            preset: job::methods()
+                .first()
+                .map_or("quick", |m| m.default_preset())
+                .into(),
+            epsilon: "1".into(),
+            delta: String::new(),
+            advanced: Advanced {
+                threads: default_threads(),
+                ..Default::default()
+            },
+            dataset_key: None,
+            rows: 0,
+            cost: Latest::default(),
+            total_input: String::new(),
+            total_for: None,
+            total_msg: None,
+        }
+    }
+}
+
+impl Form {
+    pub fn info(&self) -> &'static MethodInfo {
+        let all = job::methods();
+        all[self.method.min(all.len() - 1)]
+    }
+
+    /// ε as typed (∞ for the non-private reference).
+    pub fn epsilon(&self) -> Result<f64, String> {
+        if !self.info().private {
+            return Ok(f64::INFINITY);
+        }
+        self.epsilon
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|e| *e > 0.0 && e.is_finite())
+            .ok_or_else(|| format!("ε '{}' is not a positive number", self.epsilon.trim()))
+    }
+
+    pub fn delta(&self) -> Result<f64, String> {
+        self.delta
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|d| *d > 0.0 && *d < 1.0)
+            .ok_or_else(|| format!("δ '{}' is not a number between 0 and 1", self.delta.trim()))
+    }
+
+    /// The cost preview's question, or why the form cannot ask it yet.
+    fn cost_request(&self) -> Result<CostRequest, String> {
+        let dataset = self.dataset_key.clone().ok_or("no dataset is open")?;
+        self.advanced.seed()?;
+        Ok(CostRequest {
+            dataset,
+            ledger: job::cost::default_ledger_path(),
+            method: self.info().id.to_string(),
+            preset: self.preset.clone(),
+            epsilon: self.epsilon()?,
+            delta: self.delta()?,
+            rows: self.rows,
+            overrides: self.advanced.overrides(),
+        })
+    }
+
+    /// Whether the form, as it stands, may start a run.
+    pub fn verdict(&self) -> Verdict {
+        let req = match self.cost_request() {
+            Ok(r) => r,
+            Err(e) => return Verdict::Refused(e),
+        };
+        match self.cost.value() {
+            Some(Ok(c)) if self.cost.is_current(&req) => match &c.refused {
+                Some(r) => Verdict::Refused(r.clone()),
+                None => Verdict::Ready,
+            },
+            Some(Err(e)) if self.cost.is_current(&req) => Verdict::Refused(e.to_string()),
+            _ => Verdict::Pending,
+        }
+    }
+
+    /// The ledger changed (a run settled, the total was set): price the form again.
+    pub fn ledger_changed(&mut self) {
+        self.cost.invalidate();
+    }
+
+    /// Asks the job for the cost of the form as it stands (a no-op when unchanged).
+    pub fn refresh_cost(&mut self, ctx: &egui::Context) {
+        if let Ok(req) = self.cost_request() {
+            self.cost.want(ctx, req, |r| job::cost::cost(&r));
+        }
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.strong("Method");
+        ui.horizontal_wrapped(|ui| {
+            for (i, m) in job::methods().iter().enumerate() {
+                method_card(ui, &mut self.method, i, m);
+            }
+        });
+        let info = self.info();
+        if !info.has_preset(&self.preset) {
+            self.preset = info.default_preset().to_string();
+        }
+        ui.horizontal(|ui| {
+            let l = ui.label("Preset:");
+            egui::ComboBox::from_id_salt("preset")
+                .selected_text(self.preset.clone())
+                .show_ui(ui, |ui| {
+                    for p in info.presets {
+                        ui.selectable_value(&mut self.preset, p.name.to_string(), p.name)
+                            .on_hover_text(p.doc);
+                    }
+                })
+                .response
+                .labelled_by(l.id);
+            ui.separator();
+            let l = ui.label("ε");
+            ui.add_enabled(
+                info.private,
+                egui::TextEdit::singleline(&mut self.epsilon).desired_width(60.0),
+            )
+            .labelled_by(l.id);
+            let l = ui.label("δ");
+            ui.add(egui::TextEdit::singleline(&mut self.delta).desired_width(80.0))
+                .labelled_by(l.id);
+        });
+        ui.label(format!(
+            "Guidance: ε ≤ 1 is strong protection, ε ≤ 5 moderate. δ should be far below 1/n (n = {}); proposed: 1/(10 n).",
+            self.rows
+        ));
+        self.advanced.refresh(info.id, &self.preset);
+        egui::CollapsingHeader::new("Advanced settings")
+            .default_open(false)
+            .show(ui, |ui| self.advanced.ui(ui));
+    }
+
+    /// The cost preview and the dataset's editable total.
+    pub fn cost_ui(&mut self, ui: &mut egui::Ui, running: bool) {
+        let req = self.cost_request();
+        let shown = match (&req, self.cost.value()) {
+            (Ok(_), Some(Ok(c))) => Some(c.clone()),
+            _ => None,
+        };
+        ui.group(|ui| {
+            ui.strong("Cost of this run");
+            match (&req, &shown) {
+                (Err(e), _) => {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                (Ok(_), Some(c)) => {
+                    ui.label(format!(
+                        "this dataset's budget: total ε {:.3} · spent {:.3} · this run {:.3} · left after {:.3}  (at the dataset's δ = {})",
+                        c.total, c.spent, c.this_run, c.left_after, c.delta
+                    ));
+                    if !c.summary.is_empty() {
+                        ui.label(&c.summary);
+                    }
+                }
+                (Ok(_), None) => {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.label("computing the cost…");
+                    });
+                }
+            }
+            if let (Ok(_), Some(Err(e))) = (&req, self.cost.value()) {
+                ui.colored_label(ui.visuals().error_fg_color, e.to_string());
+            }
+            if let Some(r) = shown.as_ref().and_then(|c| c.refused.as_ref()) {
+                ui.colored_label(ui.visuals().error_fg_color, r);
+            }
+        });
+        if let Some(c) = shown.filter(|c| c.total > 0.0) {
+            if self.total_for != self.dataset_key {
+                self.total_input = crate::util::fmt::number(c.total);
+                self.total_for = self.dataset_key.clone();
+            }
+            if !running {
+                self.total_ui(ui, c.delta);
+            }
+        }
+    }
+
+    /// The dataset's total budget, editable: it is the ledger's, shared by every run on
+    /// this file (from the window or the command line).
+    fn total_ui(&mut self, ui: &mut egui::Ui, delta: f64) {
+        ui.horizontal(|ui| {
+            let l = ui.label("This dataset's total budget: ε");
+            ui.add(egui::TextEdit::singleline(&mut self.total_input).desired_width(60.0))
+                .labelled_by(l.id);
+            if ui
+                .button("Set total")
+                .on_hover_text("Raise or lower how much ε all runs on this file may spend together (the ledger keeps it; `dpsynth budget set` does the same)")
+                .clicked()
+            {
+                self.total_msg = Some(self.set_total(delta));
+                self.ledger_changed();
+            }
+            if let Some(m) = &self.total_msg {
+                ui.label(m);
+            }
+        });
+    }
+
+    fn set_total(&self, delta: f64) -> String {
+        let Ok(epsilon) = self.total_input.trim().parse::<f64>() else {
+            return format!("'{}' is not a number", self.total_input.trim());
+        };
+        let Some(key) = &self.dataset_key else {
+            return "no dataset is open".into();
+        };
+        match job::cost::set_total(&job::cost::default_ledger_path(), key, epsilon, delta) {
+            Ok(()) => format!("total set to ε {epsilon}"),
+            Err(e) => format!("could not set the total: {e}"),
+        }
+    }
+}
+
+/// One method as a card: a radio button, one plain sentence, the paper.
+fn method_card(ui: &mut egui::Ui, chosen: &mut usize, i: usize, m: &MethodInfo) {
+    let frame = egui::Frame::group(ui.style())
+        .fill(if *chosen == i {
+            ui.visuals().selection.bg_fill.gamma_multiply(0.35)
+        } else {
+            ui.visuals().faint_bg_color
+        })
+        .inner_margin(8.0);
+    frame.show(ui, |ui| {
+        ui.set_width(340.0);
+        ui.set_min_height(112.0);
+        ui.vertical(|ui| {
+            ui.radio_value(chosen, i, m.title);
+            ui.label(m.sentence);
+            ui.hyperlink_to(format!("idea: {}", m.paper), m.url);
+        });
+    });
+}

@@ -1,0 +1,324 @@
+//! The training view: the run form with its cost preview ([`form`]), the live run
+//! ([`run_view`]) and exporting its results ([`export`]). The job does the work; this
+//! panel only draws what it reports.
+
+mod export;
+mod form;
+mod run_view;
+
+use std::path::{Path, PathBuf};
+
+use eframe::egui;
+
+use super::dialogs::{Dialogs, Purpose};
+use super::{Content, Loaded};
+use crate::job::{self, Event, JobError, JobHandle, RunConfig, RunSummary};
+
+/// State of the training view.
+#[derive(Default)]
+pub struct TrainPanel {
+    form: form::Form,
+    view: run_view::RunView,
+    export: export::ExportView,
+    job: Option<JobHandle>,
+    /// The data file of the running (or last) run: its results belong to it alone.
+    run_data: Option<PathBuf>,
+    /// (method, preset) of the running (or last) run.
+    run_title: (String, String),
+    /// A run that finished since the window last asked (title, model file).
+    just_finished: Option<(String, PathBuf)>,
+    log: Vec<String>,
+    result: Option<Result<RunSummary, JobError>>,
+    /// Why the last Train press did not start a run.
+    start_error: Option<String>,
+    /// Train was pressed while the job was still pricing the form: start once it is.
+    queued: bool,
+}
+
+impl TrainPanel {
+    /// The run that finished since the last call, once, if it trained on `data` (the
+    /// user may have opened another file meanwhile).
+    pub fn take_finished(&mut self, data: Option<&Path>) -> Option<(String, PathBuf)> {
+        let f = self.just_finished.take()?;
+        if self.run_data.as_deref() != data {
+            self.log.push(format!(
+                "the run finished, but another dataset is open now; its model is at {}",
+                f.1.display()
+            ));
+            return None;
+        }
+        Some(f)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.job.is_some()
+    }
+
+    /// The last session's choices.
+    pub fn apply_settings(&mut self, s: &super::settings::Settings) {
+        if let Some(i) = job::methods().iter().position(|m| m.id == s.method) {
+            self.form.method = i;
+        }
+        self.form.preset = s.preset.clone();
+        self.form.epsilon = s.epsilon.clone();
+        self.export.rows = s.export_rows.max(1);
+    }
+
+    pub fn store_settings(&self, s: &mut super::settings::Settings) {
+        s.method = self.form.info().id.to_string();
+        s.preset = self.form.preset.clone();
+        s.epsilon = self.form.epsilon.clone();
+        s.export_rows = self.export.rows;
+    }
+
+    /// Writes samples or copies the released model to `path` (a save dialog's answer).
+    pub fn export_to(&mut self, purpose: Purpose, path: &Path, ctx: &egui::Context) {
+        match &self.result {
+            Some(Ok(s)) => {
+                let model = s.model.clone();
+                self.export.export_to(purpose, &model, path, ctx);
+            }
+            _ => self.export.msg = Some("no finished run to export".into()),
+        }
+    }
+
+    /// Drains the job's events (the window calls this every frame, whatever tab is shown).
+    pub fn poll(&mut self, ctx: &egui::Context) {
+        let Some(job) = &self.job else { return };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);
+        let mut finished = None;
+        while std::time::Instant::now() < deadline {
+            let Ok(ev) = job.events.try_recv() else { break };
+            match &ev {
+                Event::Started {
+                    summary,
+                    rows,
+                    width,
+                    ..
+                } => self
+                    .log
+                    .push(format!("{rows} rows, {width} encoded columns; {summary}")),
+                Event::Finished(r) => {
+                    finished = Some(r.clone());
+                    break;
+                }
+                _ => self.view.event(&ev, ctx),
+            }
+        }
+        if let Some(r) = finished {
+            self.finish(r);
+        }
+    }
+
+    fn finish(&mut self, r: Result<RunSummary, JobError>) {
+        match &r {
+            Ok(s) => {
+                let eps = s
+                    .epsilon_spent
+                    .map_or("∞".to_string(), |e| format!("{e:.2}"));
+                let (m, p) = &self.run_title;
+                self.just_finished = Some((format!("{m} · {p} · ε {eps}"), s.model.clone()));
+                self.log.push(format!(
+                    "finished: ε = {} ({}) in {:.0} s; model saved to {}",
+                    s.epsilon_spent.map_or("∞".into(), |e| format!("{e:.3}")),
+                    s.accountant,
+                    s.seconds,
+                    s.model.display()
+                ));
+            }
+            Err(e) => self.log.push(format!("failed: {e}")),
+        }
+        self.result = Some(r);
+        if let Some(j) = self.job.take() {
+            j.join();
+        }
+        // The run settled its reservation: the ledger's standing changed.
+        self.form.ledger_changed();
+    }
+
+    /// Another file was opened: the last run's progress, export and log belong to the old
+    /// one and go (a run still training goes on; its results are not shown for this file).
+    pub fn dataset_opened(&mut self, loaded: Option<&Loaded>) {
+        if self.job.is_none() {
+            self.result = None;
+            self.view = Default::default();
+            self.export.msg = None;
+            self.log.clear();
+        }
+        self.dataset_changed(loaded);
+    }
+
+    /// A new dataset (or schema): the key, the row count and the default δ.
+    pub fn dataset_changed(&mut self, loaded: Option<&Loaded>) {
+        self.form.dataset_key = loaded.and_then(|l| l.key.clone());
+        self.form.ledger_changed();
+        let rows = match loaded.map(|l| &l.content) {
+            Some(Content::Table { table, .. }) => Some(table.n_rows),
+            Some(Content::Images { count, .. }) => {
+                // Images train with the image presets.
+                self.form.preset = "mnist".into();
+                Some(*count)
+            }
+            None => None,
+        };
+        if let Some(n) = rows {
+            self.form.rows = n;
+            // δ ≪ 1/n: propose 1/(10 n), rounded down to one significant digit.
+            let d = 1.0 / (10.0 * n.max(1) as f64);
+            let p = 10f64.powf(d.log10().floor());
+            self.form.delta = format!("{:e}", (d / p).floor() * p);
+        }
+    }
+
+    /// The run the form describes, with its schema saved beside the app's models.
+    fn config(&self, loaded: &Loaded) -> Result<RunConfig, String> {
+        let info = self.form.info();
+        let dir = job::cost::data_dir();
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let schema_path = dir.join("schemas").join(format!("run-{stamp}.json"));
+        let stem = loaded
+            .path
+            .file_stem()
+            .map_or("data".into(), |s| s.to_string_lossy().into_owned());
+        let out = dir
+            .join("models")
+            .join(format!("{stem}-{}-{stamp}.dpsynth", info.id));
+        let schema = match &loaded.content {
+            Content::Table { schema, .. } => Some(schema),
+            Content::Images { .. } => None,
+        };
+        std::fs::create_dir_all(dir.join("schemas"))
+            .and_then(|_| std::fs::create_dir_all(dir.join("models")))
+            .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+        if let Some(s) = schema {
+            s.save(&schema_path).map_err(|e| e.to_string())?;
+        }
+        Ok(RunConfig {
+            data: loaded.path.clone(),
+            schema: schema.map(|_| schema_path),
+            method: info.id.into(),
+            preset: self.form.preset.clone(),
+            epsilon: self.form.epsilon()?,
+            delta: self.form.delta()?,
+            seed: self.form.advanced.seed()?,
+            out,
+            device: Default::default(),
+            threads: Some(self.form.advanced.threads.max(1)),
+            ledger: None,
+            overrides: self.form.advanced.overrides(),
+            checkpoints: None,
+        })
+    }
+
+    fn start(&mut self, loaded: &Loaded, ctx: &egui::Context) {
+        let cfg = match self.config(loaded) {
+            Ok(c) => c,
+            Err(e) => {
+                self.start_error = Some(e);
+                return;
+            }
+        };
+        self.start_error = None;
+        self.view.start(cfg.epsilon);
+        self.run_data = Some(loaded.path.clone());
+        self.run_title = (cfg.method.clone(), cfg.preset.clone());
+        self.log.clear();
+        self.log.push(format!(
+            "started {} ({}) at ε = {}, δ = {}",
+            cfg.method, cfg.preset, cfg.epsilon, cfg.delta
+        ));
+        let ctx = ctx.clone();
+        self.job = Some(job::spawn(
+            cfg,
+            job::cost::default_ledger_path(),
+            Some(Box::new(move || ctx.request_repaint())),
+        ));
+        self.result = None;
+        self.export.msg = None;
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui, loaded: Option<&Loaded>, dialogs: &mut Dialogs) {
+        egui::ScrollArea::vertical()
+            .id_salt("train")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.body(ui, loaded, dialogs));
+    }
+
+    fn body(&mut self, ui: &mut egui::Ui, loaded: Option<&Loaded>, dialogs: &mut Dialogs) {
+        let Some(loaded) = loaded else {
+            ui.label("Open a dataset first (Data tab).");
+            return;
+        };
+        let running = self.job.is_some();
+        ui.add_enabled_ui(!running, |ui| self.form.ui(ui));
+        if !running {
+            self.form.refresh_cost(ui.ctx());
+        }
+        self.form.cost_ui(ui, running);
+        if self.queued && !running {
+            match self.form.verdict() {
+                form::Verdict::Ready => {
+                    self.queued = false;
+                    self.start(loaded, ui.ctx());
+                }
+                form::Verdict::Refused(_) => self.queued = false,
+                form::Verdict::Pending => {}
+            }
+        }
+        self.buttons_ui(ui, loaded, self.job.is_some());
+        if running || self.result.is_some() {
+            self.view.ui(ui, running, loaded.content.real_grid());
+        }
+        if let Some(Err(e)) = &self.result {
+            ui.colored_label(ui.visuals().error_fg_color, format!("The run failed: {e}"));
+        }
+        if let Some(Ok(s)) = &self.result {
+            let model = s.model.clone();
+            self.export.ui(ui, &model, dialogs);
+        }
+        egui::CollapsingHeader::new("Log")
+            .default_open(true)
+            .show(ui, |ui| {
+                for l in self.log.iter().rev().take(8) {
+                    ui.label(l);
+                }
+            });
+    }
+
+    fn buttons_ui(&mut self, ui: &mut egui::Ui, loaded: &Loaded, running: bool) {
+        ui.horizontal(|ui| {
+            let verdict = self.form.verdict();
+            let can = !running && !matches!(verdict, form::Verdict::Refused(_));
+            let train = ui.add_enabled(can, egui::Button::new("Train (Ctrl+Enter)"));
+            let shortcut = ui.input(|i| i.modifiers.command && i.key_pressed(egui::Key::Enter));
+            if train.clicked() || (can && shortcut) {
+                if verdict == form::Verdict::Ready {
+                    self.start(loaded, ui.ctx());
+                } else {
+                    // Pressed within the frames the job takes to price the form.
+                    self.queued = true;
+                }
+            }
+            if self.queued {
+                ui.spinner();
+                ui.label("starting as soon as the cost is known…");
+            }
+            if running {
+                let cancel = ui.button("Cancel").on_hover_text(
+                    "Stops after the current step; the budget spent so far stays spent",
+                );
+                if cancel.clicked() {
+                    if let Some(j) = &self.job {
+                        j.cancel();
+                    }
+                    self.log.push("cancelling…".into());
+                }
+            }
+            if let Some(e) = &self.start_error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+        });
+    }
+}

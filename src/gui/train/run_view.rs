@@ -1,0 +1,166 @@
+//! The live run: progress and ETA, the budget gauges (at the ledger's δ, from the job),
+//! loss curves, and for image runs the digits the generator draws after each epoch.
+
+use std::time::Instant;
+
+use eframe::egui;
+use egui_plot::{Line, Plot, PlotPoints};
+
+use crate::job::{DatasetBudget, Event, Progress};
+
+/// What the run view shows.
+#[derive(Default)]
+pub(super) struct RunView {
+    started: Option<Instant>,
+    step: (u64, u64, String),
+    /// This run's ε so far at its own δ, and its budget.
+    epsilon_run: f64,
+    epsilon_budget: f64,
+    dataset: Option<DatasetBudget>,
+    /// One curve per (phase, loss name): x is the report number.
+    losses: Vec<(String, Vec<[f64; 2]>)>,
+    reports: u64,
+    /// The newest generated digits and the epoch they come from.
+    preview: Option<(u64, egui::TextureHandle)>,
+}
+
+impl RunView {
+    pub fn start(&mut self, epsilon_budget: f64) {
+        *self = Self {
+            started: Some(Instant::now()),
+            epsilon_budget,
+            ..Default::default()
+        };
+    }
+
+    /// Takes the events this view draws; the rest are the panel's.
+    pub fn event(&mut self, ev: &Event, ctx: &egui::Context) {
+        match ev {
+            Event::Progress(p) => self.progress(p),
+            Event::Budget { run, dataset } => {
+                self.epsilon_run = *run;
+                self.dataset = *dataset;
+            }
+            Event::Samples { epoch, table } => {
+                if let Ok(set) = crate::data::image::from_pixel_table(table, "preview") {
+                    let img = crate::gui::image_grid(&set, 10, 10);
+                    let tex = ctx.load_texture("preview", img, egui::TextureOptions::NEAREST);
+                    self.preview = Some((*epoch, tex));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        self.step = (p.step, p.total, p.phase.clone());
+        self.epsilon_run = p.epsilon_spent;
+        let x = self.reports as f64;
+        self.reports += 1;
+        for (k, v) in p.losses.iter().filter(|(_, v)| v.is_finite()) {
+            let name = format!("{} · {k}", p.phase);
+            match self.losses.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, pts)) => pts.push([x, *v]),
+                None => self.losses.push((name, vec![[x, *v]])),
+            }
+        }
+    }
+
+    pub fn ui(&self, ui: &mut egui::Ui, running: bool, real: Option<&egui::TextureHandle>) {
+        let (step, total, phase) = &self.step;
+        let frac = if *total > 0 {
+            *step as f32 / *total as f32
+        } else {
+            0.0
+        };
+        let eta = match self.started {
+            Some(t) if frac > 0.0 && running => format!(
+                " · ETA {:.0} s",
+                t.elapsed().as_secs_f32() * (1.0 - frac) / frac
+            ),
+            _ => String::new(),
+        };
+        let text = if *total == 0 {
+            "preparing: reading and encoding the data".to_string()
+        } else {
+            format!("{phase}: step {step} / {total}{eta}")
+        };
+        ui.add(egui::ProgressBar::new(frac).text(text));
+        self.budget_ui(ui, running);
+        if self.preview.is_some() {
+            ui.horizontal(|ui| {
+                ui.vertical(|ui| {
+                    ui.set_width((ui.available_width() - 440.0).max(200.0));
+                    self.losses_ui(ui);
+                });
+                self.preview_ui(ui, real);
+            });
+        } else {
+            self.losses_ui(ui);
+        }
+    }
+
+    fn budget_ui(&self, ui: &mut egui::Ui, running: bool) {
+        if !self.epsilon_budget.is_finite() {
+            return;
+        }
+        let spent = if self.epsilon_run.is_finite() {
+            self.epsilon_run
+        } else {
+            0.0
+        };
+        ui.add(
+            egui::ProgressBar::new((spent / self.epsilon_budget).clamp(0.0, 1.0) as f32)
+                .text(format!(
+                    "budget of this run: ε {spent:.3} of {:.3} spent",
+                    self.epsilon_budget
+                ))
+                .fill(egui::Color32::from_rgb(200, 120, 40)),
+        );
+        if let Some(d) = self.dataset.filter(|d| d.total > 0.0 && running) {
+            // Composed by RDP at the ledger's δ, as the ledger will settle it.
+            ui.add(
+                egui::ProgressBar::new((d.used / d.total).clamp(0.0, 1.0) as f32)
+                    .text(format!(
+                        "this dataset's budget: ε {:.3} of {:.3} used (before this run {:.3}; at δ = {})",
+                        d.used, d.total, d.before, d.delta
+                    ))
+                    .fill(egui::Color32::from_rgb(150, 90, 40)),
+            );
+        }
+    }
+
+    /// One curve per loss the run reports.
+    fn losses_ui(&self, ui: &mut egui::Ui) {
+        Plot::new("losses")
+            .height(180.0)
+            .legend(egui_plot::Legend::default())
+            .x_axis_label("progress report (every 50 steps)")
+            .y_axis_label("loss")
+            .show(ui, |p| {
+                for (name, pts) in &self.losses {
+                    p.line(Line::new(name.as_str(), PlotPoints::from(pts.clone())));
+                }
+            });
+        ui.small("Curves are computed from generated rows and the private critic only: a loss on the real rows (the autoencoder's, the critic's on real data) would itself reveal something about them, so none is shown.");
+    }
+
+    /// For image data: 100 digits from the generator of the last finished epoch.
+    fn preview_ui(&self, ui: &mut egui::Ui, real: Option<&egui::TextureHandle>) {
+        let Some((epoch, tex)) = &self.preview else {
+            return;
+        };
+        let side = tex.size()[0] as f32;
+        let size = egui::vec2(side, side).min(egui::vec2(200.0, 200.0));
+        ui.vertical(|ui| {
+            ui.label(format!("generated after epoch {epoch}"));
+            ui.image((tex.id(), size));
+        });
+        if let Some(r) = real {
+            ui.vertical(|ui| {
+                ui.label("real");
+                ui.image((r.id(), size));
+            });
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The cost preview: what a run would spend and what the dataset's ledger would have left,
+//! before anything trains. The window asks for it off its UI thread whenever the form
+//! changes (opening SQLite and calibrating σ take longer than a frame).
+
+use std::path::{Path, PathBuf};
+
+use super::JobError;
+use crate::privacy::Budget;
+use crate::privacy::convert::to_epsilon;
+use crate::privacy::ledger::{Ledger, dataset_key_any};
+
+/// What the preview is asked about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostRequest {
+    /// The dataset's ledger key ([`dataset_key`]).
+    pub dataset: String,
+    pub ledger: PathBuf,
+    pub method: String,
+    pub preset: String,
+    pub epsilon: f64,
+    pub delta: f64,
+    pub rows: usize,
+    pub overrides: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
+/// that the figures add up (the run reports its own (ε, δ) when it ends).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cost {
+    pub total: f64,
+    pub delta: f64,
+    pub spent: f64,
+    pub this_run: f64,
+    pub left_after: f64,
+    /// The plan in words.
+    pub summary: String,
+    /// Why the run cannot start (over the dataset's budget); `None` when it can.
+    pub refused: Option<String>,
+}
+
+/// The ledger key of a data file (a content hash: renaming the file keeps its budget).
+pub fn dataset_key(path: &Path) -> Result<String, JobError> {
+    dataset_key_any(path).map_err(|e| JobError::file(path, e))
+}
+
+/// What the run described by `req` would cost, without training or reserving anything.
+pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
+    let info = super::method(&req.method)?;
+    let ledger = Ledger::open(&req.ledger)?;
+    let st = ledger.standing(&req.dataset)?;
+    let mut c = Cost {
+        total: st.budget.epsilon,
+        delta: st.budget.delta,
+        spent: st.spent,
+        ..Default::default()
+    };
+    if !info.is_private_at(req.epsilon) {
+        c.summary = "non-private: spends nothing from the ledger, and guarantees nothing".into();
+        c.left_after = st.remaining;
+        return Ok(c);
+    }
+    let budget = Budget {
+        epsilon: req.epsilon,
+        delta: req.delta,
+    };
+    budget.validate().map_err(JobError::Usage)?;
+    let method = info.instantiate(&req.preset, req.epsilon, &req.overrides)?;
+    let plan = method.plan(req.rows, budget)?;
+    let orders = ledger.orders();
+    let curve = crate::privacy::charges_curve(&plan.charges, orders);
+    let after = ledger.epsilon_after(&req.dataset, &curve)?;
+    c.this_run = to_epsilon(orders, &curve, st.budget.delta).epsilon;
+    c.left_after = (c.total - after).max(0.0);
+    c.summary = plan.summary;
+    if after > c.total {
+        c.refused = Some(format!(
+            "This run needs ε ≈ {:.3} but only {:.3} is left of the dataset's total {:.3}. Lower ε or raise the total.",
+            c.this_run,
+            (c.total - c.spent).max(0.0),
+            c.total
+        ));
+    }
+    Ok(c)
+}
+
+/// Sets the dataset's total budget (what all runs on it may spend together).
+pub fn set_total(ledger: &Path, dataset: &str, epsilon: f64, delta: f64) -> Result<(), JobError> {
+    let b = Budget { epsilon, delta };
+    b.validate().map_err(JobError::Usage)?;
+    Ok(Ledger::open(ledger)?.set_budget(dataset, b)?)
+}
+
+/// The ledger file used when none is named: `$DPSYNTH_LEDGER`, else the user data folder.
+pub fn default_ledger_path() -> PathBuf {
+    crate::privacy::ledger::default_ledger_path()
+}
+
+/// The folder the window keeps its models, schemas and settings in.
+pub fn data_dir() -> PathBuf {
+    crate::privacy::ledger::data_dir()
+}

@@ -1,0 +1,192 @@
+//! One evaluation pipeline for `dpsynth evaluate` and the window: the same function picks
+//! the rows, samples the model, runs every metric and names its inputs, so the two front
+//! ends can never report different figures for the same files.
+
+use std::path::{Path, PathBuf};
+
+use super::JobError;
+use crate::data::schema::{Kind, Schema};
+use crate::data::{self, Dataset, Table};
+use crate::eval::html::Inputs;
+use crate::eval::report::{self, Options, Report};
+
+/// How much to evaluate.
+#[derive(Debug, Clone)]
+pub struct EvalSpec {
+    /// Rows per side (seeded subsamples); `None` evaluates every row.
+    pub rows: Option<usize>,
+    /// The column train-on-synthetic/test-on-real predicts (`None`: no such table; the
+    /// window's evaluation of a run falls back to [`default_label`]).
+    pub label: Option<String>,
+    pub options: Options,
+}
+
+impl EvalSpec {
+    /// The window's: 5,000 rows a side and 10 Wasserstein repeats, so a report takes
+    /// seconds; `dpsynth evaluate` gives the full-size report of the same figures.
+    pub fn quick() -> Self {
+        Self {
+            rows: Some(5_000),
+            label: None,
+            options: Options {
+                dimwise_rows: 2_000,
+                wasserstein_repeats: 10,
+                ..Options::default()
+            },
+        }
+    }
+}
+
+/// A table and the words that name it in the report.
+pub struct Named<'a> {
+    pub table: &'a Table,
+    pub name: String,
+}
+
+/// A finished evaluation and what it was computed on.
+#[derive(Debug, Clone)]
+pub struct Evaluated {
+    pub report: Report,
+    pub inputs: Inputs,
+    /// One sentence: which rows were scored, for the window to show beside the scores.
+    pub rows_note: String,
+}
+
+fn subsample(t: &Table, rows: Option<usize>, seed: u64) -> Table {
+    match rows {
+        Some(r) if r < t.n_rows => t.sample_rows(r, seed),
+        _ => t.clone(),
+    }
+}
+
+fn described(name: &str, t: &Table, rows: Option<usize>) -> String {
+    match rows {
+        Some(r) if r < t.n_rows => format!("{name} ({r} of {} rows, seeded sample)", t.n_rows),
+        _ => format!("{name} ({} rows)", t.n_rows),
+    }
+}
+
+/// Scores `synthetic` against `real_train` and `real_test` (every metric of DESIGN.md §4).
+pub fn evaluate_tables(
+    schema: Option<Schema>,
+    real_train: Named<'_>,
+    real_test: Named<'_>,
+    synthetic: Named<'_>,
+    spec: &EvalSpec,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Evaluated, JobError> {
+    let seed = spec.options.seed;
+    let train = subsample(real_train.table, spec.rows, seed.wrapping_add(1));
+    // Without a held-out file the caller passes the training table as real-test: score on
+    // the very rows the real-data models trained on, as the window always has.
+    let test = if std::ptr::eq(real_test.table, real_train.table) {
+        train.clone()
+    } else {
+        subsample(real_test.table, spec.rows, seed.wrapping_add(3))
+    };
+    let syn = subsample(synthetic.table, spec.rows, seed.wrapping_add(2));
+    let opts = Options {
+        label: spec.label.clone(),
+        ..spec.options.clone()
+    };
+    let inputs = Inputs {
+        real_train: described(&real_train.name, real_train.table, spec.rows),
+        real_test: described(&real_test.name, real_test.table, spec.rows),
+        synthetic: described(&synthetic.name, synthetic.table, spec.rows),
+    };
+    let rows_note = format!(
+        "scored on {} rows of real-train, {} of real-test and {} synthetic{}",
+        train.n_rows,
+        test.n_rows,
+        syn.n_rows,
+        opts.label
+            .as_ref()
+            .map_or(String::new(), |l| format!("; classifiers predict '{l}'"))
+    );
+    let report = report::evaluate(schema, &train, &test, &syn, &opts, progress)
+        .map_err(JobError::Evaluation)?;
+    Ok(Evaluated {
+        report,
+        inputs,
+        rows_note,
+    })
+}
+
+/// The window's evaluation of a finished run: samples the model, scores it against the
+/// table it trained on and the held-out file beside it when there is one.
+pub fn evaluate_model(
+    model: &Path,
+    data_path: &Path,
+    real: &Table,
+    schema: &Schema,
+    spec: &EvalSpec,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Evaluated, JobError> {
+    let rows = spec.rows.unwrap_or(real.n_rows).max(1);
+    progress(&format!("sampling {rows} synthetic rows"));
+    let syn = super::services::sample(model, rows, Some(spec.options.seed.wrapping_add(2)))?;
+    let held_out = sibling_test(data_path).and_then(|p| match data::open(&p, &Default::default()) {
+        Ok(Dataset::Table(t)) => Some((t, p)),
+        _ => None,
+    });
+    let (test, test_name) = match &held_out {
+        Some((t, p)) => (t, format!("held-out file {}", p.display())),
+        None => (
+            real,
+            "rows of the training data (no held-out file was found beside it: optimistic for the real row)".to_string(),
+        ),
+    };
+    let spec = &EvalSpec {
+        label: spec.label.clone().or_else(|| default_label(schema)),
+        ..spec.clone()
+    };
+    let mut ev = evaluate_tables(
+        Some(schema.clone()),
+        Named {
+            table: real,
+            name: data_path.display().to_string(),
+        },
+        Named {
+            table: test,
+            name: test_name,
+        },
+        Named {
+            table: &syn,
+            name: format!("sampled from {}", model.display()),
+        },
+        spec,
+        progress,
+    )?;
+    if held_out.is_none() {
+        ev.rows_note
+            .push_str("; no held-out file was found, so real-test is the training data");
+    }
+    Ok(ev)
+}
+
+/// The column the TSTR table predicts: a binary or categorical column named like a label,
+/// else the last such column.
+pub fn default_label(schema: &Schema) -> Option<String> {
+    let discrete: Vec<&str> = schema
+        .columns
+        .iter()
+        .filter(|c| matches!(c.kind, Kind::Binary | Kind::Categorical))
+        .map(|c| c.name.as_str())
+        .collect();
+    for want in ["income", "label", "class", "target", "y", "outcome"] {
+        if let Some(c) = discrete.iter().find(|c| c.eq_ignore_ascii_case(want)) {
+            return Some(c.to_string());
+        }
+    }
+    discrete.last().map(|c| c.to_string())
+}
+
+/// A held-out file beside the data (`…train…` → `…test…`), if there is one.
+pub fn sibling_test(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    if !name.contains("train") {
+        return None;
+    }
+    let p = path.with_file_name(name.replacen("train", "test", 1));
+    p.exists().then_some(p)
+}

@@ -1,0 +1,205 @@
+//! Brief overview: a run, and every service the window and the CLI share.
+//!
+//! A serde [`RunConfig`] (everything needed to reproduce a run) goes to a worker thread;
+//! the thread sends typed [`Event`]s (started, progress, budget, checkpoints, samples,
+//! finished) and honours cancellation. Beside runs, the job owns what both front ends need
+//! and neither may do itself (DESIGN.md §1): the cost preview ([`cost`]), export and model
+//! reading ([`services`]), and evaluation ([`evaluation`]). The window only draws what
+//! these return; it never touches a method, the accountant, the ledger or candle.
+//!
+//! Budget discipline (DESIGN.md §2): the run's whole planned RDP curve is reserved in the
+//! dataset's ledger before training reads a row, and training consumes *that* plan (σ is
+//! calibrated once); when the run ends — finished, cancelled or failed — the reservation is
+//! settled to what the accountant actually charged. A crash leaves the reservation counted.
+
+pub mod cost;
+mod error;
+pub mod evaluation;
+mod run;
+pub mod services;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::methods::registry::{DataKind, MethodInfo, Preset};
+pub use crate::methods::released::PrivacyStatement;
+pub use crate::nn::device::DeviceChoice;
+pub use error::JobError;
+
+/// Everything needed to reproduce a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    pub data: PathBuf,
+    #[serde(default)]
+    pub schema: Option<PathBuf>,
+    pub method: String,
+    #[serde(default = "default_preset")]
+    pub preset: String,
+    /// `f64::INFINITY` for the non-private reference.
+    pub epsilon: f64,
+    pub delta: f64,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    pub out: PathBuf,
+    #[serde(default)]
+    pub device: DeviceChoice,
+    /// Training threads (default: all cores).
+    #[serde(default)]
+    pub threads: Option<usize>,
+    /// Ledger file (default: the user data folder).
+    #[serde(default)]
+    pub ledger: Option<PathBuf>,
+    /// Advanced settings overriding the preset's, by field name (e.g. `{"gan_lr": 0.001}`).
+    #[serde(default)]
+    pub overrides: serde_json::Map<String, serde_json::Value>,
+    /// Folder for per-epoch checkpoints (`epoch-NNN.dpsynth` generator,
+    /// `epoch-NNN.critic.safetensors` critic); none are written when absent.
+    #[serde(default)]
+    pub checkpoints: Option<PathBuf>,
+}
+
+fn default_preset() -> String {
+    "quick".into()
+}
+
+/// Every method the product offers (the registry), in the order the window shows them.
+pub fn methods() -> &'static [&'static MethodInfo] {
+    crate::methods::registry::METHODS
+}
+
+/// The method called `id`, or an error that lists those there are.
+pub fn method(id: &str) -> Result<&'static MethodInfo, JobError> {
+    Ok(crate::methods::registry::find(id)?)
+}
+
+/// A preset's settings by name, as [`RunConfig::overrides`] names them (the window's
+/// advanced settings list these).
+pub fn preset_settings(
+    method: &str,
+    preset: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, JobError> {
+    Ok(self::method(method)?.preset_settings(preset)?)
+}
+
+/// A finished run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// `None` for a non-private run (ε = ∞).
+    pub epsilon_spent: Option<f64>,
+    pub delta: f64,
+    pub accountant: String,
+    pub steps: u64,
+    pub model: PathBuf,
+    pub seconds: f64,
+    pub cancelled: bool,
+    pub not_for_release: bool,
+}
+
+/// A loss or ε report of a running method. Only post-processing-safe figures: losses on
+/// generated data, ε spent — never a statistic of the private rows.
+pub use crate::methods::Progress;
+
+/// What a running job reports.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Started {
+        /// The plan in words (steps, sampling rate, σ, clip).
+        summary: String,
+        /// ε the reserved plan spends at the run's δ.
+        planned_epsilon: f64,
+        rows: usize,
+        width: usize,
+    },
+    Progress(Progress),
+    /// The budget as it stands, at one δ: the dataset ledger's (the figure both
+    /// `dataset` values use). `run` is this run's ε so far; `dataset` all runs' on this
+    /// file together (None for a non-private run, which the ledger does not see).
+    Budget {
+        run: f64,
+        dataset: Option<DatasetBudget>,
+    },
+    /// The end of a GAN epoch, and where its files went when the run keeps checkpoints.
+    Checkpoint {
+        epoch: u64,
+        step: u64,
+        saved: Option<PathBuf>,
+    },
+    /// Rows sampled from the generator as it stands at the end of an epoch (image runs:
+    /// 100 images, 10 a row, for the live preview).
+    Samples {
+        epoch: u64,
+        table: Arc<crate::data::Table>,
+    },
+    Finished(Result<RunSummary, JobError>),
+}
+
+/// The dataset's ledger while a run spends: ε at the ledger's δ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DatasetBudget {
+    /// ε used by every settled run plus this one so far.
+    pub used: f64,
+    /// ε used before this run started.
+    pub before: f64,
+    pub total: f64,
+    pub delta: f64,
+    /// This run's ε so far at the ledger's δ.
+    pub run: f64,
+}
+
+/// A running job.
+pub struct JobHandle {
+    pub events: Receiver<Event>,
+    cancel: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl JobHandle {
+    /// Asks the run to stop after the current step; it still settles the ledger and saves
+    /// the model trained so far.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    pub fn join(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Called after each event (the window passes a repaint request).
+pub type Waker = Box<dyn Fn() + Send + Sync>;
+
+/// Starts `cfg` on a worker thread; `wake` is called after each event.
+pub fn spawn(cfg: RunConfig, ledger_path: PathBuf, wake: Option<Waker>) -> JobHandle {
+    let (tx, rx) = channel();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let c2 = cancel.clone();
+    let thread = std::thread::spawn(move || {
+        let send = move |e: Event| {
+            let _ = tx.send(e);
+            if let Some(w) = &wake {
+                w();
+            }
+        };
+        let threads = cfg
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let result = crate::nn::device::with_cpu_threads(threads, || {
+            run::run(&cfg, &ledger_path, &send, &c2)
+        })
+        .map_err(|e| JobError::Training(e.to_string()))
+        .and_then(|r| r);
+        send(Event::Finished(result));
+    });
+    JobHandle {
+        events: rx,
+        cancel,
+        thread: Some(thread),
+    }
+}

@@ -1,0 +1,130 @@
+//! The method registry is the one list: every registered method trains a few steps on a
+//! small table (and on images where it accepts them), releases, samples and decodes; the
+//! CLI's `methods` command prints the same list.
+
+mod common;
+
+use std::path::Path;
+
+use dpsynth::job::{self, DataKind, Event, RunConfig};
+
+/// Every `*_steps` setting of the method's smallest preset set to `steps`.
+fn few_steps(method: &str, preset: &str, steps: u64) -> serde_json::Map<String, serde_json::Value> {
+    job::preset_settings(method, preset)
+        .unwrap()
+        .into_iter()
+        .filter(|(k, _)| k.ends_with("_steps"))
+        .map(|(k, _)| (k, serde_json::json!(steps)))
+        .collect()
+}
+
+fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
+    let info = job::method(method).unwrap();
+    let preset = if info.has_preset("tiny") { "tiny" } else { info.default_preset() };
+    let cfg = RunConfig {
+        data: data.to_path_buf(),
+        schema: None,
+        method: method.into(),
+        preset: preset.into(),
+        epsilon: 2.0,
+        delta: 1e-5,
+        seed: Some(3),
+        out: dir.join(format!("{method}.dpsynth")),
+        device: Default::default(),
+        threads: Some(1),
+        ledger: None,
+        overrides: few_steps(method, preset, 10),
+        checkpoints: None,
+    };
+    let h = job::spawn(cfg, dir.join("ledger.sqlite3"), None);
+    let mut result = None;
+    for ev in h.events.iter() {
+        if let Event::Finished(r) = ev {
+            result = Some(r);
+        }
+    }
+    h.join();
+    match result {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => panic!("{method} on {}: {e}", data.display()),
+        None => panic!("{method}: no result"),
+    }
+}
+
+#[test]
+fn every_registered_method_trains_releases_samples_and_decodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = common::repo("assets/adult/adult_test.csv");
+    let images = common::repo("assets/mnist/t10k-images-idx3-ubyte.gz");
+    for m in job::methods() {
+        let s = train(dir.path(), m.id, &table);
+        if m.private {
+            let e = s.epsilon_spent.expect("a private method reports ε");
+            assert!(e > 0.0 && e <= 2.0 + 1e-9, "{}: ε {e}", m.id);
+        } else {
+            assert!(s.epsilon_spent.is_none(), "{} is the non-private reference", m.id);
+        }
+        let t = job::services::sample(&s.model, 40, Some(1)).unwrap();
+        assert_eq!(t.n_rows, 40, "{}", m.id);
+        assert!(t.columns.iter().any(|c| c.name == "income"), "{}", m.id);
+        if m.accepts(DataKind::Images) {
+            let s = train(dir.path(), m.id, &images);
+            let info = job::services::read_model(&s.model).unwrap();
+            assert_eq!(info.image_side, Some(28), "{}", m.id);
+            let t = job::services::sample(&s.model, 5, Some(1)).unwrap();
+            assert_eq!(t.columns.len(), 1 + 28 * 28, "{}", m.id);
+        }
+    }
+}
+
+#[test]
+fn methods_lists_the_registry_as_json_and_text() {
+    let out = common::dpsynth(&["methods", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed: Vec<&str> = v["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    let registered: Vec<&str> = job::methods().iter().map(|m| m.id).collect();
+    assert_eq!(listed, registered);
+    for m in v["methods"].as_array().unwrap() {
+        assert!(!m["presets"].as_array().unwrap().is_empty(), "{m}");
+        assert!(m["presets"][0]["doc"].as_str().is_some_and(|d| !d.is_empty()));
+        assert!(!m["kinds"].as_array().unwrap().is_empty());
+    }
+    let text = common::stdout(&common::dpsynth(&["methods"]));
+    for id in registered {
+        assert!(text.contains(id), "{id} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn unknown_methods_are_bad_usage_and_planned_ones_say_so() {
+    let data = common::repo("assets/adult/adult_test.csv");
+    let args = |m: &'static str| {
+        vec![
+            "train".to_string(),
+            "--data".into(),
+            data.display().to_string(),
+            "--method".into(),
+            m.into(),
+            "--epsilon".into(),
+            "1".into(),
+            "--delta".into(),
+            "1e-5".into(),
+        ]
+    };
+    let run = |m| {
+        let a = args(m);
+        common::dpsynth(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+    };
+    let o = run("no-such-method");
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("dp-auto-gan"));
+    let o = run("pearl");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(common::stderr(&o).contains("not available yet"));
+}
