@@ -217,9 +217,21 @@ fn figure(out: &mut String, plot: Plot, caption: &str) {
     }
 }
 
-/// Renders the report.
+/// Renders the report: one self-contained HTML page, a section per metric.
 pub fn render(r: &Report, inputs: &Inputs) -> String {
     let mut h = String::new();
+    header_section(&mut h, r, inputs);
+    summary_section(&mut h, r);
+    tstr_section(&mut h, r);
+    dimwise_section(&mut h, r);
+    marginals_section(&mut h, r);
+    pca_section(&mut h, r);
+    privacy_section(&mut h, r);
+    h
+}
+
+/// The page head: style, inputs and their sizes, out-of-domain warnings.
+fn header_section(h: &mut String, r: &Report, inputs: &Inputs) {
     let _ = write!(
         h,
         r#"<!doctype html><html lang=en><meta charset=utf-8><title>dpsynth evaluation report</title>
@@ -254,7 +266,10 @@ meant for the data's custodian: do not publish it alongside the synthetic data. 
             list.join(", ")
         );
     }
+}
 
+/// The headline figures, each with what good looks like.
+fn summary_section(h: &mut String, r: &Report) {
     // Summary.
     let mean_tv =
         r.histograms.iter().map(|x| x.tvd).sum::<f64>() / r.histograms.len().max(1) as f64;
@@ -282,7 +297,10 @@ meant for the data's custodian: do not publish it alongside the synthetic data. 
         fmt(Some(r.mmd.bandwidth), 3),
         fmt(Some(r.mmd.mmd2_unbiased), 5),
     );
+}
 
+/// Train on synthetic, test on real, with the agreed ranking.
+fn tstr_section(h: &mut String, r: &Report) {
     // TSTR.
     if let Some(t) = &r.tstr {
         let _ = write!(
@@ -320,7 +338,10 @@ AUROC and AUPRC use predicted probabilities. Always guessing the majority class 
             fmt(t.agreed_ranking_accuracy, 3)
         );
     }
+}
 
+/// Dimension-wise prediction (scatter and table) and probability.
+fn dimwise_section(h: &mut String, r: &Report) {
     // Dimension-wise prediction and probability.
     let _ = write!(
         h,
@@ -352,7 +373,7 @@ data keeps the relationships between columns.</p>",
             ),
         };
         figure(
-            &mut h,
+            h,
             scatter_xy(title, &pts, lo, 1.0),
             &format!(
                 "{} points (logistic regression / random forest; linear regression / lasso)",
@@ -384,12 +405,15 @@ data keeps the relationships between columns.</p>",
             .collect();
         h.push_str("<h2>Dimension-wise probability</h2>");
         figure(
-            &mut h,
+            h,
             scatter_xy("share of the second value, binary columns", &pts, 0.0, 1.0),
             "x: real-test, y: synthetic",
         );
     }
+}
 
+/// 1-way histograms and the 3-way marginal summary.
+fn marginals_section(h: &mut String, r: &Report) {
     // Marginals.
     let _ = write!(
         h,
@@ -398,7 +422,7 @@ TV is the total variation distance (0 = identical).</p>"
     );
     for hist in &r.histograms {
         figure(
-            &mut h,
+            h,
             histogram(
                 &format!("{} (TV {:.3})", hist.column, hist.tvd),
                 &hist.bins,
@@ -416,11 +440,14 @@ TV is the total variation distance (0 = identical).</p>"
         fmt(Some(r.three_way.max_tv), 3),
         esc(&r.three_way.worst_triple.join(", "))
     );
+}
 
+/// The 2-way PCA projection with its Wasserstein score.
+fn pca_section(h: &mut String, r: &Report) {
     // PCA.
     h.push_str("<h2>2-way PCA</h2>");
     figure(
-        &mut h,
+        h,
         pca_plot(&r.pca.real_points, &r.pca.synthetic_points),
         &format!(
             "Explained variance ratio {}. Wasserstein score {} (exact W1 {} ± {} between {}-point samples, {} repeats).",
@@ -437,7 +464,10 @@ TV is the total variation distance (0 = identical).</p>"
             r.pca.wasserstein.repeats
         ),
     );
+}
 
+/// Distance to closest record, membership inference, and timings.
+fn privacy_section(h: &mut String, r: &Report) {
     // Privacy.
     let p = &r.privacy_risk;
     let _ = write!(
@@ -466,7 +496,6 @@ signal): AUC {}.</p>",
             .collect::<Vec<_>>()
             .join(", ")
     );
-    h
 }
 
 /// The image report: the grid (inline PNG) and the classifier table.

@@ -17,6 +17,7 @@ use crate::data::Table;
 use crate::data::encode::{DecodeMode, Encoding};
 use crate::data::schema::Schema;
 use crate::nn::layers::{BlockSpec, Net};
+use crate::nn::spec::{named_params, ordered_params};
 use crate::privacy::Charge;
 
 pub const MODEL_FORMAT: &str = "dpsynth-model/1";
@@ -66,12 +67,7 @@ pub struct ReleasedModel {
 impl ReleasedModel {
     /// Serialises to bytes (safetensors with the header in its metadata).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let params = self.generator.params();
-        let tensors: Vec<(String, Tensor)> = params
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (format!("generator.{i:03}"), p.as_tensor().clone()))
-            .collect();
+        let tensors = named_params(&self.generator, "generator.")?;
         let header = serde_json::to_string(&self.header)
             .map_err(|e| MethodError::Model(format!("cannot write the header: {e}")))?;
         let meta: HashMap<String, String> =
@@ -114,12 +110,13 @@ impl ReleasedModel {
                 header.format
             )));
         }
-        let mut tensors: Vec<(String, Tensor)> = candle_core::safetensors::load_buffer(bytes, dev)
+        let tensors: Vec<(String, Tensor)> = candle_core::safetensors::load_buffer(bytes, dev)
             .map_err(|e| bad(format!("the weights are damaged: {e}")))?
             .into_iter()
             .collect();
-        tensors.sort_by(|a, b| a.0.cmp(&b.0));
-        let params: Vec<Tensor> = tensors.into_iter().map(|(_, t)| t).collect();
+        // Named by layer since 0.1 of this format; files that numbered them still load.
+        let params = ordered_params(&header.generator, tensors, "generator.")
+            .map_err(|e| bad(e.to_string()))?;
         let generator =
             Net::from_spec(&header.generator, &params, dev).map_err(|e| bad(e.to_string()))?;
         Ok(Self { header, generator })
@@ -161,12 +158,7 @@ impl ReleasedModel {
 /// Writes a network that is not a released model — a run's critic checkpoint — as
 /// safetensors with its architecture under the metadata key `dpsynth-net`.
 pub fn save_net(net: &Net, path: &Path) -> Result<()> {
-    let params = net.params();
-    let tensors: Vec<(String, Tensor)> = params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (format!("net.{i:03}"), p.as_tensor().clone()))
-        .collect();
+    let tensors = named_params(net, "net.")?;
     let spec = serde_json::to_string(&net.spec()?)
         .map_err(|e| MethodError::Model(format!("cannot write the architecture: {e}")))?;
     let meta: HashMap<String, String> = [("dpsynth-net".to_string(), spec)].into_iter().collect();

@@ -21,6 +21,7 @@ pub mod dpsgd;
 pub mod layers;
 pub mod optim;
 pub mod reference;
+pub mod spec;
 
 /// Errors from network construction or training, worded for a person.
 #[derive(Debug, thiserror::Error)]
