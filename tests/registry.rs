@@ -36,7 +36,8 @@ fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
         overrides: few_steps(method, preset, 10),
         checkpoints: None,
     };
-    let h = job::spawn(cfg, dir.join("ledger.sqlite3"), None);
+    // A ledger per method: each run is judged on its own budget.
+    let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);
     let mut result = None;
     for ev in h.events.iter() {
         if let Event::Finished(r) = ev {

@@ -216,6 +216,35 @@ pub struct PrivacyRisk {
     pub membership_auc: Option<f64>,
 }
 
+/// Why an evaluation could not be made, in words a person can act on.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EvalError {
+    #[error("{table} has {rows} rows; evaluation needs at least 2")]
+    TooFewRows { table: &'static str, rows: usize },
+    #[error(
+        "--label {label}: not a binary or categorical column of the real data (columns: {columns})"
+    )]
+    BadLabel { label: String, columns: String },
+    /// The three tables do not fit one schema (a column missing, a kind that differs).
+    #[error("{0}")]
+    Tables(String),
+    /// One metric failed (a model would not fit, the data are degenerate).
+    #[error("{section}: {message}")]
+    Metric {
+        section: &'static str,
+        message: String,
+    },
+    /// Images could not be scored.
+    #[error("images: {0}")]
+    Images(String),
+}
+
+impl EvalError {
+    fn metric(section: &'static str) -> impl Fn(String) -> Self {
+        move |message| Self::Metric { section, message }
+    }
+}
+
 pub(crate) fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
@@ -229,38 +258,39 @@ pub fn evaluate(
     synthetic: &Table,
     opts: &Options,
     progress: &mut dyn FnMut(&str),
-) -> Result<Report, String> {
+) -> Result<Report, EvalError> {
     for (t, what) in [
         (real_train, "real-train"),
         (real_test, "real-test"),
         (synthetic, "synthetic"),
     ] {
         if t.n_rows < 2 {
-            return Err(format!(
-                "{what} has {} rows; evaluation needs at least 2",
-                t.n_rows
-            ));
+            return Err(EvalError::TooFewRows {
+                table: what,
+                rows: t.n_rows,
+            });
         }
     }
     let mut timings = Vec::new();
     let t0 = Instant::now();
     progress("encoding the three tables");
-    let f = Frame::new(schema, real_train, real_test, synthetic)?;
+    let f = Frame::new(schema, real_train, real_test, synthetic).map_err(EvalError::Tables)?;
     if let Some(l) = &opts.label {
         let ok = f
             .schema
             .column(l)
             .is_some_and(|c| matches!(c.kind, Kind::Binary | Kind::Categorical));
         if !ok {
-            return Err(format!(
-                "--label {l}: not a binary or categorical column of the real data (columns: {})",
-                f.schema
+            return Err(EvalError::BadLabel {
+                label: l.clone(),
+                columns: f
+                    .schema
                     .columns
                     .iter()
                     .map(|c| c.name.as_str())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                    .join(", "),
+            });
         }
     }
     timings.push(("encode".into(), secs(t0)));
@@ -274,12 +304,13 @@ pub fn evaluate(
 
     let t = Instant::now();
     progress("dimension-wise prediction (2 models per column, trained twice)");
-    let prediction = dimwise(&f, opts)?;
+    let prediction = dimwise(&f, opts).map_err(EvalError::metric("dimension-wise prediction"))?;
     timings.push(("dimension-wise prediction".into(), secs(t)));
 
     let t = Instant::now();
     progress("PCA and Wasserstein scores");
-    let (pca, whole) = pca_and_wasserstein(&f, opts)?;
+    let (pca, whole) =
+        pca_and_wasserstein(&f, opts).map_err(EvalError::metric("PCA and Wasserstein"))?;
     timings.push(("pca and wasserstein".into(), secs(t)));
 
     let t = Instant::now();
@@ -288,7 +319,7 @@ pub fn evaluate(
             progress(&format!(
                 "train on synthetic, test on real: 8 classifiers predicting {l}"
             ));
-            Some(tstr(&f, l, opts.seed, progress)?)
+            Some(tstr(&f, l, opts.seed, progress).map_err(EvalError::metric("train on synthetic, test on real"))?)
         }
         None => None,
     };

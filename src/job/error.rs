@@ -29,7 +29,7 @@ pub enum JobError {
     Training(String),
     /// Evaluation failed.
     #[error("evaluation: {0}")]
-    Evaluation(String),
+    Evaluation(#[from] crate::eval::report::EvalError),
     /// Writing an output failed.
     #[error("could not write {}: {message}", path.display())]
     Write { path: PathBuf, message: String },

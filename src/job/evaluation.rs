@@ -104,7 +104,7 @@ pub fn evaluate_tables(
             .map_or(String::new(), |l| format!("; classifiers predict '{l}'"))
     );
     let report = report::evaluate(schema, &train, &test, &syn, &opts, progress)
-        .map_err(JobError::Evaluation)?;
+        ?;
     Ok(Evaluated {
         report,
         inputs,

@@ -13,6 +13,7 @@
 
 pub mod dp_auto_gan;
 pub mod dp_gan;
+pub mod dp_merf;
 pub mod gan_phase;
 pub mod registry;
 pub mod released;

@@ -66,11 +66,12 @@ impl std::fmt::Debug for MethodInfo {
 pub static METHODS: &[&MethodInfo] = &[
     &super::dp_auto_gan::INFO,
     &super::dp_gan::INFO,
+    &super::dp_merf::INFO,
     &super::dp_gan::NON_PRIVATE_INFO,
 ];
 
 /// Methods the design promises that this version does not have yet (named in the error).
-const PLANNED: &[&str] = &["pate-gan", "pearl", "dp-merf", "mst", "aim"];
+const PLANNED: &[&str] = &["pate-gan", "pearl", "mst", "aim"];
 
 /// The method called `id`, or an error that lists the ones there are.
 pub fn find(id: &str) -> Result<&'static MethodInfo> {

@@ -235,11 +235,18 @@ impl Form {
 
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         ui.strong("Method");
-        ui.horizontal_wrapped(|ui| {
-            for (i, m) in job::methods().iter().enumerate() {
-                method_card(ui, &mut self.method, i, m);
-            }
-        });
+        // Rows of as many cards as fit (a wrapped layout cannot know a card's width
+        // before drawing it, so it would let the last one run off the window).
+        let card = CARD_WIDTH + 2.0 * 8.0 + ui.spacing().item_spacing.x + 2.0;
+        let per_row = ((ui.available_width() / card).floor() as usize).max(1);
+        let methods = job::methods();
+        for (r, row) in methods.chunks(per_row).enumerate() {
+            ui.horizontal(|ui| {
+                for (j, m) in row.iter().enumerate() {
+                    method_card(ui, &mut self.method, r * per_row + j, m);
+                }
+            });
+        }
         let info = self.info();
         if !info.has_preset(&self.preset) {
             self.preset = info.default_preset().to_string();
@@ -359,6 +366,9 @@ impl Form {
     }
 }
 
+/// The width of a method card's text.
+const CARD_WIDTH: f32 = 255.0;
+
 /// One method as a card: a radio button, one plain sentence, the paper.
 fn method_card(ui: &mut egui::Ui, chosen: &mut usize, i: usize, m: &MethodInfo) {
     let frame = egui::Frame::group(ui.style())
@@ -369,7 +379,7 @@ fn method_card(ui: &mut egui::Ui, chosen: &mut usize, i: usize, m: &MethodInfo) 
         })
         .inner_margin(8.0);
     frame.show(ui, |ui| {
-        ui.set_width(340.0);
+        ui.set_width(CARD_WIDTH);
         ui.set_min_height(112.0);
         ui.vertical(|ui| {
             ui.radio_value(chosen, i, m.title);

@@ -221,7 +221,7 @@ impl TrainPanel {
             }
         };
         self.start_error = None;
-        self.view.start(cfg.epsilon);
+        self.view.start(cfg.epsilon, cfg.delta);
         self.run_data = Some(loaded.path.clone());
         self.run_title = (cfg.method.clone(), cfg.preset.clone());
         self.log.clear();

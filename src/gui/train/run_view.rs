@@ -16,6 +16,7 @@ pub(super) struct RunView {
     /// This run's ε so far at its own δ, and its budget.
     epsilon_run: f64,
     epsilon_budget: f64,
+    delta_run: f64,
     dataset: Option<DatasetBudget>,
     /// One curve per (phase, loss name): x is the report number.
     losses: Vec<(String, Vec<[f64; 2]>)>,
@@ -25,10 +26,11 @@ pub(super) struct RunView {
 }
 
 impl RunView {
-    pub fn start(&mut self, epsilon_budget: f64) {
+    pub fn start(&mut self, epsilon_budget: f64, delta_run: f64) {
         *self = Self {
             started: Some(Instant::now()),
             epsilon_budget,
+            delta_run,
             ..Default::default()
         };
     }
@@ -112,8 +114,8 @@ impl RunView {
         ui.add(
             egui::ProgressBar::new((spent / self.epsilon_budget).clamp(0.0, 1.0) as f32)
                 .text(format!(
-                    "budget of this run: ε {spent:.3} of {:.3} spent",
-                    self.epsilon_budget
+                    "budget of this run: ε {spent:.3} of {:.3} spent (at the run's δ = {})",
+                    self.epsilon_budget, self.delta_run
                 ))
                 .fill(egui::Color32::from_rgb(200, 120, 40)),
         );
