@@ -105,12 +105,17 @@ impl<Q: Clone + PartialEq + Send + 'static, T: Send + 'static> Latest<Q, T> {
         self.shown.as_ref() == Some(request)
     }
 
-    /// Forgets the value: the next `want` recomputes even an identical request (the
-    /// ledger changed underneath it).
+    /// Marks the value stale: the next `want` recomputes even an identical request (the
+    /// ledger changed underneath it). The stale value stays readable, so what the window
+    /// shows does not jump while the new one is computed.
     pub fn invalidate(&mut self) {
         self.shown = None;
-        self.value = None;
         // An answer computed before the change would be stale: ignore it.
         self.running = None;
+    }
+
+    /// Forgets everything, stale value included (another dataset was opened).
+    pub fn reset(&mut self) {
+        *self = Self::default();
     }
 }

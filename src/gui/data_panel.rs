@@ -78,7 +78,7 @@ fn warnings(spec: &ColumnSpec, stats: ColumnStats, n_rows: usize) -> Vec<String>
 
 impl DataPanel {
     /// Draws the view; returns true when the schema changed.
-    pub fn ui(&mut self, ui: &mut egui::Ui, loaded: &mut Loaded, dialogs: &mut Dialogs) -> bool {
+    fn draw(&mut self, ui: &mut egui::Ui, loaded: &mut Loaded, dialogs: &mut Dialogs) -> bool {
         let path = loaded.path.display().to_string();
         match &mut loaded.content {
             Content::Table {
@@ -602,5 +602,23 @@ mod tests {
             )
             .is_empty()
         );
+    }
+}
+
+impl super::panel::Panel for DataPanel {
+    fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        cx: &mut super::panel::Ctx<'_>,
+    ) -> Vec<super::panel::Command> {
+        let changed = match cx.loaded.as_deref_mut() {
+            Some(l) => self.draw(ui, l, cx.dialogs),
+            None => false,
+        };
+        if changed {
+            vec![super::panel::Command::SchemaChanged]
+        } else {
+            Vec::new()
+        }
     }
 }

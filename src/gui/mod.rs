@@ -15,6 +15,7 @@ mod data_panel;
 mod dialogs;
 mod frame_stats;
 mod loader;
+mod panel;
 mod results;
 mod settings;
 mod train;
@@ -26,6 +27,7 @@ use eframe::egui;
 use crate::data::Table;
 use crate::data::schema::Schema;
 use dialogs::{Dialogs, Purpose};
+use panel::{Command, Ctx, Panel};
 use loader::{Loading, Opened};
 
 /// Opens the window and blocks until it closes.
@@ -223,6 +225,34 @@ impl App {
         self.tab = Tab::Data;
     }
 
+    /// Carries out what the panels asked for while they drew.
+    fn apply(&mut self, commands: Vec<Command>, ctx: &egui::Context) {
+        for c in commands {
+            match c {
+                Command::SchemaChanged => self.train_panel.dataset_changed(self.loaded.as_ref()),
+                Command::ShowRun { title, model } => {
+                    match &self.loaded {
+                        Some(Loaded {
+                            path,
+                            content: Content::Table { table, schema, .. },
+                            ..
+                        }) => {
+                            self.results_panel
+                                .add_run(title, &model, path, table, schema, ctx);
+                        }
+                        Some(Loaded { content, .. }) => {
+                            let real = content.real_grid().cloned();
+                            self.results_panel.add_image_run(title, &model, real, ctx);
+                        }
+                        None => {}
+                    }
+                    // A newcomer should not have to find the results: show them.
+                    self.tab = Tab::Results;
+                }
+            }
+        }
+    }
+
     /// Routes a dialog's answer to the panel that asked.
     fn dialog_answered(&mut self, purpose: Purpose, path: PathBuf, ctx: &egui::Context) {
         if let Some(d) = path.parent() {
@@ -384,31 +414,14 @@ impl eframe::App for App {
         if let Some((purpose, path)) = self.dialogs.poll() {
             self.dialog_answered(purpose, path, &ctx);
         }
-        self.train_panel.poll(&ctx);
-        let open_path = self.loaded.as_ref().map(|l| l.path.clone());
-        if let Some((title, model)) = self.train_panel.take_finished(open_path.as_deref()) {
-            match &self.loaded {
-                Some(Loaded {
-                    path,
-                    content: Content::Table { table, schema, .. },
-                    ..
-                }) => {
-                    self.results_panel
-                        .add_run(title, &model, path, table, schema, &ctx);
-                }
-                Some(Loaded { content, .. }) => {
-                    self.results_panel.add_image_run(
-                        title,
-                        &model,
-                        content.real_grid().cloned(),
-                        &ctx,
-                    );
-                }
-                None => {}
-            }
-            // A newcomer should not have to find the results: show them.
-            self.tab = Tab::Results;
-        }
+        let polled = {
+            let mut cx = Ctx {
+                loaded: self.loaded.as_mut(),
+                dialogs: &mut self.dialogs,
+            };
+            self.train_panel.poll(&ctx, &mut cx)
+        };
+        self.apply(polled, &ctx);
         egui::Panel::top("top").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("dpsynth");
@@ -432,23 +445,25 @@ impl eframe::App for App {
                 });
             });
         });
+        let mut commands = Vec::new();
         egui::CentralPanel::default().show(ui, |ui| {
             self.toolbar(ui);
             ui.separator();
-            match self.tab {
-                Tab::Data => match &mut self.loaded {
-                    None => self.start_screen(ui),
-                    Some(l) => {
-                        if self.data_panel.ui(ui, l, &mut self.dialogs) {
-                            self.train_panel.dataset_changed(self.loaded.as_ref());
-                        }
-                    }
-                },
-                Tab::Train => self
-                    .train_panel
-                    .ui(ui, self.loaded.as_ref(), &mut self.dialogs),
-                Tab::Results => self.results_panel.ui(ui, &mut self.dialogs),
+            if self.tab == Tab::Data && self.loaded.is_none() {
+                self.start_screen(ui);
+                return;
             }
+            let panel: &mut dyn Panel = match self.tab {
+                Tab::Data => &mut self.data_panel,
+                Tab::Train => &mut self.train_panel,
+                Tab::Results => &mut self.results_panel,
+            };
+            let mut cx = Ctx {
+                loaded: self.loaded.as_mut(),
+                dialogs: &mut self.dialogs,
+            };
+            commands = panel.ui(ui, &mut cx);
         });
+        self.apply(commands, &ctx);
     }
 }

@@ -212,7 +212,7 @@ impl ResultsPanel {
         }
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
+    fn draw(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
         self.drain();
         if self.runs.is_empty() {
             ui.label("No results yet: train a model in tab 2; its evaluation appears here.");
@@ -381,3 +381,13 @@ fn empty_statement() -> PrivacyStatement {
     }
 }
 
+impl super::panel::Panel for ResultsPanel {
+    fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        cx: &mut super::panel::Ctx<'_>,
+    ) -> Vec<super::panel::Command> {
+        self.draw(ui, cx.dialogs);
+        Vec::new()
+    }
+}

@@ -221,6 +221,11 @@ impl Form {
         }
     }
 
+    /// Another dataset: its cost starts from nothing (no figures of the last one).
+    pub fn forget_cost(&mut self) {
+        self.cost.reset();
+    }
+
     /// The ledger changed (a run settled, the total was set): price the form again.
     pub fn ledger_changed(&mut self) {
         self.cost.invalidate();
@@ -291,8 +296,16 @@ impl Form {
             (Ok(_), Some(Ok(c))) => Some(c.clone()),
             _ => None,
         };
+        let updating = req.as_ref().is_ok_and(|r| !self.cost.is_current(r));
         ui.group(|ui| {
-            ui.strong("Cost of this run");
+            ui.horizontal(|ui| {
+                ui.strong("Cost of this run");
+                if updating {
+                    // The figures below are the last ones until the job has priced the
+                    // form as it stands (Train waits for them).
+                    ui.spinner();
+                }
+            });
             match (&req, &shown) {
                 (Err(e), _) => {
                     ui.colored_label(ui.visuals().error_fg_color, e);
@@ -307,10 +320,7 @@ impl Form {
                     }
                 }
                 (Ok(_), None) => {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.label("computing the cost…");
-                    });
+                    ui.label("computing the cost…");
                 }
             }
             if let (Ok(_), Some(Err(e))) = (&req, self.cost.value()) {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use eframe::egui;
 
 use super::dialogs::{Dialogs, Purpose};
+use super::panel::{Command, Ctx};
 use super::{Content, Loaded};
 use crate::job::{self, Event, JobError, JobHandle, RunConfig, RunSummary};
 
@@ -38,7 +39,7 @@ pub struct TrainPanel {
 impl TrainPanel {
     /// The run that finished since the last call, once, if it trained on `data` (the
     /// user may have opened another file meanwhile).
-    pub fn take_finished(&mut self, data: Option<&Path>) -> Option<(String, PathBuf)> {
+    fn take_finished(&mut self, data: Option<&Path>) -> Option<(String, PathBuf)> {
         let f = self.just_finished.take()?;
         if self.run_data.as_deref() != data {
             self.log.push(format!(
@@ -82,8 +83,8 @@ impl TrainPanel {
         }
     }
 
-    /// Drains the job's events (the window calls this every frame, whatever tab is shown).
-    pub fn poll(&mut self, ctx: &egui::Context) {
+    /// Drains the job's events.
+    fn drain(&mut self, ctx: &egui::Context) {
         let Some(job) = &self.job else { return };
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);
         let mut finished = None;
@@ -145,6 +146,7 @@ impl TrainPanel {
             self.export.msg = None;
             self.log.clear();
         }
+        self.form.forget_cost();
         self.dataset_changed(loaded);
     }
 
@@ -239,7 +241,7 @@ impl TrainPanel {
         self.export.msg = None;
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, loaded: Option<&Loaded>, dialogs: &mut Dialogs) {
+    fn draw(&mut self, ui: &mut egui::Ui, loaded: Option<&Loaded>, dialogs: &mut Dialogs) {
         egui::ScrollArea::vertical()
             .id_salt("train")
             .auto_shrink([false, false])
@@ -320,5 +322,23 @@ impl TrainPanel {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
         });
+    }
+}
+
+impl crate::gui::panel::Panel for TrainPanel {
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &mut Ctx<'_>) -> Vec<Command> {
+        self.draw(ui, cx.loaded.as_deref(), cx.dialogs);
+        Vec::new()
+    }
+
+    /// Drains the job's events whatever tab is shown, and asks for the results of a run
+    /// that finished on the open dataset.
+    fn poll(&mut self, ctx: &egui::Context, cx: &mut Ctx<'_>) -> Vec<Command> {
+        self.drain(ctx);
+        let open = cx.loaded.as_deref().map(|l| l.path.clone());
+        match self.take_finished(open.as_deref()) {
+            Some((title, model)) => vec![Command::ShowRun { title, model }],
+            None => Vec::new(),
+        }
     }
 }
