@@ -97,3 +97,17 @@ fn the_layering_check_finds_a_planted_import() {
         .sum();
     assert!(hits > 0, "the scan reads the window's code (it must import the job)");
 }
+
+/// The evaluation's networks and its classifier zoo share `eval::xy`, not each other.
+#[test]
+fn eval_networks_do_not_import_the_classifier_zoo() {
+    let net = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/eval/net.rs"),
+    )
+    .unwrap();
+    let uses: Vec<&str> = net
+        .lines()
+        .filter(|l| l.split("//").next().unwrap_or("").contains("models::"))
+        .collect();
+    assert!(uses.is_empty(), "eval/net.rs uses models: {uses:?}");
+}

@@ -122,7 +122,7 @@ pub(crate) fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, St
                     out
                 }
                 (Target::Value(y), Target::Value(ty)) => {
-                    let idx = super::models::shuffled(y.len(), seed);
+                    let idx = super::xy::shuffled(y.len(), seed);
                     let m = opts.dimwise_rows.min(y.len());
                     let mut xs = Vec::with_capacity(m * p);
                     let mut ys = Vec::with_capacity(m);

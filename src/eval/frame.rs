@@ -5,7 +5,7 @@ use crate::data::encode::{EncodedData, Encoding, SpanKind};
 use crate::data::schema::{Domain, Kind, Schema};
 use crate::data::table::{Table, Values};
 
-use super::models::Xy;
+use super::xy::Xy;
 
 /// The three tables encoded with one schema.
 pub struct Frame {

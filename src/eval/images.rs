@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::data::image::ImageSet;
 
 use super::linalg;
-use super::models::Xy;
+use super::xy::Xy;
 
 /// Writes a PNG grid of `rows × cols` images (1-pixel gaps). When the set is labelled,
 /// row r shows images of the r-th smallest label, so every class is visible.

@@ -20,3 +20,4 @@ pub mod stats;
 pub mod transport;
 pub mod tstr;
 pub mod wasserstein;
+pub mod xy;

@@ -9,51 +9,11 @@
 use rayon::prelude::*;
 use smartcore::linalg::basic::matrix::DenseMatrix;
 
-/// A feature matrix (row-major, values on the encoded [0, 1] scale) with class labels.
-#[derive(Debug, Clone)]
-pub struct Xy {
-    pub x: Vec<f64>,
-    pub n: usize,
-    pub p: usize,
-    pub y: Vec<u32>,
-}
+pub use super::xy::Xy;
 
-impl Xy {
-    pub fn row(&self, i: usize) -> &[f64] {
-        &self.x[i * self.p..(i + 1) * self.p]
-    }
-
-    /// The first `m` rows of a seeded shuffle (all rows when `m ≥ n`).
-    pub fn subsample(&self, m: usize, seed: u64) -> Xy {
-        if m >= self.n {
-            return self.clone();
-        }
-        let idx = shuffled(self.n, seed);
-        let mut x = Vec::with_capacity(m * self.p);
-        let mut y = Vec::with_capacity(m);
-        for &i in &idx[..m] {
-            x.extend_from_slice(self.row(i));
-            y.push(self.y[i]);
-        }
-        Xy {
-            x,
-            n: m,
-            p: self.p,
-            y,
-        }
-    }
-
-    fn matrix(&self) -> Result<DenseMatrix<f64>, String> {
-        matrix(&self.x, self.n, self.p)
-    }
-}
-
-pub(crate) fn shuffled(n: usize, seed: u64) -> Vec<usize> {
-    use rand::SeedableRng;
-    use rand::seq::SliceRandom;
-    let mut idx: Vec<usize> = (0..n).collect();
-    idx.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
-    idx
+/// The features of `xy` as smartcore's matrix.
+fn xy_matrix(xy: &Xy) -> Result<DenseMatrix<f64>, String> {
+    matrix(&xy.x, xy.n, xy.p)
 }
 
 fn matrix(x: &[f64], n: usize, p: usize) -> Result<DenseMatrix<f64>, String> {
@@ -164,7 +124,7 @@ pub fn forest_proba(
     use smartcore::ensemble::random_forest_classifier::{
         RandomForestClassifier, RandomForestClassifierParameters,
     };
-    let xm = train.matrix()?;
+    let xm = xy_matrix(train)?;
     let m = test_x.len() / train.p;
     let tm = matrix(test_x, m, train.p)?;
     let votes: Vec<Vec<u32>> = (0..trees)
@@ -192,7 +152,7 @@ fn tree_proba(train: &Xy, test_x: &[f64], k: usize, seed: u64) -> Result<Vec<f64
     use smartcore::tree::decision_tree_classifier::{
         DecisionTreeClassifier, DecisionTreeClassifierParameters,
     };
-    let xm = train.matrix()?;
+    let xm = xy_matrix(train)?;
     let m = test_x.len() / train.p;
     let tm = matrix(test_x, m, train.p)?;
     // Depth ≤ 12: smartcore searches every feature at every node, and an unbounded tree on
@@ -291,7 +251,7 @@ fn gnb_proba(train: &Xy, test_x: &[f64], k: usize) -> Result<Vec<f64>, String> {
 
 fn knn_proba(train: &Xy, test_x: &[f64], k: usize) -> Result<Vec<f64>, String> {
     use smartcore::neighbors::knn_classifier::{KNNClassifier, KNNClassifierParameters};
-    let xm = train.matrix()?;
+    let xm = xy_matrix(train)?;
     let knn = KNNClassifier::fit(&xm, &train.y, KNNClassifierParameters::default().with_k(5))
         .map_err(|e| e.to_string())?;
     let classes = sorted_classes(&train.y);
@@ -425,7 +385,7 @@ fn svm_scores(train: &Xy, test_x: &[f64], seed: u64) -> Result<Vec<f64>, String>
 /// and scaled, is the score.
 fn boost_scores(train: &Xy, test_x: &[f64], seed: u64) -> Result<Vec<f64>, String> {
     use smartcore::xgboost::xgb_regressor::{XGRegressor, XGRegressorParameters};
-    let xm = train.matrix()?;
+    let xm = xy_matrix(train)?;
     let y: Vec<f64> = train.y.iter().map(|&v| f64::from(v)).collect();
     let params = XGRegressorParameters::default()
         .with_n_estimators(100)

@@ -5,7 +5,7 @@
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::{Module, Optimizer, VarBuilder, VarMap};
 
-use super::models::Xy;
+use super::xy::Xy;
 
 fn err(e: candle_core::Error) -> String {
     e.to_string()
@@ -135,7 +135,7 @@ pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String
     } else {
         (train.n / batch * 15).clamp(500, 3000)
     };
-    let order = super::models::shuffled(train.n, seed);
+    let order = super::xy::shuffled(train.n, seed);
     let mut at = 0;
     for _ in 0..steps {
         let (xb, yb) = if batch >= train.n {
