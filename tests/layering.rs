@@ -20,7 +20,9 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The `file:line` of every use of a banned name outside comments.
 fn violations(module: &str, banned: &[&str]) -> (usize, Vec<String>) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(module);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(module);
     let files = rust_files(&dir);
     let mut found = Vec::new();
     for path in &files {
@@ -95,16 +97,18 @@ fn the_layering_check_finds_a_planted_import() {
                 .count()
         })
         .sum();
-    assert!(hits > 0, "the scan reads the window's code (it must import the job)");
+    assert!(
+        hits > 0,
+        "the scan reads the window's code (it must import the job)"
+    );
 }
 
 /// The evaluation's networks and its classifier zoo share `eval::xy`, not each other.
 #[test]
 fn eval_networks_do_not_import_the_classifier_zoo() {
-    let net = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/eval/net.rs"),
-    )
-    .unwrap();
+    let net =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/eval/net.rs"))
+            .unwrap();
     let uses: Vec<&str> = net
         .lines()
         .filter(|l| l.split("//").next().unwrap_or("").contains("models::"))

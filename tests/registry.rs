@@ -20,7 +20,11 @@ fn few_steps(method: &str, preset: &str, steps: u64) -> serde_json::Map<String, 
 
 fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
     let info = job::method(method).unwrap();
-    let preset = if info.has_preset("tiny") { "tiny" } else { info.default_preset() };
+    let preset = if info.has_preset("tiny") {
+        "tiny"
+    } else {
+        info.default_preset()
+    };
     let cfg = RunConfig {
         data: data.to_path_buf(),
         schema: None,
@@ -63,7 +67,11 @@ fn every_registered_method_trains_releases_samples_and_decodes() {
             let e = s.epsilon_spent.expect("a private method reports ε");
             assert!(e > 0.0 && e <= 2.0 + 1e-9, "{}: ε {e}", m.id);
         } else {
-            assert!(s.epsilon_spent.is_none(), "{} is the non-private reference", m.id);
+            assert!(
+                s.epsilon_spent.is_none(),
+                "{} is the non-private reference",
+                m.id
+            );
         }
         let t = job::services::sample(&s.model, 40, Some(1)).unwrap();
         assert_eq!(t.n_rows, 40, "{}", m.id);
@@ -93,7 +101,11 @@ fn methods_lists_the_registry_as_json_and_text() {
     assert_eq!(listed, registered);
     for m in v["methods"].as_array().unwrap() {
         assert!(!m["presets"].as_array().unwrap().is_empty(), "{m}");
-        assert!(m["presets"][0]["doc"].as_str().is_some_and(|d| !d.is_empty()));
+        assert!(
+            m["presets"][0]["doc"]
+                .as_str()
+                .is_some_and(|d| !d.is_empty())
+        );
         assert!(!m["kinds"].as_array().unwrap().is_empty());
     }
     let text = common::stdout(&common::dpsynth(&["methods"]));

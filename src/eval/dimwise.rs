@@ -1,9 +1,7 @@
 //! Dimension-wise prediction: predict each column from the others, trained on real and
 //! on synthetic rows, scored on real-test (AUROC, F1 or R²).
 
-
 use rayon::prelude::*;
-
 
 use super::frame::{Frame, Target};
 use super::models::{Classifier, Regressor, Xy};

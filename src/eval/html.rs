@@ -40,26 +40,33 @@ fn e<T: std::fmt::Debug>(x: T) -> String {
 
 /// Scatter of (real, synthetic) scores with the y = x line.
 fn scatter_xy(title: &str, pts: &[(f64, f64, String)], lo: f64, hi: f64) -> Plot {
-    svg_chart((420, 380), title, (lo..hi, lo..hi), 36, Legend::None, |chart| {
-        chart
-            .configure_mesh()
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(225, 225, 225))
-            .x_desc("trained on real")
-            .y_desc("trained on synthetic")
-            .draw()
-            .map_err(e)?;
-        chart
-            .draw_series(LineSeries::new(vec![(lo, lo), (hi, hi)], BLACK.mix(0.4)))
-            .map_err(e)?;
-        chart
-            .draw_series(
-                pts.iter()
-                    .map(|(x, y, _)| Circle::new((*x, *y), 4, SYN.mix(0.8).filled())),
-            )
-            .map_err(e)?;
-        Ok(())
-    })
+    svg_chart(
+        (420, 380),
+        title,
+        (lo..hi, lo..hi),
+        36,
+        Legend::None,
+        |chart| {
+            chart
+                .configure_mesh()
+                .light_line_style(RGBColor(245, 245, 245))
+                .bold_line_style(RGBColor(225, 225, 225))
+                .x_desc("trained on real")
+                .y_desc("trained on synthetic")
+                .draw()
+                .map_err(e)?;
+            chart
+                .draw_series(LineSeries::new(vec![(lo, lo), (hi, hi)], BLACK.mix(0.4)))
+                .map_err(e)?;
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|(x, y, _)| Circle::new((*x, *y), 4, SYN.mix(0.8).filled())),
+                )
+                .map_err(e)?;
+            Ok(())
+        },
+    )
 }
 
 /// The chart every report figure is drawn on: a white SVG canvas of `size` pixels with a
@@ -124,36 +131,43 @@ fn histogram(title: &str, bins: &[String], real: &[f64], syn: &[f64]) -> Plot {
         * 1.1;
     let labels: Vec<String> = bins.iter().map(|b| b.chars().take(10).collect()).collect();
     let legend = Legend::At(SeriesLabelPosition::UpperRight);
-    svg_chart((520, 300), title, (0f64..n as f64, 0f64..top), 40, legend, |chart| {
-        chart
-            .configure_mesh()
-            .light_line_style(RGBColor(245, 245, 245))
-            .bold_line_style(RGBColor(225, 225, 225))
-            .disable_x_mesh()
-            .x_labels(n.min(12))
-            .x_label_formatter(&|x| labels.get(*x as usize).cloned().unwrap_or_default())
-            .y_desc("share of rows")
-            .draw()
-            .map_err(e)?;
-        chart
-            .draw_series(real.iter().enumerate().map(|(i, &v)| {
-                Rectangle::new(
-                    [(i as f64 + 0.08, 0.0), (i as f64 + 0.48, v)],
-                    REAL.filled(),
-                )
-            }))
-            .map_err(e)?
-            .label("real-train")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], REAL.filled()));
-        chart
-            .draw_series(syn.iter().enumerate().map(|(i, &v)| {
-                Rectangle::new([(i as f64 + 0.52, 0.0), (i as f64 + 0.92, v)], SYN.filled())
-            }))
-            .map_err(e)?
-            .label("synthetic")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], SYN.filled()));
-        Ok(())
-    })
+    svg_chart(
+        (520, 300),
+        title,
+        (0f64..n as f64, 0f64..top),
+        40,
+        legend,
+        |chart| {
+            chart
+                .configure_mesh()
+                .light_line_style(RGBColor(245, 245, 245))
+                .bold_line_style(RGBColor(225, 225, 225))
+                .disable_x_mesh()
+                .x_labels(n.min(12))
+                .x_label_formatter(&|x| labels.get(*x as usize).cloned().unwrap_or_default())
+                .y_desc("share of rows")
+                .draw()
+                .map_err(e)?;
+            chart
+                .draw_series(real.iter().enumerate().map(|(i, &v)| {
+                    Rectangle::new(
+                        [(i as f64 + 0.08, 0.0), (i as f64 + 0.48, v)],
+                        REAL.filled(),
+                    )
+                }))
+                .map_err(e)?
+                .label("real-train")
+                .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], REAL.filled()));
+            chart
+                .draw_series(syn.iter().enumerate().map(|(i, &v)| {
+                    Rectangle::new([(i as f64 + 0.52, 0.0), (i as f64 + 0.92, v)], SYN.filled())
+                }))
+                .map_err(e)?
+                .label("synthetic")
+                .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], SYN.filled()));
+            Ok(())
+        },
+    )
 }
 
 fn pca_plot(real: &[[f64; 2]], syn: &[[f64; 2]]) -> Plot {

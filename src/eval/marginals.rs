@@ -1,7 +1,6 @@
 //! 1-way histograms, dimension-wise probability and NIST-style 3-way marginals: how
 //! well the synthetic table keeps each column and small groups of columns.
 
-
 use rand::SeedableRng;
 use rand::seq::index::sample;
 use rayon::prelude::*;

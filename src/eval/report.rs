@@ -8,10 +8,10 @@ use serde::Serialize;
 use crate::data::schema::{Kind, Schema};
 use crate::data::table::Table;
 
-use super::frame::Frame;
-use super::models::Classifier;
 use super::dimwise::dimwise;
+use super::frame::Frame;
 use super::marginals::{histograms, probability, three_way};
+use super::models::Classifier;
 use super::risk::{pmse_mmd, privacy_risk};
 use super::stats;
 use super::tstr::tstr;
@@ -319,7 +319,10 @@ pub fn evaluate(
             progress(&format!(
                 "train on synthetic, test on real: 8 classifiers predicting {l}"
             ));
-            Some(tstr(&f, l, opts.seed, progress).map_err(EvalError::metric("train on synthetic, test on real"))?)
+            Some(
+                tstr(&f, l, opts.seed, progress)
+                    .map_err(EvalError::metric("train on synthetic, test on real"))?,
+            )
         }
         None => None,
     };
@@ -355,4 +358,3 @@ pub fn evaluate(
         timings,
     })
 }
-

@@ -1,6 +1,5 @@
 //! pMSE, MMD and the privacy-risk figures (distance to closest record, membership).
 
-
 use rand::SeedableRng;
 use rand::seq::index::sample;
 

@@ -2,15 +2,18 @@
 
 use std::time::Instant;
 
-
-
+use super::dimwise::class_scores;
 use super::frame::Frame;
 use super::models::{Classifier, Xy};
-use super::dimwise::class_scores;
 use super::report::*;
 use super::stats;
 
-pub(crate) fn tstr(f: &Frame, label: &str, seed: u64, progress: &mut dyn FnMut(&str)) -> Result<Tstr, String> {
+pub(crate) fn tstr(
+    f: &Frame,
+    label: &str,
+    seed: u64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Tstr, String> {
     let ci = f
         .schema
         .columns

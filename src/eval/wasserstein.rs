@@ -1,7 +1,6 @@
 //! The 2-way PCA projection and the Wasserstein scores (seed paper eq. 3–4), on the PCA
 //! plane and on the whole encoded data.
 
-
 use rand::SeedableRng;
 use rand::seq::index::sample;
 use rayon::prelude::*;
@@ -57,7 +56,10 @@ pub(crate) fn w1_protocol(
     (mean, std, k)
 }
 
-pub(crate) fn pca_and_wasserstein(f: &Frame, opts: &Options) -> Result<(PcaReport, WassersteinScore), String> {
+pub(crate) fn pca_and_wasserstein(
+    f: &Frame,
+    opts: &Options,
+) -> Result<(PcaReport, WassersteinScore), String> {
     let d = f.encoding.width;
     let real = Frame::rows(&f.train);
     let syn = Frame::rows(&f.synthetic);

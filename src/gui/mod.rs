@@ -27,8 +27,8 @@ use eframe::egui;
 use crate::data::Table;
 use crate::data::schema::Schema;
 use dialogs::{Dialogs, Purpose};
-use panel::{Command, Ctx, Panel};
 use loader::{Loading, Opened};
+use panel::{Command, Ctx, Panel};
 
 /// Opens the window and blocks until it closes.
 pub fn run() -> anyhow::Result<()> {

@@ -103,8 +103,7 @@ pub fn evaluate_tables(
             .as_ref()
             .map_or(String::new(), |l| format!("; classifiers predict '{l}'"))
     );
-    let report = report::evaluate(schema, &train, &test, &syn, &opts, progress)
-        ?;
+    let report = report::evaluate(schema, &train, &test, &syn, &opts, progress)?;
     Ok(Evaluated {
         report,
         inputs,
@@ -125,10 +124,11 @@ pub fn evaluate_model(
     let rows = spec.rows.unwrap_or(real.n_rows).max(1);
     progress(&format!("sampling {rows} synthetic rows"));
     let syn = super::services::sample(model, rows, Some(spec.options.seed.wrapping_add(2)))?;
-    let held_out = sibling_test(data_path).and_then(|p| match data::open(&p, &Default::default()) {
-        Ok(Dataset::Table(t)) => Some((t, p)),
-        _ => None,
-    });
+    let held_out =
+        sibling_test(data_path).and_then(|p| match data::open(&p, &Default::default()) {
+            Ok(Dataset::Table(t)) => Some((t, p)),
+            _ => None,
+        });
     let (test, test_name) = match &held_out {
         Some((t, p)) => (t, format!("held-out file {}", p.display())),
         None => (

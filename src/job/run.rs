@@ -34,7 +34,11 @@ fn load_encoded(cfg: &RunConfig) -> Result<Encoded, JobError> {
         Dataset::Table(table) => {
             let schema = match &cfg.schema {
                 Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
-                None => data::infer::infer_schema(&table).map_err(|e| at(&e))?.schema,
+                None => {
+                    data::infer::infer_schema(&table)
+                        .map_err(|e| at(&e))?
+                        .schema
+                }
             };
             let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
             let data = encoding.encode(&table).map_err(|e| at(&e))?;
@@ -46,7 +50,9 @@ fn load_encoded(cfg: &RunConfig) -> Result<Encoded, JobError> {
         }
         Dataset::Images(set) => {
             if cfg.schema.is_some() {
-                return Err(at(&"image sets have a fixed schema (label 0–9, pixels 0–255); run without a schema file"));
+                return Err(at(
+                    &"image sets have a fixed schema (label 0–9, pixels 0–255); run without a schema file",
+                ));
             }
             let encoding = Encoding::new(&set.schema()).map_err(|e| at(&e))?;
             let data = set.encode().map_err(|e| at(&e))?;
@@ -191,7 +197,10 @@ pub(super) fn run(
         if let Some(dir) = &cfg.checkpoints {
             std::fs::create_dir_all(dir).map_err(|e| JobError::write(dir, e))?;
         }
-        let device = cfg.device.open().map_err(|e| JobError::Usage(e.to_string()))?;
+        let device = cfg
+            .device
+            .open()
+            .map_err(|e| JobError::Usage(e.to_string()))?;
         let data = Tensor::from_vec(enc.data.values.clone(), (n, width), &device)
             .map_err(|e| JobError::Training(e.to_string()))?;
         Ok(method.train(TrainSetup {

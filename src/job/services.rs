@@ -47,7 +47,9 @@ pub fn sample(model: &Path, rows: usize, seed: Option<u64>) -> Result<Table, Job
 /// Samples `rows` rows from the model file and writes them as CSV (atomically).
 pub fn export_csv(model: &Path, rows: usize, out: &Path) -> Result<(), JobError> {
     if out.as_os_str().is_empty() {
-        return Err(JobError::Usage("type a file path to export to first".into()));
+        return Err(JobError::Usage(
+            "type a file path to export to first".into(),
+        ));
     }
     let t = sample(model, rows, None)?;
     crate::data::export::write_csv(&t, out).map_err(|e| JobError::write(out, e))

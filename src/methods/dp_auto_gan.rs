@@ -13,7 +13,7 @@
 use candle_core::Tensor;
 
 use super::gan_phase::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling_heads};
-use super::registry::{DataKind, MethodInfo, Preset, with_overrides};
+use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{
     Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
@@ -170,19 +170,18 @@ const PRESETS: &[Preset] = &[
     },
 ];
 
-fn settings(preset: &str) -> Result<serde_json::Value> {
-    serde_json::to_value(DpAutoGanConfig::preset(preset)?)
-        .map_err(|e| MethodError::Plan(e.to_string()))
-}
+impl MethodConfig for DpAutoGanConfig {
+    fn preset(name: &str) -> Result<Self> {
+        Self::preset(name)
+    }
 
-fn build(
-    preset: &str,
-    private: bool,
-    overrides: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Box<dyn Synthesizer + Send>> {
-    let mut c = with_overrides(DpAutoGanConfig::preset(preset)?, overrides)?;
-    c.private = private;
-    Ok(Box::new(DpAutoGan::new(c)))
+    fn set_private(&mut self, private: bool) {
+        self.private = private;
+    }
+
+    fn into_method(self) -> Box<dyn Synthesizer + Send> {
+        Box::new(DpAutoGan::new(self))
+    }
 }
 
 /// The registry entry of DP-auto-GAN.
@@ -195,8 +194,8 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     presets: PRESETS,
-    settings,
-    build,
+    settings: settings::<DpAutoGanConfig>,
+    build: build::<DpAutoGanConfig>,
 };
 
 /// The DP-auto-GAN method.

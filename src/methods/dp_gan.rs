@@ -13,11 +13,10 @@
 
 pub use super::gan_phase::GanLoss;
 use super::gan_phase::{Accounting, GanLoop, gan_loop, release, sampling_heads};
+use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
-use super::registry::{DataKind, MethodInfo, Preset, with_overrides};
 use super::{
-    MethodError, Plan, Result, Synthesizer, TrainSetup, heads_for,
-    plan_preamble, planned_sigma,
+    MethodError, Plan, Result, Synthesizer, TrainSetup, heads_for, plan_preamble, planned_sigma,
 };
 use crate::nn::layers::{Act, Block, Net, mlp};
 use crate::privacy::calibrate::sigma_for;
@@ -122,18 +121,18 @@ const PRESETS: &[Preset] = &[
     },
 ];
 
-fn settings(preset: &str) -> Result<serde_json::Value> {
-    serde_json::to_value(DpGanConfig::preset(preset)?).map_err(|e| MethodError::Plan(e.to_string()))
-}
+impl MethodConfig for DpGanConfig {
+    fn preset(name: &str) -> Result<Self> {
+        Self::preset(name)
+    }
 
-fn build(
-    preset: &str,
-    private: bool,
-    overrides: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Box<dyn Synthesizer + Send>> {
-    let mut c = with_overrides(DpGanConfig::preset(preset)?, overrides)?;
-    c.private = private;
-    Ok(Box::new(DpGan::new(c)))
+    fn set_private(&mut self, private: bool) {
+        self.private = private;
+    }
+
+    fn into_method(self) -> Box<dyn Synthesizer + Send> {
+        Box::new(DpGan::new(self))
+    }
 }
 
 /// The registry entry of DP-GAN.
@@ -146,8 +145,8 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     presets: PRESETS,
-    settings,
-    build,
+    settings: settings::<DpGanConfig>,
+    build: build::<DpGanConfig>,
 };
 
 /// The registry entry of the non-private reference: DP-GAN's networks with no noise.
@@ -243,7 +242,11 @@ impl Synthesizer for DpGan {
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let cfg = self.config.clone();
         let (_n, width) = s.data.dims2()?;
-        let sigma = if cfg.private { planned_sigma(s.plan, 0)? } else { 0.0 };
+        let sigma = if cfg.private {
+            planned_sigma(s.plan, 0)?
+        } else {
+            0.0
+        };
         self.sigma = Some(sigma);
         let dev = s.device.clone();
         let critic = critic_net(width, &cfg, &dev, s.noise.rng())?;

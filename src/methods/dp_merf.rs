@@ -21,7 +21,7 @@ use candle_core::{DType, Tensor};
 use rand_distr::{Distribution, Normal};
 
 use super::gan_phase::{Accounting, latent, release, sampling_heads};
-use super::registry::{DataKind, MethodInfo, Preset, with_overrides};
+use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{
     Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
@@ -113,19 +113,18 @@ const PRESETS: &[Preset] = &[
     },
 ];
 
-fn settings(preset: &str) -> Result<serde_json::Value> {
-    serde_json::to_value(DpMerfConfig::preset(preset)?)
-        .map_err(|e| MethodError::Plan(e.to_string()))
-}
+impl MethodConfig for DpMerfConfig {
+    fn preset(name: &str) -> Result<Self> {
+        Self::preset(name)
+    }
 
-fn build(
-    preset: &str,
-    private: bool,
-    overrides: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Box<dyn Synthesizer + Send>> {
-    let mut c = with_overrides(DpMerfConfig::preset(preset)?, overrides)?;
-    c.private = private;
-    Ok(Box::new(DpMerf { config: c }))
+    fn set_private(&mut self, private: bool) {
+        self.private = private;
+    }
+
+    fn into_method(self) -> Box<dyn Synthesizer + Send> {
+        Box::new(DpMerf { config: self })
+    }
 }
 
 /// The registry entry of DP-MERF.
@@ -138,8 +137,8 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     presets: PRESETS,
-    settings,
-    build,
+    settings: settings::<DpMerfConfig>,
+    build: build::<DpMerfConfig>,
 };
 
 /// The DP-MERF method.
@@ -226,16 +225,20 @@ impl DpMerf {
         let std = match s.plan.charges.first().map(|c| c.mechanism) {
             Some(Mechanism::Gaussian { std, .. }) if private => std,
             _ if !private => 0.0,
-            _ => return Err(MethodError::Plan("the reserved plan has no embedding release".into())),
+            _ => {
+                return Err(MethodError::Plan(
+                    "the reserved plan has no embedding release".into(),
+                ));
+            }
         };
         if private {
             let m = Mechanism::Gaussian {
                 sensitivity: 1.0,
                 std,
             };
-            s.accountant
-                .charge(m, 1)
-                .map_err(|e| MethodError::Plan(format!("the embedding release does not fit: {e}")))?;
+            s.accountant.charge(m, 1).map_err(|e| {
+                MethodError::Plan(format!("the embedding release does not fit: {e}"))
+            })?;
         }
         // Σᵢ φ(xᵢ) in chunks (the data never leave this function un-noised).
         let mut sum = Tensor::zeros((1, omega.dims()[1] * 2), DType::F32, s.device)?;

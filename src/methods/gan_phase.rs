@@ -177,7 +177,13 @@ pub(crate) fn gan_loop(
                 ("generator".into(), g_loss),
                 ("critic_on_generated".into(), d_fake),
             ];
-            let p = Progress::at(s, cfg.private, cfg.phase, (step + 1, cfg.critic_steps), losses);
+            let p = Progress::at(
+                s,
+                cfg.private,
+                cfg.phase,
+                (step + 1, cfg.critic_steps),
+                losses,
+            );
             if (s.observer)(p) == Flow::Stop {
                 break;
             }

@@ -181,7 +181,9 @@ pub(crate) fn planned_sigma(plan: &Plan, i: usize) -> Result<f64> {
             _ => None,
         })
         .nth(i)
-        .ok_or_else(|| MethodError::Plan(format!("the reserved plan has no DP-SGD phase {}", i + 1)))
+        .ok_or_else(|| {
+            MethodError::Plan(format!("the reserved plan has no DP-SGD phase {}", i + 1))
+        })
 }
 
 /// The checks every plan starts with; `Some(plan)` for a non-private reference run.

@@ -123,7 +123,10 @@ impl MethodInfo {
 
     /// A preset's settings by name, as overrides name them: without `private` and
     /// `preset`, which the method's name and the preset picker set.
-    pub fn preset_settings(&self, preset: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
+    pub fn preset_settings(
+        &self,
+        preset: &str,
+    ) -> Result<serde_json::Map<String, serde_json::Value>> {
         if !self.has_preset(preset) {
             return Err(self.unknown_preset(preset));
         }
@@ -149,6 +152,32 @@ impl MethodInfo {
         }
         (self.build)(preset, self.is_private_at(epsilon), overrides)
     }
+}
+
+/// A method's settings type: named presets, a `private` switch, and the method it builds.
+/// [`settings`] and [`build`] turn any such type into a registry entry's two functions.
+pub trait MethodConfig: Serialize + serde::de::DeserializeOwned + Sized {
+    /// The settings of the preset called `name`.
+    fn preset(name: &str) -> Result<Self>;
+    fn set_private(&mut self, private: bool);
+    /// The method these settings describe.
+    fn into_method(self) -> Box<dyn Synthesizer + Send>;
+}
+
+/// A preset's settings as JSON, for [`MethodInfo::settings`].
+pub fn settings<C: MethodConfig>(preset: &str) -> Result<serde_json::Value> {
+    serde_json::to_value(C::preset(preset)?).map_err(|e| MethodError::Plan(e.to_string()))
+}
+
+/// A preset with overrides applied, built into its method, for [`MethodInfo::build`].
+pub fn build<C: MethodConfig>(
+    preset: &str,
+    private: bool,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Box<dyn Synthesizer + Send>> {
+    let mut c = with_overrides(C::preset(preset)?, overrides)?;
+    c.set_private(private);
+    Ok(c.into_method())
 }
 
 /// Applies `overrides` to a settings value by field name; unknown names and values of the
@@ -206,7 +235,10 @@ mod tests {
                 let built = m.instantiate(p.name, 1.0, &Default::default()).unwrap();
                 assert_eq!(built.id(), m.id);
             }
-            assert!(m.instantiate("no-such-preset", 1.0, &Default::default()).is_err());
+            assert!(
+                m.instantiate("no-such-preset", 1.0, &Default::default())
+                    .is_err()
+            );
         }
     }
 
@@ -215,7 +247,10 @@ mod tests {
         let e = find("pearl").unwrap_err().to_string();
         assert!(e.contains("not available yet"), "{e}");
         let e = find("nope").unwrap_err().to_string();
-        assert!(e.contains("unknown method 'nope'") && e.contains("dp-gan"), "{e}");
+        assert!(
+            e.contains("unknown method 'nope'") && e.contains("dp-gan"),
+            "{e}"
+        );
     }
 
     #[test]

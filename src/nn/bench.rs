@@ -99,7 +99,9 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
         let Some((g, _)) =
             private_gradient(&c.net, &data, None, &cfg, &mut noise, &mut accountant, loss)?
         else {
-            return Err(super::NnError::Invalid("the benchmark's budget ran out".into()));
+            return Err(super::NnError::Invalid(
+                "the benchmark's budget ran out".into(),
+            ));
         };
         opt.step(&params, &g)?;
         let t1 = Instant::now();

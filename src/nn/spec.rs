@@ -5,7 +5,7 @@
 
 use candle_core::{Device, Tensor, Var};
 
-use super::layers::{Block, HeadSpan, LayerNorm, Linear, Net, Act};
+use super::layers::{Act, Block, HeadSpan, LayerNorm, Linear, Net};
 use super::{NnError, Result};
 
 /// A network's architecture without its weights, for model files.
@@ -170,7 +170,9 @@ pub fn ordered_params(
     for n in &names {
         let key = format!("{prefix}{n}");
         out.push(by_name.remove(&key).ok_or_else(|| {
-            NnError::Invalid(format!("the weight '{key}' the architecture needs is missing"))
+            NnError::Invalid(format!(
+                "the weight '{key}' the architecture needs is missing"
+            ))
         })?);
     }
     if let Some(extra) = by_name.keys().next() {
@@ -186,7 +188,9 @@ pub fn named_params(net: &Net, prefix: &str) -> Result<Vec<(String, Tensor)>> {
     let names = param_names(&net.spec()?);
     let params = net.params();
     if names.len() != params.len() {
-        return Err(NnError::Invalid("parameter names and parameters differ".into()));
+        return Err(NnError::Invalid(
+            "parameter names and parameters differ".into(),
+        ));
     }
     Ok(names
         .into_iter()
@@ -204,7 +208,9 @@ mod tests {
     fn net() -> Net {
         let dev = Device::Cpu;
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        let mut blocks = vec![Block::Residual(mlp(&[3, 3], Act::Tanh, &dev, &mut rng).unwrap())];
+        let mut blocks = vec![Block::Residual(
+            mlp(&[3, 3], Act::Tanh, &dev, &mut rng).unwrap(),
+        )];
         blocks.extend(mlp(&[3, 4, 2], Act::Tanh, &dev, &mut rng).unwrap());
         Net::new(blocks, &dev)
     }

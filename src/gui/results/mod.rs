@@ -153,7 +153,12 @@ impl ResultsPanel {
         ctx: &egui::Context,
     ) {
         let made = crate::job::services::read_model(model_path)
-            .and_then(|m| Ok((m.statement, crate::job::services::sample(model_path, 100, None)?)))
+            .and_then(|m| {
+                Ok((
+                    m.statement,
+                    crate::job::services::sample(model_path, 100, None)?,
+                ))
+            })
             .map_err(|e| e.to_string())
             .and_then(|(st, t)| {
                 let set = crate::data::image::from_pixel_table(&t, "generated")

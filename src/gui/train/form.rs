@@ -69,7 +69,9 @@ impl Advanced {
                     .desired_width(120.0),
             )
             .labelled_by(l.id)
-            .on_hover_text("A fixed seed makes a run reproducible, and marks its model NOT for release");
+            .on_hover_text(
+                "A fixed seed makes a run reproducible, and marks its model NOT for release",
+            );
             ui.end_row();
             let l = ui.label("training threads");
             ui.add(egui::DragValue::new(&mut self.threads).range(1..=256))
