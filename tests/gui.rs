@@ -38,9 +38,9 @@ fn open_sample_change_columns_train_and_export() {
         .click();
     wait_for(&mut h, "32561 rows × 15 columns", 60);
     assert_eq!(
-        h.query_all_by_label("Confirm public").count(),
+        h.query_all_by_label("Estimate privately").count(),
         15,
-        "every inferred domain starts unconfirmed"
+        "every inferred domain starts unprotected"
     );
     // The preview shows the first rows (only those on screen are laid out).
     assert!(h.query_all_by_label_contains("State-gov").count() >= 2);
@@ -58,17 +58,28 @@ fn open_sample_change_columns_train_and_export() {
     h.key_press(egui::Key::Enter);
     h.run_steps(3);
     assert_eq!(
-        h.query_all_by_label("Confirm public").count(),
-        13,
-        "the ignored column and the edited bounds need no confirmation"
+        h.query_all_by_label("Estimate privately").count(),
+        14,
+        "one typed bound leaves the other a data extreme: still unprotected"
     );
-    // Confirm one more by hand.
-    h.query_all_by_label("Confirm public")
+    h.get_by_label("upper bound of age").click();
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("upper bound of age").type_text("100");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    assert_eq!(
+        h.query_all_by_label("Estimate privately").count(),
+        13,
+        "the ignored column and the typed range are no longer the data's"
+    );
+    // Mark one more for a private estimate by hand.
+    h.query_all_by_label("Estimate privately")
         .next()
         .unwrap()
         .click();
     h.run_steps(3);
-    assert_eq!(h.query_all_by_label("Confirm public").count(), 12);
+    assert_eq!(h.query_all_by_label("Estimate privately").count(), 12);
     h.snapshot("data");
 
     // Schema save and load go through the window's dialogs (answered by the test).
@@ -78,7 +89,11 @@ fn open_sample_change_columns_train_and_export() {
     wait_for(&mut h, "saved the schema to", 10);
     let saved = Schema::load(&schema_file).unwrap();
     assert_eq!(saved.column("fnlwgt").unwrap().kind, Kind::Ignored);
-    assert_eq!(saved.column("age").unwrap().bounds(), Some((16.0, 90.0)));
+    assert_eq!(saved.column("age").unwrap().bounds(), Some((16.0, 100.0)));
+    assert_eq!(
+        saved.column("workclass").unwrap().provenance,
+        dpsynth::data::schema::Provenance::ToEstimate
+    );
     h.state_mut().answer_next_dialog(schema_file.clone());
     h.get_by_label("Load schema…").click();
     wait_for(&mut h, "loaded the schema", 10);
@@ -196,10 +211,13 @@ fn open_sample_change_columns_train_and_export() {
     assert!(html.contains("<svg") && html.contains("dpsynth evaluation report"));
 
     // The run is in the ledger, settled.
-    let key =
-        dpsynth::privacy::ledger::dataset_key(&dpsynth::gui::sample_path("adult/adult_train.csv"))
-            .unwrap();
-    let l = dpsynth::privacy::ledger::Ledger::open(&dir.path().join("ledger.sqlite3")).unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let key = dpsynth::job::cost::dataset_key(
+        &dpsynth::gui::sample_path("adult/adult_train.csv"),
+        &ledger,
+    )
+    .unwrap();
+    let l = dpsynth::privacy::ledger::Ledger::open(&ledger).unwrap();
     let st = l.standing(&key).unwrap();
     assert_eq!(st.entries.len(), 1);
     assert_eq!(st.budget.epsilon, 5.0, "the total set in the window");

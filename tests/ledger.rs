@@ -210,6 +210,37 @@ fn budget_cli_set_and_show() {
     let out = run(&["budget", "show", "--data", copy.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["epsilon_total"], 2.5);
+    // …and so does the same table under another byte layout: one budget for one set of
+    // people (the key is a digest of the parsed rows as a multiset).
+    let text = std::fs::read_to_string(&data).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let header = lines.remove(0);
+    lines.reverse();
+    let variants = [
+        ("newline.csv", format!("{text}\n")),
+        ("crlf.csv", text.replace('\n', "\r\n")),
+        ("shuffled.csv", format!("{header}\n{}\n", lines.join("\n"))),
+    ];
+    for (name, body) in &variants {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        let out = run(&["budget", "show", "--data", p.to_str().unwrap(), "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["epsilon_total"], 2.5, "{name}: {v}");
+        assert_eq!(v["budget_is_default"], false, "{name}");
+    }
+    // A different set of people (one row fewer) is a different dataset.
+    let fewer = dir.path().join("fewer.csv");
+    std::fs::write(&fewer, format!("{header}\n{}\n", lines[1..].join("\n"))).unwrap();
+    let out = run(&[
+        "budget",
+        "show",
+        "--data",
+        fewer.to_str().unwrap(),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["budget_is_default"], true);
     let out = run(&[
         "budget",
         "set",

@@ -39,6 +39,8 @@ fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
         ledger: None,
         overrides: few_steps(method, preset, 10),
         checkpoints: None,
+        domains: job::DomainPolicy::AllowData,
+        force_delta: false,
     };
     // A ledger per method: each run is judged on its own budget.
     let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);

@@ -6,12 +6,18 @@ use std::path::Path;
 
 use dpsynth::job::{self, Event, RunConfig};
 use dpsynth::methods::released::ReleasedModel;
-use dpsynth::privacy::ledger::{Ledger, dataset_key};
+use dpsynth::privacy::ledger::Ledger;
+
+/// The ledger's key for `data` (its content digest).
+fn dataset_key(data: &Path, ledger: &Path) -> Result<String, dpsynth::job::JobError> {
+    dpsynth::job::cost::dataset_key(data, ledger)
+}
 
 fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
     RunConfig {
         data: common::repo("assets/adult/adult_train.csv"),
-        schema: None,
+        // Public domains from the census documentation: the guarantee covers the file.
+        schema: Some(common::repo("assets/adult/adult.schema.json")),
         method: method.into(),
         preset: preset.into(),
         epsilon,
@@ -23,6 +29,8 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         ledger: None,
         overrides: Default::default(),
         checkpoints: None,
+        domains: Default::default(),
+        force_delta: false,
     }
 }
 
@@ -61,10 +69,9 @@ fn dp_gan_round_trip_respects_the_budget() {
     let model = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
     assert_eq!(model.header.method, "dp-gan");
     assert_eq!(model.header.privacy.mechanisms.len(), 1);
-    assert_eq!(
-        model.header.privacy.non_private_domains.len(),
-        15,
-        "inferred domains are flagged"
+    assert!(
+        model.header.privacy.non_private_domains.is_empty(),
+        "the public schema covers every column"
     );
     let t = model.sample(2000, Some(1)).unwrap();
     assert_eq!(t.n_rows, 2000);
@@ -80,7 +87,7 @@ fn dp_gan_round_trip_respects_the_budget() {
     };
     assert!(
         age.iter()
-            .all(|a| (17.0..=90.0).contains(a) && a.fract() == 0.0)
+            .all(|a| (17.0..=100.0).contains(a) && a.fract() == 0.0)
     );
     // Written through the CLI too, and read back as the original columns.
     let csv = dir.path().join("syn.csv");
@@ -101,7 +108,9 @@ fn dp_gan_round_trip_respects_the_budget() {
     assert_eq!(back.n_cols(), 15);
     // The ledger holds the run, settled.
     let l = Ledger::open(&ledger).unwrap();
-    let st = l.standing(&dataset_key(&cfg.data).unwrap()).unwrap();
+    let st = l
+        .standing(&dataset_key(&cfg.data, &ledger).unwrap())
+        .unwrap();
     assert_eq!(st.entries.len(), 1);
     assert_eq!(st.entries[0].state, "settled");
     assert!(st.spent <= 1.0 + 1e-9);
@@ -127,9 +136,6 @@ fn the_model_file_holds_no_training_rows() {
     let mut checked = 0;
     for r in 0..200 {
         let v = fnlwgt.text(r).unwrap();
-        if v == "12285" || v == "1484705" {
-            continue; // the (flagged) domain bounds
-        }
         assert!(
             !text.contains(&v),
             "training value {v} (row {r}) appears in the model file"
@@ -153,7 +159,9 @@ fn cancelling_settles_to_the_steps_taken() {
     assert!(s.cancelled);
     assert!(s.steps < 3000, "{}", s.steps);
     let l = Ledger::open(&ledger).unwrap();
-    let st = l.standing(&dataset_key(&cfg.data).unwrap()).unwrap();
+    let st = l
+        .standing(&dataset_key(&cfg.data, &ledger).unwrap())
+        .unwrap();
     assert_eq!(st.entries[0].state, "settled");
     assert!(
         st.spent < 0.9,
@@ -170,7 +178,7 @@ fn runs_that_cannot_fit_are_refused_before_training() {
     let cfg = config(dir.path(), "dp-gan", 1.0, "tiny");
     let mut l = Ledger::open(&ledger).unwrap();
     l.set_budget(
-        &dataset_key(&cfg.data).unwrap(),
+        &dataset_key(&cfg.data, &ledger).unwrap(),
         dpsynth::privacy::Budget {
             epsilon: 0.5,
             delta: 1e-5,
@@ -255,7 +263,11 @@ fn dp_auto_gan_composes_both_phases_within_the_budget() {
     assert_eq!(model.header.privacy.mechanisms.len(), 2);
     assert_eq!(model.header.privacy.mechanisms[0].count, 200);
     assert_eq!(model.header.privacy.mechanisms[1].count, 300);
-    assert!(model.header.privacy.epsilon_rdp.unwrap() <= 1.0 + 1e-9);
+    // σ is calibrated by the tighter accountant: PLD fits the budget, RDP alone would not.
+    let p = &model.header.privacy;
+    assert_eq!(p.accountant, "pld");
+    assert!(p.epsilon_pld.unwrap() <= 1.0 + 1e-9);
+    assert!(p.epsilon_rdp.unwrap() > p.epsilon.unwrap());
     let t = model.sample(1000, Some(3)).unwrap();
     assert_eq!(t.n_cols(), 15);
     assert_eq!(t.n_rows, 1000);
@@ -355,6 +367,7 @@ fn mnist_images_train_and_sample_as_labelled_images() {
     for method in ["dp-gan", "dp-auto-gan"] {
         let mut cfg = config(dir.path(), method, 1.0, "mnist");
         cfg.data = common::repo("assets/mnist/train-images-idx3-ubyte.gz");
+        cfg.schema = None;
         for (k, v) in [("critic_steps", 20), ("ae_steps", 20)] {
             if method == "dp-auto-gan" || k == "critic_steps" {
                 cfg.overrides.insert(k.into(), serde_json::json!(v));
@@ -396,4 +409,100 @@ fn image_encoding_matches_the_table_encoder() {
     assert_eq!(fast.width, slow.width);
     assert_eq!(fast.values, slow.values);
     assert_eq!(fast.clamped, slow.clamped);
+}
+
+#[test]
+fn domains_read_off_the_rows_are_refused_estimated_or_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::repo("assets/adult/adult_train.csv");
+    let ledger = dir.path().join("l.sqlite3");
+    let train = |extra: &[&str]| {
+        let mut args = vec![
+            "train",
+            "--data",
+            data.to_str().unwrap(),
+            "--method",
+            "dp-gan",
+            "--preset",
+            "tiny",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--seed",
+            "1",
+            "--json",
+            "--set",
+            "critic_steps=20",
+        ];
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_dpsynth"))
+            .args(&args)
+            .env("DPSYNTH_LEDGER", &ledger)
+            .output()
+            .unwrap()
+    };
+    // No schema and no choice: bad usage, naming the columns, and nothing spent.
+    let o = train(&["--out", dir.path().join("a.dpsynth").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("fnlwgt") && err.contains("native-country"),
+        "{err}"
+    );
+    assert!(
+        !ledger.exists() || {
+            let l = Ledger::open(&ledger).unwrap();
+            l.standing(&dataset_key(&data, &ledger).unwrap())
+                .unwrap()
+                .entries
+                .is_empty()
+        }
+    );
+    // Estimated privately: no rare level and no extreme value in the file, every column
+    // covered, the estimate charged within the same ε.
+    let est = dir.path().join("est.dpsynth");
+    let o = train(&["--out", est.to_str().unwrap(), "--estimate-domains"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["non_private_domains"].as_array().unwrap().len(), 0);
+    assert_eq!(v["estimated_domains"].as_array().unwrap().len(), 15);
+    assert!(v["epsilon_spent"].as_f64().unwrap() <= 1.0 + 1e-9);
+    let bytes = std::fs::read(&est).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains("Holand-Netherlands"));
+    assert!(!text.contains("1484705"));
+    let m = ReleasedModel::load(&est, &candle_core::Device::Cpu).unwrap();
+    assert!(m.header.privacy.non_private_domains.is_empty());
+    assert!(m.header.schema.columns.iter().all(|c| matches!(
+        c.provenance,
+        dpsynth::data::schema::Provenance::DpEstimated { .. }
+    ) || c.kind
+        == dpsynth::data::schema::Kind::Ignored));
+    let domain_uses: u64 = m
+        .header
+        .privacy
+        .mechanisms
+        .iter()
+        .filter(|c| {
+            !matches!(
+                c.mechanism,
+                dpsynth::privacy::Mechanism::SubsampledGaussian { .. }
+            )
+        })
+        .map(|c| c.count)
+        .sum();
+    assert_eq!(domain_uses, 15, "one charge per estimated column");
+    // Allowed as read: trained, and flagged everywhere.
+    let raw = dir.path().join("raw.dpsynth");
+    let o = train(&["--out", raw.to_str().unwrap(), "--allow-data-domains"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["non_private_domains"].as_array().unwrap().len(), 15);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("NOT cover"));
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::privacy::Budget;
-use crate::privacy::ledger::{Ledger, dataset_key_any};
+use crate::privacy::ledger::Ledger;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum BudgetCmd {
@@ -51,15 +51,18 @@ pub enum BudgetCmd {
 
 pub use crate::privacy::ledger::default_ledger_path;
 
-fn key(data: &Path) -> anyhow::Result<String> {
-    dataset_key_any(data).map_err(|e| anyhow::anyhow!("{}: {e}", data.display()))
+fn key(data: &Path, ledger: &Path) -> anyhow::Result<String> {
+    Ok(crate::job::cost::dataset_key(data, ledger)?)
 }
 
 pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
     match cmd {
         BudgetCmd::Show { data, json, ledger } => {
-            let l = Ledger::open(&ledger.unwrap_or_else(default_ledger_path))?;
-            let st = l.standing(&key(&data)?)?;
+            let ledger = ledger.unwrap_or_else(default_ledger_path);
+            let k = key(&data, &ledger)?;
+            let l = Ledger::open(&ledger)?;
+            let st = l.standing(&k)?;
+            let exposures = l.exposures(&k)?;
             if json {
                 return super::print_json(&json!({
                     "data": data.display().to_string(),
@@ -68,9 +71,11 @@ pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
                     "delta": st.budget.delta,
                     "budget_is_default": st.budget_is_default,
                     "epsilon_spent": st.spent,
+                    "accountant": st.accountant,
                     "epsilon_remaining": st.remaining,
                     "reserved_entries": st.reserved_entries,
                     "entries": st.entries,
+                    "non_private_runs": exposures,
                 }));
             }
             println!(
@@ -88,14 +93,24 @@ pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
                 st.budget.epsilon, st.budget.delta
             );
             println!(
-                "spent:     ε = {:.4} (settled and reserved runs, composed by RDP)",
-                st.spent
+                "spent:     ε = {:.4} (settled and reserved runs, composed by {})",
+                st.spent,
+                st.accountant.to_uppercase()
             );
             println!("remaining: ε = {:.4}", st.remaining);
             for e in &st.entries {
                 println!(
                     "  #{:<4} {:<9} ε = {:.4}  {}",
                     e.id, e.state, e.epsilon, e.description
+                );
+            }
+            for e in &exposures {
+                println!("  exposed   ε = ∞       {e}");
+            }
+            let sum: f64 = st.entries.iter().map(|e| e.epsilon).sum();
+            if st.entries.len() > 1 && sum > st.spent + 1e-3 {
+                println!(
+                    "(the runs' ε add up to {sum:.4}, more than spent: privacy losses compose, they do not add)"
                 );
             }
             Ok(())
@@ -108,8 +123,9 @@ pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
         } => {
             let b = Budget { epsilon, delta };
             b.validate().map_err(anyhow::Error::msg)?;
-            let k = key(&data)?;
-            let mut l = Ledger::open(&ledger.unwrap_or_else(default_ledger_path))?;
+            let ledger = ledger.unwrap_or_else(default_ledger_path);
+            let k = key(&data, &ledger)?;
+            let mut l = Ledger::open(&ledger)?;
             l.set_budget(&k, b)?;
             let st = l.standing(&k)?;
             println!(
@@ -129,13 +145,16 @@ pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
         } => {
             use std::io::Write as _;
             let mut l = Ledger::open(&ledger)?;
-            let orders = l.orders().to_vec();
             let m = crate::privacy::Mechanism::SubsampledGaussian {
                 q: 0.01,
                 sigma: 2.0,
             };
-            let plan: Vec<f64> = m.rdp(&orders).iter().map(|x| x * steps as f64).collect();
-            let half: Vec<f64> = plan.iter().map(|x| x / 2.0).collect();
+            let charge = |count| crate::privacy::Charge {
+                mechanism: m,
+                count,
+            };
+            let plan = [charge(steps)];
+            let half = [charge(steps / 2)];
             let mut out = std::io::stdout().lock();
             for _ in 0..iterations {
                 let id = match l.reserve(&dataset, &plan, "torture") {

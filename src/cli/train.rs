@@ -13,9 +13,24 @@ pub struct TrainArgs {
     /// beside it, or a `label,pixel0,…` CSV).
     #[arg(long)]
     pub data: PathBuf,
-    /// Schema JSON (default: guessed from the data, NOT private; see `inspect`).
+    /// Schema JSON with public domains (default: guessed from the data, which a private
+    /// run refuses unless --estimate-domains or --allow-data-domains; see `inspect`).
     #[arg(long)]
     pub schema: Option<PathBuf>,
+    /// Estimate every domain that was read off the rows privately, with a share of ε
+    /// (--domain-share), charged like training.
+    #[arg(long, conflicts_with = "allow_data_domains")]
+    pub estimate_domains: bool,
+    /// Share of the run's ε spent estimating domains (with --estimate-domains).
+    #[arg(long, default_value_t = crate::data::estimate::DEFAULT_SHARE, requires = "estimate_domains")]
+    pub domain_share: f64,
+    /// Train even when δ ≥ 1/n (such a δ allows releasing a whole record outright).
+    #[arg(long)]
+    pub force: bool,
+    /// Release domains read off the rows as they are: they are NOT covered by the
+    /// guarantee, and the statement and --json (`non_private_domains`) say so.
+    #[arg(long)]
+    pub allow_data_domains: bool,
     /// The method (`dpsynth methods` lists them with their presets).
     #[arg(long)]
     pub method: String,
@@ -54,11 +69,12 @@ pub struct TrainArgs {
 fn parse_epsilon(s: &str) -> Result<f64, String> {
     match s {
         "inf" | "infinity" | "∞" => Ok(f64::INFINITY),
+        // "1e400" parses as ∞: only the word trains without privacy.
         _ => s
             .parse::<f64>()
             .ok()
-            .filter(|e| *e > 0.0)
-            .ok_or_else(|| format!("'{s}' is not a positive number or 'inf'")),
+            .filter(|e| *e > 0.0 && e.is_finite())
+            .ok_or_else(|| format!("'{s}' is not a positive finite number or 'inf'")),
     }
 }
 
@@ -98,6 +114,16 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         ledger: a.ledger.clone(),
         overrides: parse_overrides(&a.set)?,
         checkpoints: a.checkpoints.clone(),
+        force_delta: a.force,
+        domains: if a.estimate_domains {
+            job::DomainPolicy::Estimate {
+                share: a.domain_share,
+            }
+        } else if a.allow_data_domains {
+            job::DomainPolicy::AllowData
+        } else {
+            job::DomainPolicy::Refuse
+        },
     };
     let ledger = a
         .ledger
@@ -165,6 +191,12 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         Some(Err(e)) => return Err(e.into()),
         None => anyhow::bail!("the training thread ended without a result"),
     };
+    if !summary.non_private_domains.is_empty() {
+        eprintln!(
+            "dpsynth: warning: the domains of {} were read off the private rows and are in the model file as read; the guarantee does NOT cover them",
+            summary.non_private_domains.join(", ")
+        );
+    }
     if a.json {
         return super::print_json(&json!({
             "epsilon_spent": summary.epsilon_spent,
@@ -174,6 +206,8 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             "accountant": summary.accountant,
             "seconds": summary.seconds,
             "not_for_release": summary.not_for_release,
+            "non_private_domains": summary.non_private_domains,
+            "estimated_domains": summary.estimated_domains,
         }));
     }
     let eps = summary
@@ -223,5 +257,14 @@ pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
             .map_or("∞ (not private)".to_string(), |e| e.to_string()),
         model.statement.delta
     );
+    if !model.statement.non_private_domains.is_empty() {
+        eprintln!(
+            "dpsynth: caveat: the domains of {} were read off the private rows and are NOT covered by the guarantee",
+            model.statement.non_private_domains.join(", ")
+        );
+    }
+    if model.statement.not_for_release {
+        eprintln!("dpsynth: caveat: trained with a fixed seed: NOT for release");
+    }
     Ok(())
 }

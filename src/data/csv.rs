@@ -155,7 +155,7 @@ pub fn parse_csv_bytes(
         ));
     }
 
-    let mut columns = Vec::with_capacity(df.width());
+    let mut raw: Vec<(String, Vec<Option<String>>)> = Vec::with_capacity(df.width());
     for (col, name_h) in df.columns().iter().zip(&header) {
         let strings = col.str().map_err(|e| {
             DataError::file(
@@ -170,11 +170,33 @@ pub fn parse_csv_bytes(
                 .filter(|s| !s.is_empty() && !opts.missing_tokens.iter().any(|t| t == s));
             cells.push(cell.map(str::to_string));
         }
-        columns.push(Column {
-            name: name_h.clone(),
-            values: to_values(cells),
-        });
+        raw.push((name_h.clone(), cells));
     }
+    // A line with no value at all (a blank line, a trailing newline, a row of bare
+    // separators) is not a record: it would train as a row of missing cells and make the
+    // same table look different to the ledger.
+    // (When nearly every row is empty, all are kept: the schema checks then name the
+    // empty columns.)
+    let mut keep: Vec<bool> = (0..n_rows)
+        .map(|r| raw.iter().any(|(_, c)| c[r].is_some()))
+        .collect();
+    if keep.iter().filter(|k| **k).count() < 2 {
+        keep.iter_mut().for_each(|k| *k = true);
+    }
+    let n_rows = keep.iter().filter(|k| **k).count();
+    let columns = raw
+        .into_iter()
+        .map(|(name, cells)| Column {
+            name,
+            values: to_values(
+                cells
+                    .into_iter()
+                    .zip(&keep)
+                    .filter_map(|(c, k)| k.then_some(c))
+                    .collect(),
+            ),
+        })
+        .collect();
     Ok(Table { columns, n_rows })
 }
 

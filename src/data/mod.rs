@@ -12,8 +12,10 @@
 //! `nn`, `methods`, `gui` or `cli`. Polars types stay inside [`csv`].
 
 pub mod csv;
+pub mod digest;
 pub mod encode;
 pub mod error;
+pub mod estimate;
 pub mod export;
 pub mod image;
 pub mod infer;

@@ -65,23 +65,50 @@ pub enum Provenance {
     /// Entered or confirmed by the user as public knowledge. Covered by the guarantee.
     #[default]
     UserProvided,
-    /// Estimated from the data by a DP mechanism whose cost `epsilon` was charged.
-    DpEstimated { epsilon: f64 },
+    /// Estimated from the data by a DP mechanism, charged to the run that did it. `epsilon`
+    /// and `delta` are the figure of the whole domain-estimation step (every estimated
+    /// column together: their noise is calibrated jointly).
+    DpEstimated {
+        epsilon: f64,
+        #[serde(default)]
+        delta: f64,
+        #[serde(default)]
+        mechanism: EstimateMechanism,
+    },
     /// Read off the private data without noise: NOT covered by the guarantee.
     FromData,
+    /// To be estimated privately when a private run trains (charged then); until then the
+    /// domain shown is the data's, a non-private hint that is never released.
+    ToEstimate,
+}
+
+/// How a DP-estimated domain was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EstimateMechanism {
+    /// Not recorded (schemas written before the mechanism was).
+    #[default]
+    Unspecified,
+    /// Bounds, integer flag and missingness from a Gaussian histogram on a public grid.
+    GaussianGridHistogram,
+    /// Categories from a thresholded Gaussian histogram of the data's levels.
+    ThresholdedGaussianHistogram,
 }
 
 impl Provenance {
     pub fn is_private(self) -> bool {
-        !matches!(self, Provenance::FromData)
+        !matches!(self, Provenance::FromData | Provenance::ToEstimate)
     }
 
     /// A short badge for tables and the window.
     pub fn badge(self) -> String {
         match self {
             Provenance::UserProvided => "user-provided".to_string(),
-            Provenance::DpEstimated { epsilon } => format!("DP-estimated (ε={epsilon})"),
+            Provenance::DpEstimated { epsilon, .. } => {
+                format!("DP-estimated (ε={})", crate::util::fmt::number(epsilon))
+            }
             Provenance::FromData => "FROM DATA: not private".to_string(),
+            Provenance::ToEstimate => "to estimate privately".to_string(),
         }
     }
 }
@@ -166,7 +193,7 @@ impl ColumnSpec {
                 self.kind.label()
             ));
         }
-        if let Provenance::DpEstimated { epsilon } = self.provenance {
+        if let Provenance::DpEstimated { epsilon, .. } = self.provenance {
             if !(epsilon.is_finite() && epsilon > 0.0) {
                 return err(format!(
                     "dp_estimated provenance needs a positive finite epsilon, got {epsilon}"
@@ -401,7 +428,11 @@ mod tests {
         assert_eq!(s.columns[0].provenance, Provenance::UserProvided);
         assert_eq!(
             s.columns[1].provenance,
-            Provenance::DpEstimated { epsilon: 0.1 }
+            Provenance::DpEstimated {
+                epsilon: 0.1,
+                delta: 0.0,
+                mechanism: EstimateMechanism::Unspecified
+            }
         );
         let back = Schema::from_json(&s.to_json(), "again").unwrap();
         assert_eq!(s, back);

@@ -40,6 +40,10 @@ const MANY_CATEGORIES: usize = 50;
 struct CategoryEdit {
     column: String,
     text: String,
+    /// The data's own levels, shown beside an empty editor as a non-private hint when the
+    /// column's list was read off the rows (never pre-filled: a list the user accepts
+    /// unchanged would still be the data's).
+    hint: Option<String>,
     error: Option<String>,
 }
 
@@ -48,6 +52,10 @@ struct CategoryEdit {
 pub struct DataPanel {
     editing: Option<CategoryEdit>,
     message: Option<Result<String, String>>,
+    /// Which bounds of a data-read range the user has typed ([lower, upper]): the range
+    /// becomes the user's only when both are, so nudging one leaves the other an exact
+    /// data extreme no longer.
+    typed: std::collections::HashMap<String, [bool; 2]>,
 }
 
 /// Warnings about one column, in words a user can act on.
@@ -123,16 +131,16 @@ impl DataPanel {
                     ui.horizontal_wrapped(|ui| {
                         ui.colored_label(
                             ui.visuals().warn_fg_color,
-                            format!("{np} column domains come from the data: not protected until you enter or confirm public values (\"Confirm public\")."),
+                            format!("{np} column domains are read off the data and not protected: replace them with public values (type both bounds, or a category list), or estimate them privately."),
                         );
                         if ui
-                            .button("Confirm all as public")
-                            .on_hover_text("Only if every range and category list shown is public knowledge (a codebook, the census form), not something these rows alone reveal")
+                            .button("Estimate all privately")
+                            .on_hover_text("Each private run estimates these domains with noise (a share of its ε, shown in the cost preview) instead of copying the data's values into the model")
                             .clicked()
                         {
                             for c in &mut schema.columns {
-                                if c.kind != Kind::Ignored && !c.provenance.is_private() {
-                                    c.provenance = Provenance::UserProvided;
+                                if c.kind != Kind::Ignored && c.provenance == Provenance::FromData {
+                                    c.provenance = Provenance::ToEstimate;
                                 }
                             }
                             changed = true;
@@ -229,7 +237,12 @@ impl DataPanel {
                                 .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
                                 .accessible_name(format!("upper bound of {name}"));
                             if l.changed() || u.changed() {
-                                spec.provenance = Provenance::UserProvided;
+                                let t = self.typed.entry(name.clone()).or_default();
+                                t[0] |= l.changed();
+                                t[1] |= u.changed();
+                                if spec.provenance.is_private() || (t[0] && t[1]) {
+                                    spec.provenance = Provenance::UserProvided;
+                                }
                                 changed = true;
                             }
                         });
@@ -244,9 +257,15 @@ impl DataPanel {
                                 .on_hover_text("Edit the category list (one per line)")
                                 .clicked()
                             {
+                                let from_data = !spec.provenance.is_private();
                                 self.editing = Some(CategoryEdit {
                                     column: name.clone(),
-                                    text: levels.join("\n"),
+                                    text: if from_data {
+                                        String::new()
+                                    } else {
+                                        levels.join("\n")
+                                    },
+                                    hint: from_data.then(|| levels.join(", ")),
                                     error: None,
                                 });
                             }
@@ -263,19 +282,22 @@ impl DataPanel {
                         egui::Color32::from_rgb(80, 170, 90),
                         spec.provenance.badge(),
                     );
+                } else if spec.provenance == Provenance::ToEstimate {
+                    ui.colored_label(ui.visuals().warn_fg_color, "estimated privately when training")
+                        .on_hover_text("The values shown are the data's, a hint only: the model gets a noisy estimate");
                 } else {
                     ui.colored_label(ui.visuals().warn_fg_color, "from the data: not protected");
                 }
                 ui.label(st.missing.to_string());
-                if spec.kind != Kind::Ignored && !spec.provenance.is_private() {
+                if spec.kind != Kind::Ignored && spec.provenance == Provenance::FromData {
                     if ui
-                        .button("Confirm public")
+                        .button("Estimate privately")
                         .on_hover_text(
-                            "These values are public knowledge (not read off the private data)",
+                            "Estimate this domain with noise when training (charged to the run) instead of copying the data's values",
                         )
                         .clicked()
                     {
-                        spec.provenance = Provenance::UserProvided;
+                        spec.provenance = Provenance::ToEstimate;
                         changed = true;
                     }
                 } else {
@@ -306,6 +328,12 @@ impl DataPanel {
             .collapsible(false)
             .show(ctx, |ui| {
                 ui.label("One category per line. Enter the values the column can take, as public knowledge (e.g. from a codebook): values in the data but not listed here are treated as missing.");
+                if let Some(h) = &edit.hint {
+                    ui.colored_label(
+                        ui.visuals().warn_fg_color,
+                        format!("Hint, read off the private data (NOT public; typing these in copies them into the model): {h}"),
+                    );
+                }
                 let l = ui.label("categories");
                 egui::ScrollArea::vertical().max_height(300.0).show(ui, |ui| {
                     ui.add(egui::TextEdit::multiline(&mut edit.text).desired_rows(10))

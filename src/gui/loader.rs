@@ -100,7 +100,9 @@ impl Loading {
                 Err(e) => Err(e.to_string()),
             };
             if result.is_ok() {
-                let hash = crate::job::cost::dataset_key(&p).ok();
+                let hash =
+                    crate::job::cost::dataset_key(&p, &crate::job::cost::default_ledger_path())
+                        .ok();
                 if let Ok(mut g) = k.lock() {
                     *g = hash;
                 }

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::JobError;
+use super::{DomainPolicy, JobError};
 use crate::privacy::Budget;
-use crate::privacy::convert::to_epsilon;
+use crate::privacy::compose::compose;
 use crate::privacy::ledger::{Ledger, dataset_key_any};
 
 /// What the preview is asked about.
@@ -21,6 +21,9 @@ pub struct CostRequest {
     pub delta: f64,
     pub rows: usize,
     pub overrides: serde_json::Map<String, serde_json::Value>,
+    /// The table's schema, when its domains may be estimated privately ([`DomainPolicy`]).
+    pub schema: Option<crate::data::schema::Schema>,
+    pub domains: DomainPolicy,
 }
 
 /// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
@@ -31,6 +34,8 @@ pub struct Cost {
     pub delta: f64,
     pub spent: f64,
     pub this_run: f64,
+    /// ε of the private domain estimate alone (part of `this_run`), when there is one.
+    pub domains: Option<f64>,
     pub left_after: f64,
     /// The plan in words.
     pub summary: String,
@@ -38,9 +43,19 @@ pub struct Cost {
     pub refused: Option<String>,
 }
 
-/// The ledger key of a data file (a content hash: renaming the file keeps its budget).
-pub fn dataset_key(path: &Path) -> Result<String, JobError> {
-    dataset_key_any(path).map_err(|e| JobError::file(path, e))
+/// The ledger key of a data file: a digest of its content ([`crate::data::digest`]), so
+/// renaming, re-saving or re-ordering the file keeps its budget. A file seen before is
+/// recognised by its byte hash without parsing.
+pub fn dataset_key(path: &Path, ledger: &Path) -> Result<String, JobError> {
+    let bytes = dataset_key_any(path).map_err(|e| JobError::file(path, e))?;
+    let mut l = Ledger::open(ledger)?;
+    if let Some(k) = l.alias(&bytes)? {
+        return Ok(k);
+    }
+    let d = crate::data::open(path, &Default::default()).map_err(|e| JobError::file(path, e))?;
+    let content = crate::data::digest::content_key(&d);
+    l.adopt_key(&bytes, &content)?;
+    Ok(content)
 }
 
 /// What the run described by `req` would cost, without training or reserving anything.
@@ -65,11 +80,27 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     };
     budget.validate().map_err(JobError::Usage)?;
     let method = info.instantiate(&req.preset, req.epsilon, &req.overrides)?;
-    let plan = method.plan(req.rows, budget)?;
+    let domain_plan = match (&req.schema, req.domains) {
+        (Some(schema), policy) => {
+            let (share, all) = match policy {
+                DomainPolicy::Estimate { share } => (share, true),
+                _ => (crate::data::estimate::DEFAULT_SHARE, false),
+            };
+            crate::data::estimate::plan_domains(schema, budget, share, all)
+                .map_err(|e| JobError::Usage(e.to_string()))?
+        }
+        _ => None,
+    };
+    let prior = domain_plan
+        .as_ref()
+        .map(|d| d.charges.clone())
+        .unwrap_or_default();
+    let plan = method.plan(req.rows, budget, &prior)?;
+    let charges: Vec<_> = prior.iter().chain(&plan.charges).copied().collect();
     let orders = ledger.orders();
-    let curve = crate::privacy::charges_curve(&plan.charges, orders);
-    let after = ledger.epsilon_after(&req.dataset, &curve)?;
-    c.this_run = to_epsilon(orders, &curve, st.budget.delta).epsilon;
+    let after = ledger.epsilon_after(&req.dataset, &charges)?.epsilon;
+    c.this_run = compose(&charges, orders, st.budget.delta).epsilon;
+    c.domains = domain_plan.map(|d| d.epsilon);
     c.left_after = (c.total - after).max(0.0);
     c.summary = plan.summary;
     if after > c.total {

@@ -61,6 +61,25 @@ pub struct RunConfig {
     /// `epoch-NNN.critic.safetensors` critic); none are written when absent.
     #[serde(default)]
     pub checkpoints: Option<PathBuf>,
+    /// What a private run does with columns whose domain was read off the rows.
+    #[serde(default)]
+    pub domains: DomainPolicy,
+    /// Train even when δ ≥ 1/n (refused otherwise: such a δ permits releasing a record).
+    #[serde(default)]
+    pub force_delta: bool,
+}
+
+/// What a private run does with domains read off the rows (`from_data` in the schema).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DomainPolicy {
+    /// Refuse to train, naming the columns (exit 2): nothing leaves silently.
+    #[default]
+    Refuse,
+    /// Estimate them privately with `share` of the run's ε, charged like training.
+    Estimate { share: f64 },
+    /// Keep them as read, and say in the model's statement that they are not covered.
+    AllowData,
 }
 
 fn default_preset() -> String {
@@ -91,6 +110,10 @@ pub fn preset_settings(
 pub struct RunSummary {
     /// `None` for a non-private run (ε = ∞).
     pub epsilon_spent: Option<f64>,
+    /// Columns whose domain was read off the rows and released as read (not covered).
+    pub non_private_domains: Vec<String>,
+    /// Columns whose domain was estimated privately in this run.
+    pub estimated_domains: Vec<String>,
     pub delta: f64,
     pub accountant: String,
     pub steps: u64,

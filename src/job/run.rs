@@ -1,23 +1,27 @@
 //! One training run on the worker thread: load → plan → reserve → train → settle → save.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use candle_core::Tensor;
 
-use super::{DatasetBudget, Event, JobError, RunConfig, RunSummary};
+use super::{DatasetBudget, DomainPolicy, Event, JobError, RunConfig, RunSummary};
 use crate::data::encode::{EncodedData, Encoding};
+use crate::data::estimate::{self, DomainPlan};
 use crate::data::schema::Schema;
+use crate::data::table::Table;
 use crate::data::{self, Dataset};
 use crate::methods::registry::{DataKind, MethodInfo};
 use crate::methods::released::save_net;
-use crate::methods::{Checkpoint, Flow, Plan, Progress, TrainSetup};
+use crate::methods::{Checkpoint, Flow, Progress, TrainSetup};
 use crate::nn::dpsgd::NoiseSource;
+use crate::privacy::accountant::PLAN_MARKS;
+use crate::privacy::compose::{compose, covered_by, plan_prefix};
 use crate::privacy::convert::to_epsilon;
 use crate::privacy::ledger::{Ledger, dataset_key_any};
-use crate::privacy::{Accountant, Budget, charges_curve};
+use crate::privacy::{Accountant, Budget, Charge, charges_curve};
 
 /// The private data, encoded, and what kind it is.
 struct Encoded {
@@ -26,11 +30,35 @@ struct Encoded {
     kind: DataKind,
 }
 
-/// Opens the private data and encodes it: a table under its schema (given, else guessed),
-/// or an image set under its fixed, public image schema.
-fn load_encoded(cfg: &RunConfig) -> Result<Encoded, JobError> {
+/// The private data as opened: a table with its schema (given, else guessed), or an
+/// image set already encoded under its fixed, public image schema.
+enum Loaded {
+    Table { table: Table, schema: Schema },
+    Images(Encoded),
+}
+
+impl Loaded {
+    fn kind(&self) -> DataKind {
+        match self {
+            Loaded::Table { .. } => DataKind::Table,
+            Loaded::Images(_) => DataKind::Images,
+        }
+    }
+
+    fn rows(&self) -> usize {
+        match self {
+            Loaded::Table { table, .. } => table.n_rows,
+            Loaded::Images(e) => e.data.n_rows,
+        }
+    }
+}
+
+/// Opens the data, with its content key for the ledger ([`crate::data::digest`]).
+fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
-    match data::open(&cfg.data, &data::csv::LoadOptions::default()).map_err(|e| at(&e))? {
+    let opened = data::open(&cfg.data, &data::csv::LoadOptions::default()).map_err(|e| at(&e))?;
+    let key = data::digest::content_key(&opened);
+    let loaded = match opened {
         Dataset::Table(table) => {
             let schema = match &cfg.schema {
                 Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
@@ -40,13 +68,7 @@ fn load_encoded(cfg: &RunConfig) -> Result<Encoded, JobError> {
                         .schema
                 }
             };
-            let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
-            let data = encoding.encode(&table).map_err(|e| at(&e))?;
-            Ok(Encoded {
-                encoding,
-                data,
-                kind: DataKind::Table,
-            })
+            Loaded::Table { table, schema }
         }
         Dataset::Images(set) => {
             if cfg.schema.is_some() {
@@ -56,13 +78,64 @@ fn load_encoded(cfg: &RunConfig) -> Result<Encoded, JobError> {
             }
             let encoding = Encoding::new(&set.schema()).map_err(|e| at(&e))?;
             let data = set.encode().map_err(|e| at(&e))?;
-            Ok(Encoded {
+            Loaded::Images(Encoded {
                 encoding,
                 data,
                 kind: DataKind::Images,
             })
         }
+    };
+    Ok((loaded, key))
+}
+
+/// Opens the ledger and records that `key` is the dataset in the file `cfg.data`.
+fn open_ledger(cfg: &RunConfig, ledger_path: &Path, key: &str) -> Result<Ledger, JobError> {
+    let mut ledger = Ledger::open(ledger_path)?;
+    let bytes = dataset_key_any(&cfg.data).map_err(|e| JobError::file(&cfg.data, e))?;
+    ledger.adopt_key(&bytes, key)?;
+    Ok(ledger)
+}
+
+fn encode(cfg: &RunConfig, table: &Table, schema: &Schema) -> Result<Encoded, JobError> {
+    let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
+    let encoding = Encoding::new(schema).map_err(|e| at(&e))?;
+    let data = encoding.encode(table).map_err(|e| at(&e))?;
+    Ok(Encoded {
+        encoding,
+        data,
+        kind: DataKind::Table,
+    })
+}
+
+/// Applies the run's [`DomainPolicy`] to domains read off the rows: refuses (naming
+/// them), plans their private estimate, or lets them through (the statement then says
+/// they are not covered). Non-private runs guarantee nothing and are let through.
+fn domain_step(
+    cfg: &RunConfig,
+    loaded: &Loaded,
+    private: bool,
+    budget: Budget,
+) -> Result<Option<DomainPlan>, JobError> {
+    let Loaded::Table { schema, .. } = loaded else {
+        return Ok(None);
+    };
+    if !private {
+        return Ok(None);
     }
+    let uncovered = estimate::uncovered(schema);
+    let (share, all) = match cfg.domains {
+        DomainPolicy::Refuse if !uncovered.is_empty() => {
+            return Err(JobError::Usage(format!(
+                "{} column(s) have domains read off the private rows, which would leave in the model file unprotected: {}. Give a schema with public domains (--schema; `dpsynth inspect --schema-out` writes a draft to edit), or estimate them privately (--estimate-domains), or release them as read, outside the guarantee (--allow-data-domains)",
+                uncovered.len(),
+                uncovered.join(", ")
+            )));
+        }
+        DomainPolicy::Estimate { share } => (share, true),
+        _ => (data::estimate::DEFAULT_SHARE, false),
+    };
+    // Columns marked `to_estimate` are estimated under every policy.
+    estimate::plan_domains(schema, budget, share, all).map_err(|e| JobError::Usage(e.to_string()))
 }
 
 /// The dataset's ledger entry for this run: the reservation, and what the ledger held
@@ -70,50 +143,89 @@ fn load_encoded(cfg: &RunConfig) -> Result<Encoded, JobError> {
 struct Reservation {
     ledger: Ledger,
     id: i64,
+    plan: Vec<Charge>,
     before: Vec<f64>,
+    before_charges: Option<Vec<Charge>>,
     budget: Budget,
+    /// Per plan mark ([`PLAN_MARKS`]): (the run alone, the dataset with it), by the
+    /// tighter accountant at the ledger's δ. Filled when the run first reaches a mark.
+    marks: Vec<OnceLock<(f64, f64)>>,
 }
 
 impl Reservation {
-    /// Reserves the plan's whole RDP curve before training reads a row.
-    fn make(cfg: &RunConfig, ledger_path: &Path, plan: &Plan) -> Result<Self, JobError> {
-        let mut ledger = Ledger::open(ledger_path)?;
-        let key = dataset_key_any(&cfg.data).map_err(|e| JobError::file(&cfg.data, e))?;
+    /// Reserves the plan's charges before training reads a row.
+    fn make(
+        cfg: &RunConfig,
+        ledger_path: &Path,
+        key: &str,
+        charges: &[Charge],
+    ) -> Result<Self, JobError> {
+        let mut ledger = open_ledger(cfg, ledger_path, key)?;
+        let key = key.to_string();
         let before = ledger.spent_curve(&key)?;
+        let before_charges = ledger.spent_charges(&key)?;
         let (budget, _) = ledger.budget(&key)?;
-        let planned = charges_curve(&plan.charges, ledger.orders());
         let desc = format!(
             "{} ({}) ε={} δ={}",
             cfg.method, cfg.preset, cfg.epsilon, cfg.delta
         );
-        let id = ledger.reserve(&key, &planned, &desc)?;
+        let id = ledger.reserve(&key, charges, &desc)?;
         Ok(Self {
             ledger,
             id,
+            plan: charges.to_vec(),
             before,
+            before_charges,
             budget,
+            marks: PLAN_MARKS.iter().map(|_| OnceLock::new()).collect(),
         })
     }
 
-    /// The dataset's standing with `progress`'s charges added, at the ledger's δ.
+    /// The dataset's standing with `progress`'s charges added, at the ledger's δ: the
+    /// smaller of RDP and the PLD figure of the plan mark that covers the charges (both
+    /// upper bounds), as the run's own accountant does.
     fn standing(&self, progress: &Progress) -> DatasetBudget {
         let orders = self.ledger.orders();
+        let delta = self.budget.delta;
         let run = charges_curve(&progress.charges, orders);
         let with: Vec<f64> = self.before.iter().zip(&run).map(|(a, b)| a + b).collect();
-        let eps = |c: &[f64]| to_epsilon(orders, c, self.budget.delta).epsilon;
+        let eps = |c: &[f64]| to_epsilon(orders, c, delta).epsilon;
+        let (mut run_eps, mut used) = (eps(&run), eps(&with));
+        let mark = PLAN_MARKS.iter().enumerate().find_map(|(i, f)| {
+            let p = plan_prefix(&self.plan, *f);
+            covered_by(&progress.charges, &p).then_some((i, p))
+        });
+        if let Some((i, prefix)) = mark {
+            let (alone, together) = *self.marks[i].get_or_init(|| {
+                let alone = compose(&prefix, orders, delta).epsilon;
+                let together = match &self.before_charges {
+                    Some(b) => {
+                        let all: Vec<Charge> = b.iter().chain(&prefix).copied().collect();
+                        compose(&all, orders, delta).epsilon
+                    }
+                    None => f64::INFINITY,
+                };
+                (alone, together)
+            });
+            run_eps = run_eps.min(alone);
+            used = used.min(together);
+        }
+        let before = match &self.before_charges {
+            Some(b) => compose(b, orders, delta).epsilon.min(eps(&self.before)),
+            None => eps(&self.before),
+        };
         DatasetBudget {
-            used: eps(&with),
-            before: eps(&self.before),
+            used,
+            before,
             total: self.budget.epsilon,
-            delta: self.budget.delta,
-            run: eps(&run),
+            delta,
+            run: run_eps,
         }
     }
 
     /// Settles to what the accountant actually charged.
     fn settle(mut self, accountant: &Accountant) -> Result<(), JobError> {
-        let spent = charges_curve(accountant.history(), self.ledger.orders());
-        Ok(self.ledger.settle(self.id, &spent)?)
+        Ok(self.ledger.settle(self.id, accountant.history())?)
     }
 }
 
@@ -140,39 +252,99 @@ pub(super) fn run(
     let t0 = Instant::now();
     let (info, private) = method_for(cfg)?;
     let mut method = info.instantiate(&cfg.preset, cfg.epsilon, &cfg.overrides)?;
-    let enc = load_encoded(cfg)?;
-    if !info.accepts(enc.kind) {
+    let (loaded, key) = load(cfg)?;
+    if !info.accepts(loaded.kind()) {
         return Err(JobError::Usage(format!(
             "{} cannot train on {}; pick a method that accepts them (`dpsynth methods`)",
             info.id,
-            match enc.kind {
+            match loaded.kind() {
                 DataKind::Table => "tables",
                 DataKind::Images => "images",
             }
         )));
     }
-    let (n, width) = (enc.data.n_rows, enc.data.width);
+    let n = loaded.rows();
+    if private && cfg.delta * n as f64 >= 1.0 && !cfg.force_delta {
+        return Err(JobError::Usage(format!(
+            "δ = {} is at least 1/n = 1/{n}: a mechanism may then publish one record outright and still meet (ε, δ). Use δ well below 1/n (e.g. {:.0e}), or --force",
+            cfg.delta,
+            0.1 / n as f64
+        )));
+    }
     let budget = Budget {
         epsilon: if private { cfg.epsilon } else { f64::MAX },
         delta: cfg.delta,
     };
-    let plan = method.plan(n, budget)?;
-    let reservation = if private {
-        Some(Reservation::make(cfg, ledger_path, &plan)?)
+    let domain_plan = domain_step(cfg, &loaded, private, budget)?;
+    let prior: Vec<Charge> = domain_plan
+        .as_ref()
+        .map(|d| d.charges.clone())
+        .unwrap_or_default();
+    let plan = method.plan(n, budget, &prior)?;
+    let charges: Vec<Charge> = prior.iter().chain(&plan.charges).copied().collect();
+    // Checked before the ledger reserves anything: a plan that fails here costs nothing.
+    let mut accountant = if private {
+        Accountant::for_plan(budget, &charges)
+            .map_err(|e| JobError::Training(format!("the plan does not fit its budget: {e}")))?
     } else {
+        Accountant::new(budget)
+    };
+    let reservation = if private {
+        Some(Reservation::make(cfg, ledger_path, &key, &charges)?)
+    } else {
+        // Nothing to spend, but the book shows the data were read without protection.
+        let desc = format!("{} ({}) ε=∞: NOT private", cfg.method, cfg.preset);
+        open_ledger(cfg, ledger_path, &key)?.record_exposure(&key, &desc)?;
         None
     };
-    send(Event::Started {
-        summary: plan.summary.clone(),
-        planned_epsilon: plan.epsilon,
-        rows: n,
-        width,
-    });
-    let mut accountant = Accountant::new(budget);
     let mut noise = match cfg.seed {
         Some(s) => NoiseSource::from_seed(s),
         None => NoiseSource::from_os(),
     };
+    let (enc, estimated) = match loaded {
+        Loaded::Images(e) => (e, Vec::new()),
+        Loaded::Table { table, schema } => {
+            let (schema, estimated) = match &domain_plan {
+                None => (schema, Vec::new()),
+                Some(d) => {
+                    let est = estimate::estimate_domains(
+                        &table,
+                        &schema,
+                        d,
+                        &mut accountant,
+                        noise.rng(),
+                    );
+                    match est {
+                        Ok(s) => (s, d.columns.clone()),
+                        Err(e) => {
+                            if let Some(r) = reservation {
+                                r.settle(&accountant)?;
+                            }
+                            return Err(JobError::Usage(e.to_string()));
+                        }
+                    }
+                }
+            };
+            (encode(cfg, &table, &schema)?, estimated)
+        }
+    };
+    let width = enc.data.width;
+    let summary = match &domain_plan {
+        Some(d) => format!(
+            "domains: {} column(s) estimated privately (noise σ = {:.2}, ε {:.3} of the run's); {}",
+            d.columns.len(),
+            d.std,
+            d.epsilon,
+            plan.summary
+        ),
+        None => plan.summary.clone(),
+    };
+    send(Event::Started {
+        summary,
+        planned_epsilon: plan.epsilon,
+        rows: n,
+        width,
+    });
     let mut steps = 0u64;
     let mut cancelled = false;
     let mut observer = |p: Progress| {
@@ -224,6 +396,8 @@ pub(super) fn run(
         .map_err(|e| JobError::write(&cfg.out, e))?;
     Ok(RunSummary {
         epsilon_spent: model.header.privacy.epsilon,
+        non_private_domains: model.header.privacy.non_private_domains.clone(),
+        estimated_domains: estimated,
         delta: cfg.delta,
         accountant: model.header.privacy.accountant.clone(),
         steps: accountant

@@ -16,8 +16,8 @@ use super::gan_phase::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{
-    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
-    planned_sigma, step_grads,
+    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,
+    plan_preamble, planned_sigma, step_grads,
 };
 use crate::nn::dpsgd::DpSgdConfig;
 use crate::nn::layers::{Act, Block, LayerNorm, Linear, Net, bce_rows, mlp};
@@ -217,18 +217,21 @@ impl DpAutoGan {
     }
 
     /// (σ₁, σ₂) meeting the budget with phase 1 planned at `phase1_share` of ε.
-    fn sigmas(&self, n: usize, budget: Budget) -> Result<(f64, f64)> {
+    /// σ of each phase: phase 1 gets `phase1_share` of ε alone, phase 2 whatever keeps
+    /// the composition of both within ε. Both by the tighter of RDP and PLD; also returns
+    /// the whole plan's figure and the RDP-only σs for the summary.
+    fn sigmas(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Sigmas> {
         let c = &self.config;
         let (q1, q2) = self.rates(n);
         let orders = product_orders();
         let e1 = budget.epsilon * c.phase1_share.clamp(0.05, 0.95);
-        let s1 = sigma_for(q1, c.ae_steps, e1, budget.delta, &orders, &[], 1e-4)
+        let r1 = sigma_for(q1, c.ae_steps, e1, budget.delta, &orders, &[], 1e-4)
             .map_err(|e| MethodError::Plan(format!("phase 1 (autoencoder): {e}")))?;
-        let base: Vec<f64> = subsampled_gaussian(q1, s1, &orders)
+        let base: Vec<f64> = subsampled_gaussian(q1, r1, &orders)
             .iter()
             .map(|r| r * c.ae_steps as f64)
             .collect();
-        let s2 = sigma_for(
+        let r2 = sigma_for(
             q2,
             c.critic_steps,
             budget.epsilon,
@@ -238,8 +241,53 @@ impl DpAutoGan {
             1e-4,
         )
         .map_err(|e| MethodError::Plan(format!("phase 2 (GAN): {e}")))?;
-        Ok((s1, s2))
+        let phase1 = |sigma| Charge {
+            mechanism: Mechanism::SubsampledGaussian { q: q1, sigma },
+            count: c.ae_steps,
+        };
+        let phase1_budget = Budget {
+            epsilon: e1,
+            delta: budget.delta,
+        };
+        let (s1, _, _) = calibrated(
+            &[],
+            |s| vec![phase1(s)],
+            phase1_budget,
+            r1,
+            "phase 1 (autoencoder)",
+        )?;
+        let (s2, charges, whole) = calibrated(
+            prior,
+            |sigma| {
+                vec![
+                    phase1(s1),
+                    Charge {
+                        mechanism: Mechanism::SubsampledGaussian { q: q2, sigma },
+                        count: c.critic_steps,
+                    },
+                ]
+            },
+            budget,
+            r2,
+            "phase 2 (GAN)",
+        )?;
+        Ok(Sigmas {
+            s1,
+            s2,
+            rdp: (r1, r2),
+            charges,
+            whole,
+        })
     }
+}
+
+/// The two phases' noise multipliers and the plan they make.
+struct Sigmas {
+    s1: f64,
+    s2: f64,
+    rdp: (f64, f64),
+    charges: Vec<Charge>,
+    whole: crate::privacy::compose::Composed,
 }
 
 fn lrelu() -> Act {
@@ -251,33 +299,29 @@ impl Synthesizer for DpAutoGan {
         "dp-auto-gan"
     }
 
-    fn plan(&self, n: usize, budget: Budget) -> Result<Plan> {
+    fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
         if let Some(p) = plan_preamble(n, self.config.private, budget)? {
             return Ok(p);
         }
         let c = &self.config;
         let (q1, q2) = self.rates(n);
-        let (s1, s2) = self.sigmas(n, budget)?;
-        let charges = vec![
-            Charge {
-                mechanism: Mechanism::SubsampledGaussian { q: q1, sigma: s1 },
-                count: c.ae_steps,
-            },
-            Charge {
-                mechanism: Mechanism::SubsampledGaussian { q: q2, sigma: s2 },
-                count: c.critic_steps,
-            },
-        ];
-        let mut acc = crate::privacy::Accountant::new(budget);
-        let eps = acc.epsilon_after(&charges);
+        let Sigmas {
+            s1,
+            s2,
+            rdp: (r1, r2),
+            charges,
+            whole,
+        } = self.sigmas(n, budget, prior)?;
         Ok(Plan {
             charges,
-            epsilon: eps,
+            epsilon: whole.epsilon,
+            accountant: whole.by.name(),
             summary: format!(
-                "phase 1: autoencoder, {} DP-SGD steps at q = {q1:.5}, σ = {s1:.4} ({:.0}% of ε planned); phase 2: GAN, {} critic steps at q = {q2:.5}, σ = {s2:.4}; composed by RDP",
+                "phase 1: autoencoder, {} DP-SGD steps at q = {q1:.5}, σ = {s1:.4} ({:.0}% of ε planned); phase 2: GAN, {} critic steps at q = {q2:.5}, σ = {s2:.4}; composed by {} (RDP alone would need σ = {r1:.4} / {r2:.4})",
                 c.ae_steps,
                 100.0 * c.phase1_share,
-                c.critic_steps
+                c.critic_steps,
+                whole.by.name().to_uppercase(),
             ),
         })
     }

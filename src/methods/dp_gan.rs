@@ -16,7 +16,8 @@ use super::gan_phase::{Accounting, GanLoop, gan_loop, release, sampling_heads};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{
-    MethodError, Plan, Result, Synthesizer, TrainSetup, heads_for, plan_preamble, planned_sigma,
+    MethodError, Plan, Result, Synthesizer, TrainSetup, calibrated, heads_for, plan_preamble,
+    planned_sigma,
 };
 use crate::nn::layers::{Act, Block, Net, mlp};
 use crate::privacy::calibrate::sigma_for;
@@ -215,25 +216,28 @@ impl Synthesizer for DpGan {
         if self.config.private { "dp-gan" } else { "gan" }
     }
 
-    fn plan(&self, n: usize, budget: Budget) -> Result<Plan> {
+    fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
         if let Some(p) = plan_preamble(n, self.config.private, budget)? {
             return Ok(p);
         }
         let q = self.sampling_rate(n);
         let t = self.config.critic_steps;
         let orders = crate::privacy::rdp::product_orders();
-        let sigma = sigma_for(q, t, budget.epsilon, budget.delta, &orders, &[], 1e-4)
+        let rdp = sigma_for(q, t, budget.epsilon, budget.delta, &orders, &[], 1e-4)
             .map_err(|e| MethodError::Plan(e.to_string()))?;
-        let charges = vec![Charge {
-            mechanism: Mechanism::SubsampledGaussian { q, sigma },
-            count: t,
-        }];
-        let eps = crate::privacy::calibrate::epsilon_for(q, sigma, t, budget.delta, &orders);
+        let make = |sigma| {
+            vec![Charge {
+                mechanism: Mechanism::SubsampledGaussian { q, sigma },
+                count: t,
+            }]
+        };
+        let (sigma, charges, c) = calibrated(prior, make, budget, rdp, "DP-SGD")?;
         Ok(Plan {
             charges,
-            epsilon: eps,
+            epsilon: c.epsilon,
+            accountant: c.by.name(),
             summary: format!(
-                "{t} critic steps by DP-SGD at q = {q:.5}, noise multiplier σ = {sigma:.4}, clip C = {}",
+                "{t} critic steps by DP-SGD at q = {q:.5}, noise multiplier σ = {sigma:.4} (RDP alone would need {rdp:.4}), clip C = {}",
                 self.config.clip
             ),
         })

@@ -24,7 +24,8 @@ use super::gan_phase::{Accounting, latent, release, sampling_heads};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{
-    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, heads_for, plan_preamble,
+    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,
+    plan_preamble,
 };
 use crate::nn::layers::{Act, Block, Net, loss_grad, mlp, summed_grads};
 use crate::nn::optim::{Adam, Optimizer};
@@ -151,26 +152,30 @@ impl Synthesizer for DpMerf {
         INFO.id
     }
 
-    fn plan(&self, n: usize, budget: Budget) -> Result<Plan> {
+    fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
         if let Some(p) = plan_preamble(n, self.config.private, budget)? {
             return Ok(p);
         }
         let orders = crate::privacy::rdp::product_orders();
         // The Gaussian mechanism is the subsampled one at q = 1, one step.
-        let sigma = sigma_for(1.0, 1, budget.epsilon, budget.delta, &orders, &[], 1e-4)
+        let rdp = sigma_for(1.0, 1, budget.epsilon, budget.delta, &orders, &[], 1e-4)
             .map_err(|e| MethodError::Plan(e.to_string()))?;
-        let eps = crate::privacy::calibrate::epsilon_for(1.0, sigma, 1, budget.delta, &orders);
-        Ok(Plan {
-            charges: vec![Charge {
+        let make = |std| {
+            vec![Charge {
                 mechanism: Mechanism::Gaussian {
                     sensitivity: 1.0,
-                    std: sigma,
+                    std,
                 },
                 count: 1,
-            }],
-            epsilon: eps,
+            }]
+        };
+        let (sigma, charges, c) = calibrated(prior, make, budget, rdp, "embedding release")?;
+        Ok(Plan {
+            charges,
+            epsilon: c.epsilon,
+            accountant: c.by.name(),
             summary: format!(
-                "one release of a {}-number random-feature embedding with Gaussian noise σ = {sigma:.3} (sensitivity 1), then {} free generator steps",
+                "one release of a {}-number random-feature embedding with Gaussian noise σ = {sigma:.3} (sensitivity 1; RDP alone would need {rdp:.3}), then {} free generator steps",
                 2 * self.config.features,
                 self.config.steps
             ),

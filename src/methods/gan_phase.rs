@@ -266,7 +266,7 @@ fn checkpoint(
 ) -> Result<()> {
     let model = release(
         s,
-        Accounting::RdpOnly,
+        Accounting::Quick,
         cfg.private,
         cfg.method,
         &cfg.preset,
@@ -328,9 +328,9 @@ pub(crate) fn sampling_heads(mut net: Net) -> Net {
 pub(crate) enum Accounting {
     /// RDP and PLD, reporting the tighter: the final model.
     Best,
-    /// RDP only (a sound, slightly looser figure, in microseconds rather than the PLD's
-    /// FFTs): the per-epoch checkpoints.
-    RdpOnly,
+    /// The accountant's cheap upper bound ([`crate::privacy::Accountant::spent_upper`]:
+    /// RDP, or the PLD figure of the covering plan mark): the per-epoch checkpoints.
+    Quick,
 }
 
 /// Builds the released model: the generator and the privacy statement.
@@ -345,9 +345,15 @@ pub(crate) fn release(
     generator: Net,
     config: serde_json::Value,
 ) -> Result<ReleasedModel> {
-    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::RdpOnly {
+    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::Quick {
         let rdp = s.accountant.spent().epsilon;
-        (Some(rdp), "rdp".to_string(), Some(rdp), None)
+        let quick = s.accountant.spent_upper();
+        let name = if quick < rdp {
+            "pld (plan mark)"
+        } else {
+            "rdp"
+        };
+        (Some(quick), name.to_string(), Some(rdp), None)
     } else if private {
         let rdp = s.accountant.spent().epsilon;
         let pld = s.accountant.spent_pld();

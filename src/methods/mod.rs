@@ -79,7 +79,7 @@ impl Progress {
             total,
             losses,
             epsilon_spent: if private {
-                s.accountant.spent().epsilon
+                s.accountant.spent_upper()
             } else {
                 f64::INFINITY
             },
@@ -103,8 +103,10 @@ pub enum Flow {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Plan {
     pub charges: Vec<Charge>,
-    /// ε the plan spends at the budget's δ (RDP).
+    /// ε the plan spends at the budget's δ, by the tighter accountant ([`Plan::accountant`]).
     pub epsilon: f64,
+    /// "pld" or "rdp": which accountant gave [`Plan::epsilon`] ("none" when not private).
+    pub accountant: &'static str,
     pub summary: String,
 }
 
@@ -143,7 +145,10 @@ pub trait Synthesizer {
     /// The stable CLI name, e.g. `dp-gan`.
     fn id(&self) -> &'static str;
     /// The charges a run on `n_records` rows will make within `budget` (or why it cannot).
-    fn plan(&self, n_records: usize, budget: Budget) -> Result<Plan>;
+    /// The charges the run will make, calibrated so that `prior` (charges the job makes
+    /// first, e.g. DP domain estimation) and the plan together fit `budget`. The returned
+    /// charges are the method's own; [`Plan::epsilon`] is the figure of `prior` + them.
+    fn plan(&self, n_records: usize, budget: Budget, prior: &[Charge]) -> Result<Plan>;
     /// Trains and returns the released model.
     fn train(&mut self, setup: TrainSetup<'_>) -> Result<released::ReleasedModel>;
 }
@@ -186,6 +191,33 @@ pub(crate) fn planned_sigma(plan: &Plan, i: usize) -> Result<f64> {
         })
 }
 
+/// The smallest noise multiplier σ for which `prior` followed by the charges `make(σ)`
+/// fit `budget` by the tighter of RDP and PLD: σ, the charges `make(σ)`, and the figure of
+/// the whole. `rdp_hint` is a starting point (the RDP calibration without the prior; the
+/// search widens from it). `what` names the phase in an error.
+pub(crate) fn calibrated(
+    prior: &[Charge],
+    make: impl Fn(f64) -> Vec<Charge>,
+    budget: Budget,
+    rdp_hint: f64,
+    what: &str,
+) -> Result<(f64, Vec<Charge>, crate::privacy::compose::Composed)> {
+    use crate::privacy::{calibrate::sigma_for_plan, compose::compose, rdp::product_orders};
+    let orders = product_orders();
+    let whole = |s: f64| -> Vec<Charge> { prior.iter().copied().chain(make(s)).collect() };
+    let sigma = sigma_for_plan(
+        &whole,
+        budget.epsilon,
+        budget.delta,
+        &orders,
+        rdp_hint,
+        1e-3,
+    )
+    .map_err(|e| MethodError::Plan(format!("{what}: {e}")))?;
+    let c = compose(&whole(sigma), &orders, budget.delta);
+    Ok((sigma, make(sigma), c))
+}
+
 /// The checks every plan starts with; `Some(plan)` for a non-private reference run.
 pub(crate) fn plan_preamble(n: usize, private: bool, budget: Budget) -> Result<Option<Plan>> {
     if n < 2 {
@@ -195,6 +227,7 @@ pub(crate) fn plan_preamble(n: usize, private: bool, budget: Budget) -> Result<O
         return Ok(Some(Plan {
             charges: vec![],
             epsilon: f64::INFINITY,
+            accountant: "none",
             summary: "non-private reference (ε = ∞): no guarantee".into(),
         }));
     }

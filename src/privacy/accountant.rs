@@ -3,12 +3,26 @@
 //! The history is kept run-length encoded (`Charge { mechanism, count }`); ε is derived
 //! from the summed RDP curve, never stored. Charging the same mechanism again (every
 //! DP-SGD step) reuses the cached curve, so a charge costs one vector add.
+//!
+//! A run that reserved a plan ([`Accountant::for_plan`]) was checked once, whole, by the
+//! tighter of RDP and PLD ([`super::compose`]); each charge then only has to stay inside
+//! the plan (composition only grows, so a covered history spends at most what the plan
+//! does), and anything beyond the plan is refused. Without a plan, each charge is checked
+//! by RDP, which costs microseconds.
 
 use serde::{Deserialize, Serialize};
 
+use std::cell::OnceCell;
+
+use super::compose::{Composed, compose, covered_by, plan_prefix};
 use super::convert::{EpsilonAt, to_delta, to_epsilon};
 use super::mechanism::Mechanism;
 use super::rdp::product_orders;
+
+/// The fractions of a reserved plan at which the live ε is read by PLD: the gauge is then
+/// exact at each mark and, between marks, the smaller of RDP and the next mark's PLD
+/// figure (both upper bounds on what was spent).
+pub const PLAN_MARKS: [f64; 10] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 
 /// A privacy budget: (ε, δ).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -55,8 +69,20 @@ pub enum AccountantError {
         "this charge would spend ε={would:.4} of the budget ε={budget} at δ={delta}; it was refused"
     )]
     OverBudget { would: f64, budget: f64, delta: f64 },
+    #[error(
+        "this charge goes beyond the plan the run reserved ({0}); it was refused before touching data"
+    )]
+    OutsidePlan(String),
     #[error("invalid mechanism: {0}")]
     Invalid(String),
+}
+
+/// A plan checked whole against the budget, and the PLD figures of its prefixes.
+#[derive(Debug, Clone)]
+struct Reserved {
+    plan: Vec<Charge>,
+    whole: Composed,
+    marks: Vec<OnceCell<f64>>,
 }
 
 /// Tracks one run's spending against its budget.
@@ -67,6 +93,7 @@ pub struct Accountant {
     history: Vec<Charge>,
     total: Vec<f64>,
     cache: Option<(Mechanism, Vec<f64>)>,
+    reserved: Option<Reserved>,
 }
 
 impl Accountant {
@@ -83,7 +110,63 @@ impl Accountant {
             history: Vec::new(),
             total: vec![0.0; n],
             cache: None,
+            reserved: None,
         }
+    }
+
+    /// An accountant for a run that will spend at most `plan`, which must fit the budget by
+    /// the tighter accountant ([`compose`]). Charges inside the plan are accepted without
+    /// further checks; charges beyond it are refused.
+    pub fn for_plan(budget: Budget, plan: &[Charge]) -> Result<Self, AccountantError> {
+        let mut a = Self::new(budget);
+        for c in plan {
+            c.mechanism.validate().map_err(AccountantError::Invalid)?;
+        }
+        let whole = compose(plan, &a.orders, budget.delta);
+        if whole.epsilon > budget.epsilon {
+            return Err(AccountantError::OverBudget {
+                would: whole.epsilon,
+                budget: budget.epsilon,
+                delta: budget.delta,
+            });
+        }
+        a.reserved = Some(Reserved {
+            plan: plan.to_vec(),
+            whole,
+            marks: PLAN_MARKS.iter().map(|_| OnceCell::new()).collect(),
+        });
+        Ok(a)
+    }
+
+    /// The reserved plan's whole figure, when there is one.
+    pub fn plan_epsilon(&self) -> Option<Composed> {
+        self.reserved.as_ref().map(|r| r.whole)
+    }
+
+    /// The smallest plan prefix at a [`PLAN_MARKS`] fraction that covers the history: its
+    /// index and charges (`None` without a plan).
+    pub fn covering_mark(&self) -> Option<(usize, Vec<Charge>)> {
+        let r = self.reserved.as_ref()?;
+        PLAN_MARKS.iter().enumerate().find_map(|(i, f)| {
+            let p = plan_prefix(&r.plan, *f);
+            covered_by(&self.history, &p).then_some((i, p))
+        })
+    }
+
+    /// An upper bound on ε spent, cheap enough for every progress report: RDP of the
+    /// history, or — when a plan is reserved — the PLD figure of the covering plan prefix
+    /// if smaller (computed once per mark). Exact PLD needs [`Self::spent_best`].
+    pub fn spent_upper(&self) -> f64 {
+        let rdp = self.spent().epsilon;
+        let Some(r) = &self.reserved else {
+            return rdp;
+        };
+        let Some((i, prefix)) = self.covering_mark() else {
+            return rdp;
+        };
+        let mark =
+            *r.marks[i].get_or_init(|| compose(&prefix, &self.orders, self.budget.delta).epsilon);
+        rdp.min(mark)
     }
 
     pub fn budget(&self) -> Budget {
@@ -128,43 +211,19 @@ impl Accountant {
     /// mechanism it models (Poisson-subsampled or plain Gaussian); `None` otherwise.
     /// Costs milliseconds to seconds: query it for reports, not every step.
     pub fn spent_pld(&self) -> Option<f64> {
-        use super::pld::{DEFAULT_INTERVAL, Pld};
-        let mut total: Option<Pld> = None;
-        for ch in &self.history {
-            let (q, sigma) = match ch.mechanism {
-                Mechanism::SubsampledGaussian { q, sigma } => (q, sigma),
-                Mechanism::Gaussian { sensitivity, std } if sensitivity > 0.0 => {
-                    (1.0, std / sensitivity)
-                }
-                Mechanism::Gaussian { .. } => continue,
-                _ => return None,
-            };
-            if q <= 0.0 || ch.count == 0 {
-                continue;
-            }
-            let p = Pld::subsampled_gaussian(q.min(1.0), sigma, DEFAULT_INTERVAL)
-                .self_compose(ch.count);
-            total = Some(match total {
-                None => p,
-                Some(t) => t.compose(&p),
-            });
-        }
-        Some(total.map_or(0.0, |t| t.epsilon(self.budget.delta)))
+        super::compose::pld_epsilon(&self.history, self.budget.delta)
     }
 
     /// The tighter of the RDP and PLD figures (both are valid upper bounds), with the
-    /// accountant that gave it.
+    /// accountant that gave it. Costs up to a second: for releases, not every step.
     pub fn spent_best(&self) -> (f64, &'static str) {
-        let rdp = self.spent().epsilon;
-        match self.spent_pld() {
-            Some(p) if p < rdp => (p, "pld"),
-            _ => (rdp, "rdp"),
-        }
+        let c = compose(&self.history, &self.orders, self.budget.delta);
+        (c.epsilon, c.by.name())
     }
 
-    /// ε left (never negative).
+    /// ε left (never negative), by the cheap upper bound [`Self::spent_upper`].
     pub fn remaining(&self) -> f64 {
-        (self.budget.epsilon - self.spent().epsilon).max(0.0)
+        (self.budget.epsilon - self.spent_upper()).max(0.0)
     }
 
     /// δ at which the spending so far gives the budget's ε.
@@ -185,12 +244,9 @@ impl Accountant {
     }
 
     /// Charges `count` uses of `mechanism`, or refuses (charging nothing) when that would
-    /// exceed the budget. Call it *before* the mechanism touches data.
-    pub fn charge(
-        &mut self,
-        mechanism: Mechanism,
-        count: u64,
-    ) -> Result<EpsilonAt, AccountantError> {
+    /// exceed the budget or go beyond a reserved plan. Call it *before* the mechanism
+    /// touches data.
+    pub fn charge(&mut self, mechanism: Mechanism, count: u64) -> Result<(), AccountantError> {
         mechanism.validate().map_err(AccountantError::Invalid)?;
         let c = self.curve(&mechanism);
         let sum: Vec<f64> = self
@@ -199,20 +255,28 @@ impl Accountant {
             .zip(&c)
             .map(|(a, b)| a + b * count as f64)
             .collect();
-        let e = to_epsilon(&self.orders, &sum, self.budget.delta);
-        if e.epsilon > self.budget.epsilon {
-            return Err(AccountantError::OverBudget {
-                would: e.epsilon,
-                budget: self.budget.epsilon,
-                delta: self.budget.delta,
-            });
+        if let Some(r) = &self.reserved {
+            let mut next = self.history.clone();
+            next.push(Charge { mechanism, count });
+            if !covered_by(&next, &r.plan) {
+                return Err(AccountantError::OutsidePlan(mechanism.describe()));
+            }
+        } else {
+            let e = to_epsilon(&self.orders, &sum, self.budget.delta);
+            if e.epsilon > self.budget.epsilon {
+                return Err(AccountantError::OverBudget {
+                    would: e.epsilon,
+                    budget: self.budget.epsilon,
+                    delta: self.budget.delta,
+                });
+            }
         }
         self.total = sum;
         match self.history.last_mut() {
             Some(last) if last.mechanism == mechanism => last.count += count,
             _ => self.history.push(Charge { mechanism, count }),
         }
-        Ok(e)
+        Ok(())
     }
 }
 
@@ -250,6 +314,51 @@ mod tests {
         let pld = acc.spent_pld().unwrap();
         assert!(pld < acc.spent().epsilon);
         assert_eq!(acc.spent_best().1, "pld");
+    }
+
+    #[test]
+    fn a_reserved_plan_is_spent_by_pld_and_nothing_beyond_it_is_accepted() {
+        let budget = Budget {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let o = product_orders();
+        let make = |sigma| {
+            vec![Charge {
+                mechanism: Mechanism::SubsampledGaussian { q: 0.02, sigma },
+                count: 400,
+            }]
+        };
+        let rdp_sigma =
+            crate::privacy::calibrate::sigma_for(0.02, 400, 1.0, 1e-5, &o, &[], 1e-6).unwrap();
+        let sigma = crate::privacy::calibrate::sigma_for_plan(make, 1.0, 1e-5, &o, rdp_sigma, 1e-3)
+            .unwrap();
+        let plan = make(sigma);
+        let m = plan[0].mechanism;
+        // Without the plan, RDP refuses the last steps of it…
+        let mut plain = Accountant::new(budget);
+        assert!((0..400).any(|_| plain.charge(m, 1).is_err()));
+        // …with it, every planned step is accepted and the gauge never passes the budget.
+        let mut acc = Accountant::for_plan(budget, &plan).unwrap();
+        let mut last = 0.0;
+        for _ in 0..400 {
+            acc.charge(m, 1).unwrap();
+            let up = acc.spent_upper();
+            assert!(up >= last && up <= 1.0, "{up}");
+            last = up;
+        }
+        assert!(acc.spent().epsilon > 1.0, "RDP alone would overspend");
+        let (best, by) = acc.spent_best();
+        assert_eq!(by, "pld");
+        assert!(
+            (best - last).abs() < 1e-9,
+            "at the last mark the gauge is exact"
+        );
+        assert!(matches!(
+            acc.charge(m, 1),
+            Err(AccountantError::OutsidePlan(_))
+        ));
+        assert!(Accountant::for_plan(budget, &make(sigma * 0.9)).is_err());
     }
 
     #[test]

@@ -7,12 +7,19 @@
 //! **settles** to the curve it actually used. A crash between the two leaves the
 //! reservation counted in full — the safe direction.
 //!
-//! Curves, not (ε, δ) pairs, are stored: RDP adds order by order, so the total of many
-//! runs converts to a far smaller ε than the sum of their ε's.
+//! Charges (mechanism and count) and their RDP curves, not (ε, δ) pairs, are stored:
+//! composition is not additive, so the total of many runs is far smaller than the sum of
+//! their ε's. The dataset's figure is the tighter of RDP (curves summed order by order)
+//! and PLD (every stored charge composed, [`super::compose`]); entries written before
+//! charges were stored (no `planned_charges`) make the whole dataset fall back to RDP.
 //!
-//! Datasets are keyed by the SHA-256 of the file's bytes, so renaming or moving a file
-//! does not reset its budget. (The schema is deliberately not part of the key: editing a
-//! bound must not open a fresh budget for the same people's records.)
+//! Datasets are keyed by a digest of their *content* (computed by the data layer: cells
+//! normalised, rows as a multiset), so a re-saved, re-ordered or re-encoded file keeps its
+//! budget. The SHA-256 of the file's bytes is kept as a fast path ([`Ledger::alias`]):
+//! a file seen before needs no parsing. Books written when the byte hash was the key are
+//! moved to the content key the first time the file is seen ([`Ledger::adopt_key`]).
+//! (The schema is deliberately not part of the key: editing a bound must not open a
+//! fresh budget for the same people's records.)
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,8 +28,9 @@ use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
-use super::accountant::Budget;
-use super::convert::{EpsilonAt, to_epsilon};
+use super::accountant::{Budget, Charge, charges_curve};
+use super::compose::{Composed, Method, pld_epsilon};
+use super::convert::to_epsilon;
 use super::rdp::product_orders;
 
 /// Budget applied when a dataset is first charged without one set.
@@ -76,9 +84,10 @@ pub struct Standing {
     pub dataset: String,
     pub budget: Budget,
     pub budget_is_default: bool,
-    /// ε of everything settled or reserved, composed by RDP, at the budget's δ.
+    /// ε of everything settled or reserved at the budget's δ, by the tighter accountant.
     pub spent: f64,
-    pub order: f64,
+    /// "pld" or "rdp": which accountant gave `spent`.
+    pub accountant: &'static str,
     pub remaining: f64,
     pub reserved_entries: usize,
     pub entries: Vec<Entry>,
@@ -206,9 +215,41 @@ impl Ledger {
                  description TEXT NOT NULL,
                  created TEXT NOT NULL,
                  settled TEXT);
-             CREATE INDEX IF NOT EXISTS entry_dataset ON entry(dataset_id);",
+             CREATE INDEX IF NOT EXISTS entry_dataset ON entry(dataset_id);
+             CREATE TABLE IF NOT EXISTS budget_change (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 dataset_id TEXT NOT NULL,
+                 epsilon REAL NOT NULL,
+                 delta REAL NOT NULL,
+                 was_epsilon REAL NOT NULL,
+                 was_delta REAL NOT NULL,
+                 was_default INTEGER NOT NULL,
+                 created TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS exposure (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 dataset_id TEXT NOT NULL,
+                 description TEXT NOT NULL,
+                 created TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS key_alias (
+                 byte_key TEXT PRIMARY KEY,
+                 content_key TEXT NOT NULL);",
         )
         .map_err(db)?;
+        // Ledgers written before charges were stored gain the columns (empty: RDP only).
+        for col in ["planned_charges", "spent_charges"] {
+            let has: bool = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM pragma_table_info('entry') WHERE name = ?1",
+                    params![col],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(db)?
+                > 0;
+            if !has {
+                conn.execute(&format!("ALTER TABLE entry ADD COLUMN {col} TEXT"), [])
+                    .map_err(db)?;
+            }
+        }
         // The order grid is fixed per ledger: stored curves are only comparable on it.
         let grid = serde_json::to_string(&product_orders()).unwrap_or_default();
         conn.execute(
@@ -244,18 +285,130 @@ impl Ledger {
         }
     }
 
-    /// Sets a dataset's total budget (creating its record).
+    /// Sets a dataset's total budget (creating its record), and logs the change. Raising δ
+    /// once anything is spent is refused: the spent ε is read at the budget's δ, so a
+    /// larger δ would shrink what was already spent.
     pub fn set_budget(&mut self, dataset: &str, budget: Budget) -> Result<(), LedgerError> {
         budget.validate().map_err(LedgerError::Invalid)?;
-        let db = self.db();
-        self.conn
-            .execute(
-                "INSERT INTO dataset(id, budget_epsilon, budget_delta, created) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(id) DO UPDATE SET budget_epsilon = ?2, budget_delta = ?3",
-                params![dataset, budget.epsilon, budget.delta, now()],
+        let path = self.path.display().to_string();
+        let db = |source| LedgerError::Db {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let (old, is_default) = budget_of(&tx, dataset).map_err(db)?;
+        let entries: i64 = tx
+            .query_row(
+                "SELECT COUNT(*) FROM entry WHERE dataset_id = ?1",
+                params![dataset],
+                |r| r.get(0),
             )
             .map_err(db)?;
+        if entries > 0 && budget.delta > old.delta {
+            return Err(LedgerError::Invalid(format!(
+                "δ cannot be raised from {} to {} once runs have spent budget on this dataset: the ε already spent would shrink. Keep δ ≤ {}",
+                old.delta, budget.delta, old.delta
+            )));
+        }
+        tx.execute(
+            "INSERT INTO dataset(id, budget_epsilon, budget_delta, created) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(id) DO UPDATE SET budget_epsilon = ?2, budget_delta = ?3",
+            params![dataset, budget.epsilon, budget.delta, now()],
+        )
+        .map_err(db)?;
+        tx.execute(
+            "INSERT INTO budget_change(dataset_id, epsilon, delta, was_epsilon, was_delta, was_default, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![dataset, budget.epsilon, budget.delta, old.epsilon, old.delta, is_default, now()],
+        )
+        .map_err(db)?;
+        tx.commit().map_err(db)?;
         Ok(())
+    }
+
+    /// The content key a file's byte hash was last seen with.
+    pub fn alias(&self, byte_key: &str) -> Result<Option<String>, LedgerError> {
+        self.conn
+            .query_row(
+                "SELECT content_key FROM key_alias WHERE byte_key = ?1",
+                params![byte_key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.db())
+    }
+
+    /// Remembers that the file with `byte_key` holds the dataset `content_key`, and moves a
+    /// book kept under the byte key (older ledgers) to the content key. When both exist
+    /// their entries are merged under the smaller of the two totals.
+    pub fn adopt_key(&mut self, byte_key: &str, content_key: &str) -> Result<(), LedgerError> {
+        let path = self.path.display().to_string();
+        let db = |source| LedgerError::Db {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        tx.execute(
+            "INSERT INTO key_alias(byte_key, content_key) VALUES (?1, ?2)
+             ON CONFLICT(byte_key) DO UPDATE SET content_key = ?2",
+            params![byte_key, content_key],
+        )
+        .map_err(db)?;
+        let (old, old_default) = budget_of(&tx, byte_key).map_err(db)?;
+        if !old_default && byte_key != content_key {
+            let (new, new_default) = budget_of(&tx, content_key).map_err(db)?;
+            let (e, d) = if new_default {
+                (old.epsilon, old.delta)
+            } else {
+                (old.epsilon.min(new.epsilon), old.delta.min(new.delta))
+            };
+            tx.execute(
+                "INSERT INTO dataset(id, budget_epsilon, budget_delta, created) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(id) DO UPDATE SET budget_epsilon = ?2, budget_delta = ?3",
+                params![content_key, e, d, now()],
+            )
+            .map_err(db)?;
+            for table in ["entry", "exposure", "budget_change"] {
+                tx.execute(
+                    &format!("UPDATE {table} SET dataset_id = ?2 WHERE dataset_id = ?1"),
+                    params![byte_key, content_key],
+                )
+                .map_err(db)?;
+            }
+            tx.execute("DELETE FROM dataset WHERE id = ?1", params![byte_key])
+                .map_err(db)?;
+        }
+        tx.commit().map_err(db)?;
+        Ok(())
+    }
+
+    /// Records that a non-private run read the dataset (ε = ∞): it spends nothing from a
+    /// budget, but the book shows that the data were exposed.
+    pub fn record_exposure(&mut self, dataset: &str, description: &str) -> Result<(), LedgerError> {
+        self.conn
+            .execute(
+                "INSERT INTO exposure(dataset_id, description, created) VALUES (?1, ?2, ?3)",
+                params![dataset, description, now()],
+            )
+            .map_err(self.db())?;
+        Ok(())
+    }
+
+    /// The non-private runs recorded on a dataset, oldest first.
+    pub fn exposures(&self, dataset: &str) -> Result<Vec<String>, LedgerError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT description FROM exposure WHERE dataset_id = ?1 ORDER BY id")
+            .map_err(self.db())?;
+        let rows = stmt
+            .query_map(params![dataset], |r| r.get::<_, String>(0))
+            .map_err(self.db())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.db())
     }
 
     /// The dataset's budget, and whether it is the default (never set).
@@ -263,19 +416,18 @@ impl Ledger {
         budget_of(&self.conn, dataset).map_err(self.db())
     }
 
-    /// Reserves `planned` (an RDP curve on [`Self::orders`]) for a run, atomically
-    /// re-checking that it fits. Returns the reservation's id.
+    /// Reserves `plan` for a run, atomically re-checking that the dataset's composition
+    /// with it fits the budget. Returns the reservation's id.
     pub fn reserve(
         &mut self,
         dataset: &str,
-        planned: &[f64],
+        plan: &[Charge],
         description: &str,
     ) -> Result<i64, LedgerError> {
-        if planned.len() != self.orders.len() || planned.iter().any(|x| x.is_nan() || *x < 0.0) {
-            return Err(LedgerError::Invalid(
-                "a planned curve must have one non-negative value per order".into(),
-            ));
+        for c in plan {
+            c.mechanism.validate().map_err(LedgerError::Invalid)?;
         }
+        let planned = charges_curve(plan, &self.orders);
         let path = self.path.display().to_string();
         let db = |source| LedgerError::Db {
             path: path.clone(),
@@ -294,21 +446,21 @@ impl Ledger {
             )
             .map_err(db)?;
         }
-        let total = total_curve(&tx, dataset, orders.len()).map_err(db)?;
-        let before = to_epsilon(&orders, &total, budget.delta).epsilon;
-        let with: Vec<f64> = total.iter().zip(planned).map(|(a, b)| a + b).collect();
-        let after = to_epsilon(&orders, &with, budget.delta).epsilon;
-        if after > budget.epsilon {
+        let book = Book::read(&tx, dataset, &orders).map_err(db)?;
+        let after = book.with(plan, &orders).compose(&orders, budget.delta);
+        if after.epsilon > budget.epsilon {
+            let before = book.compose(&orders, budget.delta);
+            let alone = Book::of(plan, &orders).compose(&orders, budget.delta);
             return Err(LedgerError::Insufficient {
-                needed: to_epsilon(&orders, planned, budget.delta).epsilon,
-                remaining: (budget.epsilon - before).max(0.0),
+                needed: alone.epsilon,
+                remaining: (budget.epsilon - before.epsilon).max(0.0),
                 total: budget.epsilon,
                 delta: budget.delta,
             });
         }
         tx.execute(
-            "INSERT INTO entry(dataset_id, state, planned_rdp, description, created) VALUES (?1, 'reserved', ?2, ?3, ?4)",
-            params![dataset, curve_json(planned), description, now()],
+            "INSERT INTO entry(dataset_id, state, planned_rdp, planned_charges, description, created) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5)",
+            params![dataset, curve_json(&planned), charges_json(plan), description, now()],
         )
         .map_err(db)?;
         let id = tx.last_insert_rowid();
@@ -316,13 +468,12 @@ impl Ledger {
         Ok(id)
     }
 
-    /// Settles a reservation to what the run actually used.
-    pub fn settle(&mut self, id: i64, spent: &[f64]) -> Result<(), LedgerError> {
-        if spent.len() != self.orders.len() || spent.iter().any(|x| x.is_nan() || *x < 0.0) {
-            return Err(LedgerError::Invalid(
-                "a spent curve must have one non-negative value per order".into(),
-            ));
+    /// Settles a reservation to the charges the run actually made.
+    pub fn settle(&mut self, id: i64, spent: &[Charge]) -> Result<(), LedgerError> {
+        for c in spent {
+            c.mechanism.validate().map_err(LedgerError::Invalid)?;
         }
+        let curve = charges_curve(spent, &self.orders);
         let path = self.path.display().to_string();
         let db = |source| LedgerError::Db {
             path: path.clone(),
@@ -332,103 +483,230 @@ impl Ledger {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db)?;
-        let planned: Option<String> = tx
+        let reserved: Option<i64> = tx
             .query_row(
-                "SELECT planned_rdp FROM entry WHERE id = ?1 AND state = 'reserved'",
+                "SELECT id FROM entry WHERE id = ?1 AND state = 'reserved'",
                 params![id],
                 |r| r.get(0),
             )
             .optional()
             .map_err(db)?;
-        let Some(planned) = planned else {
+        if reserved.is_none() {
             return Err(LedgerError::NotReserved(id));
-        };
-        // The plan was checked against the budget; a run never spends more than its plan
-        // (the accountant refuses), so the actual curve is what stays counted.
-        let _ = planned;
-        let kept = spent.to_vec();
+        }
+        // A run never spends more than its plan (its accountant refuses charges outside
+        // it), so what it actually charged is what stays counted.
         tx.execute(
-            "UPDATE entry SET state = 'settled', spent_rdp = ?2, settled = ?3 WHERE id = ?1 AND state = 'reserved'",
-            params![id, curve_json(&kept), now()],
+            "UPDATE entry SET state = 'settled', spent_rdp = ?2, spent_charges = ?3, settled = ?4 WHERE id = ?1 AND state = 'reserved'",
+            params![id, curve_json(&curve), charges_json(spent), now()],
         )
         .map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(())
     }
 
-    /// ε the dataset would have spent after also reserving `planned` (RDP composition).
-    pub fn epsilon_after(&self, dataset: &str, planned: &[f64]) -> Result<f64, LedgerError> {
+    /// The dataset's composition if it also reserved `plan` (at the dataset's δ).
+    pub fn epsilon_after(&self, dataset: &str, plan: &[Charge]) -> Result<Composed, LedgerError> {
         let (budget, _) = self.budget(dataset)?;
-        let total = total_curve(&self.conn, dataset, self.orders.len()).map_err(self.db())?;
-        let sum: Vec<f64> = total.iter().zip(planned).map(|(a, b)| a + b).collect();
-        Ok(to_epsilon(&self.orders, &sum, budget.delta).epsilon)
+        let book = Book::read(&self.conn, dataset, &self.orders).map_err(self.db())?;
+        Ok(book
+            .with(plan, &self.orders)
+            .compose(&self.orders, budget.delta))
+    }
+
+    /// Every charge settled or reserved on the dataset, or `None` when an entry predates
+    /// stored charges (then only its RDP curve, [`Self::spent_curve`], is known).
+    pub fn spent_charges(&self, dataset: &str) -> Result<Option<Vec<Charge>>, LedgerError> {
+        let book = Book::read(&self.conn, dataset, &self.orders).map_err(self.db())?;
+        Ok(book.charges)
     }
 
     /// The RDP curve spent (settled + reserved) on the ledger's orders.
     pub fn spent_curve(&self, dataset: &str) -> Result<Vec<f64>, LedgerError> {
-        total_curve(&self.conn, dataset, self.orders.len()).map_err(self.db())
+        let book = Book::read(&self.conn, dataset, &self.orders).map_err(self.db())?;
+        Ok(book.curve)
     }
 
-    /// ε spent (settled + reserved) at the dataset's δ.
-    pub fn spent(&self, dataset: &str) -> Result<EpsilonAt, LedgerError> {
+    /// ε spent (settled + reserved) at the dataset's δ, by the tighter accountant.
+    pub fn spent(&self, dataset: &str) -> Result<Composed, LedgerError> {
         let (budget, _) = self.budget(dataset)?;
-        let total = total_curve(&self.conn, dataset, self.orders.len()).map_err(self.db())?;
-        Ok(to_epsilon(&self.orders, &total, budget.delta))
+        let book = Book::read(&self.conn, dataset, &self.orders).map_err(self.db())?;
+        Ok(book.compose(&self.orders, budget.delta))
     }
 
     /// Everything known about a dataset's budget.
     pub fn standing(&self, dataset: &str) -> Result<Standing, LedgerError> {
         let (budget, is_default) = self.budget(dataset)?;
-        let spent = self.spent(dataset)?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, state, planned_rdp, spent_rdp, description, created FROM entry WHERE dataset_id = ?1 ORDER BY id",
-            )
-            .map_err(self.db())?;
         let n = self.orders.len();
-        let rows = stmt
-            .query_map(params![dataset], |r| {
-                let state: String = r.get(1)?;
-                let planned: String = r.get(2)?;
-                let spent: Option<String> = r.get(3)?;
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    state,
-                    planned,
-                    spent,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
-            })
-            .map_err(self.db())?;
+        let rows = read_entries(&self.conn, dataset, n).map_err(self.db())?;
+        let mut all = Book::default();
         let mut entries = Vec::new();
         for row in rows {
-            let (id, state, planned, spent_c, description, created) = row.map_err(self.db())?;
-            let curve = if state == "settled" {
-                parse_curve(spent_c.as_deref().unwrap_or(&planned), n)
-            } else {
-                parse_curve(&planned, n)
+            let one = Book {
+                curve: row.curve,
+                charges: row.charges,
             };
             entries.push(Entry {
-                id,
-                epsilon: to_epsilon(&self.orders, &curve, budget.delta).epsilon,
-                state,
-                description,
-                created,
+                id: row.id,
+                epsilon: one.compose(&self.orders, budget.delta).epsilon,
+                state: row.state,
+                description: row.description,
+                created: row.created,
             });
+            all = all.merge(one, n);
         }
+        let spent = all.compose(&self.orders, budget.delta);
         Ok(Standing {
             dataset: dataset.to_string(),
             budget,
             budget_is_default: is_default,
             spent: spent.epsilon,
-            order: spent.order,
+            accountant: spent.by.name(),
             remaining: (budget.epsilon - spent.epsilon).max(0.0),
             reserved_entries: entries.iter().filter(|e| e.state == "reserved").count(),
             entries,
         })
     }
+}
+
+/// What a dataset's entries add up to: the summed RDP curve, and every charge when all
+/// entries stored theirs.
+#[derive(Debug, Clone)]
+struct Book {
+    curve: Vec<f64>,
+    charges: Option<Vec<Charge>>,
+}
+
+impl Default for Book {
+    fn default() -> Self {
+        Self {
+            curve: Vec::new(),
+            charges: Some(Vec::new()),
+        }
+    }
+}
+
+impl Book {
+    fn of(plan: &[Charge], orders: &[f64]) -> Self {
+        Self {
+            curve: charges_curve(plan, orders),
+            charges: Some(plan.to_vec()),
+        }
+    }
+
+    fn read(conn: &Connection, dataset: &str, orders: &[f64]) -> rusqlite::Result<Self> {
+        let n = orders.len();
+        let mut book = Book {
+            curve: vec![0.0; n],
+            charges: Some(Vec::new()),
+        };
+        for row in read_entries(conn, dataset, n)? {
+            book = book.merge(
+                Book {
+                    curve: row.curve,
+                    charges: row.charges,
+                },
+                n,
+            );
+        }
+        Ok(book)
+    }
+
+    fn merge(self, other: Book, n: usize) -> Self {
+        let mut curve = if self.curve.is_empty() {
+            vec![0.0; n]
+        } else {
+            self.curve
+        };
+        for (t, x) in curve.iter_mut().zip(&other.curve) {
+            *t += x;
+        }
+        let charges = match (self.charges, other.charges) {
+            (Some(mut a), Some(b)) => {
+                a.extend(b);
+                Some(a)
+            }
+            _ => None,
+        };
+        Self { curve, charges }
+    }
+
+    fn with(&self, plan: &[Charge], orders: &[f64]) -> Self {
+        self.clone().merge(Book::of(plan, orders), orders.len())
+    }
+
+    /// The tighter of RDP (the summed curve) and PLD (the charges, when all are known).
+    fn compose(&self, orders: &[f64], delta: f64) -> Composed {
+        let curve = if self.curve.is_empty() {
+            vec![0.0; orders.len()]
+        } else {
+            self.curve.clone()
+        };
+        let rdp = to_epsilon(orders, &curve, delta).epsilon;
+        let pld = self.charges.as_ref().and_then(|c| pld_epsilon(c, delta));
+        match pld {
+            Some(p) if p < rdp => Composed {
+                epsilon: p,
+                by: Method::Pld,
+                rdp,
+                pld,
+            },
+            _ => Composed {
+                epsilon: rdp,
+                by: Method::Rdp,
+                rdp,
+                pld,
+            },
+        }
+    }
+}
+
+/// One stored entry, with what it counts: its plan while reserved, its spend once settled.
+struct Row {
+    id: i64,
+    state: String,
+    description: String,
+    created: String,
+    curve: Vec<f64>,
+    charges: Option<Vec<Charge>>,
+}
+
+fn read_entries(conn: &Connection, dataset: &str, n: usize) -> rusqlite::Result<Vec<Row>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, state, planned_rdp, spent_rdp, planned_charges, spent_charges, description, created FROM entry WHERE dataset_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map(params![dataset], |r| {
+        let state: String = r.get(1)?;
+        let planned: String = r.get(2)?;
+        let spent: Option<String> = r.get(3)?;
+        let planned_ch: Option<String> = r.get(4)?;
+        let spent_ch: Option<String> = r.get(5)?;
+        let settled = state == "settled";
+        let curve = if settled {
+            parse_curve(spent.as_deref().unwrap_or(&planned), n)
+        } else {
+            parse_curve(&planned, n)
+        };
+        // An unreadable curve counts as infinite spend; its charges must not undo that.
+        let unreadable = curve.is_none();
+        let curve = curve.unwrap_or_else(|| vec![f64::INFINITY; n]);
+        let charges = if unreadable {
+            None
+        } else if settled {
+            spent_ch.as_deref().and_then(parse_charges)
+        } else {
+            planned_ch.as_deref().and_then(parse_charges)
+        };
+        Ok(Row {
+            id: r.get(0)?,
+            state,
+            description: r.get(6)?,
+            created: r.get(7)?,
+            curve,
+            charges,
+        })
+    })?;
+    rows.collect()
 }
 
 fn budget_of(conn: &Connection, dataset: &str) -> rusqlite::Result<(Budget, bool)> {
@@ -445,32 +723,6 @@ fn budget_of(conn: &Connection, dataset: &str) -> rusqlite::Result<(Budget, bool
     })
 }
 
-/// Sum of every entry's curve: the plan while reserved, the actual spend once settled.
-fn total_curve(conn: &Connection, dataset: &str, n: usize) -> rusqlite::Result<Vec<f64>> {
-    let mut stmt =
-        conn.prepare("SELECT state, planned_rdp, spent_rdp FROM entry WHERE dataset_id = ?1")?;
-    let mut total = vec![0.0; n];
-    let rows = stmt.query_map(params![dataset], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, Option<String>>(2)?,
-        ))
-    })?;
-    for row in rows {
-        let (state, planned, spent) = row?;
-        let c = if state == "settled" {
-            parse_curve(spent.as_deref().unwrap_or(&planned), n)
-        } else {
-            parse_curve(&planned, n)
-        };
-        for (t, x) in total.iter_mut().zip(c) {
-            *t += x;
-        }
-    }
-    Ok(total)
-}
-
 fn curve_json(c: &[f64]) -> String {
     // Infinite values are stored as a large sentinel so JSON stays valid.
     let v: Vec<f64> = c
@@ -480,14 +732,25 @@ fn curve_json(c: &[f64]) -> String {
     serde_json::to_string(&v).unwrap_or_default()
 }
 
-/// An unreadable stored curve counts as infinite spend: conservative, never lost.
-fn parse_curve(s: &str, n: usize) -> Vec<f64> {
+fn charges_json(c: &[Charge]) -> String {
+    serde_json::to_string(c).unwrap_or_default()
+}
+
+/// Stored charges, or `None` when unreadable (the RDP curve then stands alone).
+fn parse_charges(s: &str) -> Option<Vec<Charge>> {
+    serde_json::from_str(s).ok()
+}
+
+/// A stored curve, or `None` when unreadable (it then counts as infinite spend:
+/// conservative, never lost).
+fn parse_curve(s: &str, n: usize) -> Option<Vec<f64>> {
     match serde_json::from_str::<Vec<f64>>(s) {
-        Ok(v) if v.len() == n => v
-            .into_iter()
-            .map(|x| if x >= f64::MAX { f64::INFINITY } else { x })
-            .collect(),
-        _ => vec![f64::INFINITY; n],
+        Ok(v) if v.len() == n => Some(
+            v.into_iter()
+                .map(|x| if x >= f64::MAX { f64::INFINITY } else { x })
+                .collect(),
+        ),
+        _ => None,
     }
 }
 
@@ -508,25 +771,31 @@ mod tests {
             },
         )
         .unwrap();
-        let orders = l.orders().to_vec();
         let m = Mechanism::SubsampledGaussian {
             q: 0.01,
             sigma: 2.0,
         };
-        let plan: Vec<f64> = m.rdp(&orders).iter().map(|x| x * 1000.0).collect();
+        let plan = [Charge {
+            mechanism: m,
+            count: 1000,
+        }];
         let id = l.reserve("d", &plan, "run 1").unwrap();
-        let spent_reserved = l.spent("d").unwrap().epsilon;
+        let spent_reserved = l.spent("d").unwrap();
+        assert_eq!(spent_reserved.by, Method::Pld);
         assert!(
-            spent_reserved > 0.3 && spent_reserved < 0.8,
-            "{spent_reserved}"
+            spent_reserved.epsilon > 0.3 && spent_reserved.epsilon < 0.8,
+            "{spent_reserved:?}"
         );
-        // A second identical run would not fit (2000 steps compose to ε ≈ 0.99).
+        // A second identical run would not fit (2000 steps compose to ε > 0.8).
         let e = l.reserve("d", &plan, "run 2").unwrap_err();
         assert!(matches!(e, LedgerError::Insufficient { .. }), "{e}");
         // Settling to half the plan frees budget.
-        let half: Vec<f64> = plan.iter().map(|x| x / 2.0).collect();
+        let half = [Charge {
+            mechanism: m,
+            count: 500,
+        }];
         l.settle(id, &half).unwrap();
-        assert!(l.spent("d").unwrap().epsilon < spent_reserved);
+        assert!(l.spent("d").unwrap().epsilon < spent_reserved.epsilon);
         assert!(matches!(
             l.settle(id, &half),
             Err(LedgerError::NotReserved(_))
@@ -534,5 +803,95 @@ mod tests {
         let st = l.standing("d").unwrap();
         assert_eq!(st.entries.len(), 1);
         assert_eq!(st.reserved_entries, 0);
+        assert_eq!(st.accountant, "pld");
+    }
+
+    #[test]
+    fn delta_cannot_be_raised_after_spending_and_changes_are_logged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+        let b = |epsilon, delta| Budget { epsilon, delta };
+        l.set_budget("d", b(2.0, 1e-5)).unwrap();
+        l.set_budget("d", b(2.0, 1e-4)).unwrap(); // nothing spent yet: allowed
+        let plan = [Charge {
+            mechanism: Mechanism::SubsampledGaussian {
+                q: 0.01,
+                sigma: 2.0,
+            },
+            count: 100,
+        }];
+        l.reserve("d", &plan, "run").unwrap();
+        let e = l.set_budget("d", b(2.0, 1e-3)).unwrap_err();
+        assert!(e.to_string().contains("cannot be raised"), "{e}");
+        l.set_budget("d", b(3.0, 1e-6)).unwrap(); // lowering δ is always allowed
+        let changes: i64 = l
+            .conn
+            .query_row("SELECT COUNT(*) FROM budget_change", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(changes, 3);
+    }
+
+    #[test]
+    fn a_book_kept_under_the_byte_hash_moves_to_the_content_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+        l.set_budget(
+            "bytes",
+            Budget {
+                epsilon: 2.0,
+                delta: 1e-6,
+            },
+        )
+        .unwrap();
+        let plan = [Charge {
+            mechanism: Mechanism::SubsampledGaussian {
+                q: 0.01,
+                sigma: 2.0,
+            },
+            count: 100,
+        }];
+        l.reserve("bytes", &plan, "old run").unwrap();
+        l.record_exposure("bytes", "gan").unwrap();
+        l.adopt_key("bytes", "content").unwrap();
+        assert_eq!(l.alias("bytes").unwrap().as_deref(), Some("content"));
+        let st = l.standing("content").unwrap();
+        assert_eq!((st.entries.len(), st.budget.epsilon), (1, 2.0));
+        assert!(!st.budget_is_default);
+        assert_eq!(l.exposures("content").unwrap(), vec!["gan".to_string()]);
+        assert!(l.standing("bytes").unwrap().budget_is_default);
+        // Seen again: nothing moves twice.
+        l.adopt_key("bytes", "content").unwrap();
+        assert_eq!(l.standing("content").unwrap().entries.len(), 1);
+    }
+
+    #[test]
+    fn an_entry_without_stored_charges_makes_the_dataset_fall_back_to_rdp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.sqlite3");
+        let mut l = Ledger::open(&path).unwrap();
+        let plan = [Charge {
+            mechanism: Mechanism::SubsampledGaussian {
+                q: 0.01,
+                sigma: 2.0,
+            },
+            count: 1000,
+        }];
+        l.reserve("d", &plan, "new").unwrap();
+        let tight = l.spent("d").unwrap();
+        // An entry as an older dpsynth wrote it: an RDP curve and no charges.
+        let curve = curve_json(&charges_curve(&plan, l.orders()));
+        l.conn
+            .execute(
+                "INSERT INTO entry(dataset_id, state, planned_rdp, description, created) VALUES ('d', 'reserved', ?1, 'old', '0')",
+                params![curve],
+            )
+            .unwrap();
+        let both = l.spent("d").unwrap();
+        assert_eq!((both.by, both.pld), (Method::Rdp, None));
+        assert!(both.epsilon > tight.epsilon);
+        // Reopening migrates nothing away.
+        drop(l);
+        let l = Ledger::open(&path).unwrap();
+        assert_eq!(l.standing("d").unwrap().entries.len(), 2);
     }
 }

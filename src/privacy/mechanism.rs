@@ -39,6 +39,15 @@ pub enum Mechanism {
     LnMax { lambda: f64 },
     /// A ρ-zCDP mechanism given directly: RDP αρ.
     Zcdp { rho: f64 },
+    /// A Gaussian histogram over keys read from the data, releasing only the keys whose
+    /// noisy count passes a threshold (DP category estimation,
+    /// [`super::estimators::estimate_categories`]). One record sits in one cell (L2
+    /// sensitivity 1); a key held by that record alone passes with probability at most
+    /// `delta_inf`. Accounting: the PLD of the Gaussian (σ = `std`) with `delta_inf` of its
+    /// mass moved to +∞, whose δ(ε) = δ∞ + (1 − δ∞)·δ_Gauss(ε) dominates both the
+    /// shared-key case (δ_Gauss) and the new-key case (δ∞). RDP cannot hold an infinite
+    /// loss and reports ∞: a history with this charge is composed by PLD.
+    ThresholdedGaussian { std: f64, delta_inf: f64 },
 }
 
 impl Mechanism {
@@ -73,6 +82,7 @@ impl Mechanism {
                 .map(|a| (2.0 * lambda * lambda * a.ceil()).min(2.0 * lambda))
                 .collect(),
             Mechanism::Zcdp { rho } => rdp::zcdp(rho, orders),
+            Mechanism::ThresholdedGaussian { .. } => vec![f64::INFINITY; orders.len()],
         }
     }
 
@@ -118,6 +128,13 @@ impl Mechanism {
                     return bad(format!("rho must be finite and ≥ 0, got {rho}"));
                 }
             }
+            Mechanism::ThresholdedGaussian { std, delta_inf } => {
+                if !(std.is_finite() && std > 0.0 && delta_inf > 0.0 && delta_inf < 1.0) {
+                    return bad(format!(
+                        "thresholded Gaussian needs std > 0 and 0 < δ∞ < 1, got {std}, {delta_inf}"
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -138,6 +155,9 @@ impl Mechanism {
             Mechanism::GnMax { sigma } => format!("PATE Gaussian NoisyMax (σ={sigma})"),
             Mechanism::LnMax { lambda } => format!("PATE Laplace NoisyMax (λ={lambda})"),
             Mechanism::Zcdp { rho } => format!("ρ-zCDP (ρ={rho})"),
+            Mechanism::ThresholdedGaussian { std, delta_inf } => {
+                format!("thresholded Gaussian histogram (Δ₂=1, std={std}, δ∞={delta_inf})")
+            }
         }
     }
 }

@@ -4,6 +4,8 @@
 //! - [`rdp`]: Rényi-DP curves of every mechanism dpsynth uses, on a fixed order grid.
 //! - [`convert`]: RDP → (ε, δ) with the conversion dp-accounting uses, and δ for a given ε.
 //! - [`calibrate`]: the smallest noise multiplier for a target, the most steps that fit.
+//! - [`compose`]: ε of a list of charges by RDP and PLD, reporting the smaller.
+//! - [`estimators`]: DP estimates of a column's bounds and categories.
 //! - [`accountant`]: a run's [`Accountant`]: budget, charges, spent and remaining ε.
 //! - [`ledger`]: the per-dataset budget book on disk (SQLite, WAL, synchronous=FULL).
 //!
@@ -12,7 +14,9 @@
 
 pub mod accountant;
 pub mod calibrate;
+pub mod compose;
 pub mod convert;
+pub mod estimators;
 pub mod ledger;
 pub mod mechanism;
 pub mod pld;

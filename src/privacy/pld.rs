@@ -360,6 +360,16 @@ impl Pmf {
         }
     }
 
+    /// The same distribution with a further `p` of its mass moved to +∞.
+    pub fn with_infinity(&self, p: f64) -> Pmf {
+        Pmf {
+            h: self.h,
+            lower: self.lower,
+            probs: self.probs.iter().map(|x| x * (1.0 - p)).collect(),
+            infinity: self.infinity + p - self.infinity * p,
+        }
+    }
+
     /// The smallest ε ≥ 0 with δ(ε) ≤ `delta`; +∞ when the infinite mass exceeds δ.
     pub fn epsilon(&self, delta: f64) -> f64 {
         if self.infinity > delta {
@@ -446,6 +456,15 @@ impl Pld {
         }
     }
 
+    /// Both directions with a further `p` of their mass at +∞ (an event of probability
+    /// at most `p` that reveals everything).
+    pub fn with_infinity(&self, p: f64) -> Pld {
+        Pld {
+            remove: self.remove.with_infinity(p),
+            add: self.add.as_ref().map(|a| a.with_infinity(p)),
+        }
+    }
+
     /// ε at δ: the larger of the two directions.
     pub fn epsilon(&self, delta: f64) -> f64 {
         let r = self.remove.epsilon(delta);
@@ -483,6 +502,17 @@ mod tests {
         let p = 0.5 * (-50f64).exp();
         let z = ndtri_small(p);
         assert!(((log_ndtr(z) - p.ln()) / p.ln()).abs() < 1e-12, "{z}");
+    }
+
+    #[test]
+    fn infinite_mass_adds_to_delta_as_a_mixture() {
+        let g = Pld::subsampled_gaussian(1.0, 2.0, 1e-4);
+        let t = g.with_infinity(1e-6);
+        for eps in [0.0, 0.3, 1.0] {
+            let want = 1e-6 + (1.0 - 1e-6) * g.delta(eps);
+            assert!((t.delta(eps) - want).abs() < 1e-12 * want.max(1e-9) + 1e-15);
+        }
+        assert_eq!(t.epsilon(5e-7), f64::INFINITY, "δ below the infinite mass");
     }
 
     #[test]

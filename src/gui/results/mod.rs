@@ -294,6 +294,10 @@ impl ResultsPanel {
     }
 
     fn compare_ui(&self, ui: &mut egui::Ui) {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "A non-private diagnostic: these scores are computed on the real rows. Exporting the best of several runs tells the world which one won, a choice the accountant does not see; release a run you chose before looking, or count the selection in the budget.",
+        );
         egui::Grid::new("compare").striped(true).show(ui, |ui| {
             header_row(
                 ui,

@@ -319,26 +319,37 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
         )),
         None => ui.heading("Not private (ε = ∞): a reference model only, never to be released"),
     };
-    if let (Some(r), p) = (s.epsilon_rdp, s.epsilon_pld) {
-        ui.label(format!(
-            "RDP accountant: ε = {r:.4}{}",
-            p.map_or(String::new(), |p| format!(" · PLD accountant: ε = {p:.4}"))
-        ));
+    match (s.epsilon_rdp, s.epsilon_pld) {
+        (Some(r), p) => {
+            ui.label(format!(
+                "detail: RDP accountant ε = {r:.4}{}",
+                p.map_or(String::new(), |p| format!(" · PLD accountant ε = {p:.4}"))
+            ));
+        }
+        (None, Some(p)) => {
+            ui.label(format!(
+                "detail: PLD accountant ε = {p:.4} (RDP cannot bound the thresholded category estimate)"
+            ));
+        }
+        _ => {}
     }
     ui.label("Every use of the private rows:");
     for m in &s.mechanisms {
         ui.label(format!("  • {} × {}", m.mechanism.describe(), m.count));
     }
     if s.non_private_domains.is_empty() {
-        ui.label("Every column's domain was public (entered or confirmed), so the guarantee covers the whole release.");
+        ui.label("Every column's domain was public (typed by you) or estimated privately within this ε, so the guarantee covers the whole release.");
     } else {
         ui.colored_label(
             ui.visuals().warn_fg_color,
             format!(
-                "Not covered: the domains of {} were read off the data. Confirm public values in the Data tab to close this gap.",
+                "Not covered: the domains of {} were read off the data. In the Data tab, replace them with public values or estimate them privately to close this gap.",
                 s.non_private_domains.join(", ")
             ),
         );
+    }
+    if s.epsilon.is_some() {
+        ui.label("The number of records is treated as public (the usual convention): it sets the sampling rate the model file records.");
     }
     if s.not_for_release {
         ui.colored_label(

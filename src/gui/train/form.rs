@@ -132,6 +132,8 @@ pub(super) struct Form {
     pub advanced: Advanced,
     pub dataset_key: Option<String>,
     pub rows: usize,
+    /// The table's schema: columns marked for a private estimate add to the cost.
+    pub schema: Option<crate::data::schema::Schema>,
     cost: Latest<CostRequest, Result<Cost, JobError>>,
     /// The dataset's total ε as the user edits it, and what setting it said.
     total_input: String,
@@ -155,6 +157,7 @@ impl Default for Form {
             },
             dataset_key: None,
             rows: 0,
+            schema: None,
             cost: Latest::default(),
             total_input: String::new(),
             total_for: None,
@@ -183,12 +186,20 @@ impl Form {
     }
 
     pub fn delta(&self) -> Result<f64, String> {
-        self.delta
+        let d = self
+            .delta
             .trim()
             .parse::<f64>()
             .ok()
             .filter(|d| *d > 0.0 && *d < 1.0)
-            .ok_or_else(|| format!("δ '{}' is not a number between 0 and 1", self.delta.trim()))
+            .ok_or_else(|| format!("δ '{}' is not a number between 0 and 1", self.delta.trim()))?;
+        if self.info().private && self.rows > 0 && d * self.rows as f64 >= 1.0 {
+            return Err(format!(
+                "δ = {d} is at least 1/n = 1/{}: with such a δ a run may publish a record outright. Use δ well below 1/n",
+                self.rows
+            ));
+        }
+        Ok(d)
     }
 
     /// The cost preview's question, or why the form cannot ask it yet.
@@ -204,6 +215,8 @@ impl Form {
             delta: self.delta()?,
             rows: self.rows,
             overrides: self.advanced.overrides(),
+            schema: self.schema.clone(),
+            domains: job::DomainPolicy::AllowData,
         })
     }
 
@@ -317,6 +330,11 @@ impl Form {
                         "this dataset's budget: total ε {:.3} · spent {:.3} · this run {:.3} · left after {:.3}  (at the dataset's δ = {})",
                         c.total, c.spent, c.this_run, c.left_after, c.delta
                     ));
+                    if let Some(d) = c.domains {
+                        ui.label(format!(
+                            "domains: ε {d:.3} of this run's, to estimate the marked columns privately"
+                        ));
+                    }
                     if !c.summary.is_empty() {
                         ui.label(&c.summary);
                     }

@@ -153,6 +153,10 @@ impl TrainPanel {
     /// A new dataset (or schema): the key, the row count and the default δ.
     pub fn dataset_changed(&mut self, loaded: Option<&Loaded>) {
         self.form.dataset_key = loaded.and_then(|l| l.key.clone());
+        self.form.schema = match loaded.map(|l| &l.content) {
+            Some(Content::Table { schema, .. }) => Some(schema.clone()),
+            _ => None,
+        };
         self.form.ledger_changed();
         let rows = match loaded.map(|l| &l.content) {
             Some(Content::Table { table, .. }) => Some(table.n_rows),
@@ -211,6 +215,9 @@ impl TrainPanel {
             ledger: None,
             overrides: self.form.advanced.overrides(),
             checkpoints: None,
+            // The window shows uncovered domains in the statement before and after a run.
+            domains: job::DomainPolicy::AllowData,
+            force_delta: false,
         })
     }
 

@@ -1,0 +1,140 @@
+//! The content digest that keys a dataset's privacy budget.
+//!
+//! The same people's records must share one budget however the file is laid out, so the
+//! digest is taken of the parsed data, not the bytes: cells are normalised (text trimmed,
+//! numbers written in one canonical form, missing cells one marker), columns are taken in
+//! name order, and rows as a multiset (each row hashed, the row hashes sorted). A trailing
+//! newline, CRLF line ends, re-ordered rows or columns, quoting, or an Excel re-save that
+//! keeps the values all give the same key. An image set hashes its decoded pixels and
+//! labels the same way, so an IDX folder and its images file share a key.
+
+use sha2::{Digest as _, Sha256};
+
+use super::Dataset;
+use super::table::{Table, Values};
+
+/// Tag mixed into every digest, so a future change of normalisation gives new keys.
+const VERSION: &[u8] = b"dpsynth-content/1";
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The canonical text of a number: integers without a fraction, others by Rust's shortest
+/// round-trip form, and -0 as 0.
+fn number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
+        return format!("{}", x as i64);
+    }
+    format!("{x:?}")
+}
+
+/// The content key of a table.
+pub fn table_key(t: &Table) -> String {
+    let mut order: Vec<usize> = (0..t.columns.len()).collect();
+    order.sort_by(|a, b| t.columns[*a].name.cmp(&t.columns[*b].name));
+    let mut rows: Vec<[u8; 32]> = Vec::with_capacity(t.n_rows);
+    for r in 0..t.n_rows {
+        let mut h = Sha256::new();
+        for &c in &order {
+            let cell = match &t.columns[c].values {
+                Values::Number(v) => v[r].map(number),
+                Values::Text(v) => v[r].as_deref().map(|s| {
+                    let s = s.trim();
+                    // A number stored as text (a quoted cell) reads as that number.
+                    crate::util::fmt::parse_number(s).map_or_else(|| s.to_string(), number)
+                }),
+            };
+            match cell {
+                Some(s) => {
+                    h.update([1u8]);
+                    h.update((s.len() as u64).to_le_bytes());
+                    h.update(s.as_bytes());
+                }
+                None => h.update([0u8]),
+            }
+        }
+        rows.push(h.finalize().into());
+    }
+    rows.sort_unstable();
+    let mut h = Sha256::new();
+    h.update(VERSION);
+    for &c in &order {
+        let name = t.columns[c].name.trim();
+        h.update((name.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+    }
+    for r in &rows {
+        h.update(r);
+    }
+    hex(&h.finalize())
+}
+
+/// The content key of any dataset.
+pub fn content_key(d: &Dataset) -> String {
+    match d {
+        Dataset::Table(t) => table_key(t),
+        Dataset::Images(set) => {
+            let side = set.width * set.height;
+            let mut rows: Vec<[u8; 32]> = (0..set.len())
+                .map(|i| {
+                    let mut h = Sha256::new();
+                    if let Some(l) = &set.labels {
+                        h.update([1u8, l[i]]);
+                    } else {
+                        h.update([0u8]);
+                    }
+                    h.update(&set.pixels[i * side..(i + 1) * side]);
+                    h.finalize().into()
+                })
+                .collect();
+            rows.sort_unstable();
+            let mut h = Sha256::new();
+            h.update(VERSION);
+            h.update(b"images");
+            h.update((set.width as u64).to_le_bytes());
+            h.update((set.height as u64).to_le_bytes());
+            for r in &rows {
+                h.update(r);
+            }
+            hex(&h.finalize())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Table {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, text).unwrap();
+        crate::data::csv::load_csv(&p, &Default::default()).unwrap()
+    }
+
+    #[test]
+    fn layout_does_not_change_the_key_but_values_do() {
+        let base = parse("a,b\n1,x\n2.5,y\n,z\n");
+        let k = table_key(&base);
+        for same in [
+            "a,b\n1,x\n2.5,y\n,z",
+            "a,b\r\n1,x\r\n2.5,y\r\n,z\r\n",
+            "a,b\n2.5,y\n,z\n1,x\n",
+            "b,a\nx,1\ny,2.5\nz,\n",
+            "a,b\n1.0,\"x\"\n2.50,y\n,z\n",
+        ] {
+            assert_eq!(table_key(&parse(same)), k, "{same:?}");
+        }
+        for other in [
+            "a,b\n1,x\n2.5,y\n",
+            "a,b\n1,x\n2.5,y\n,z\n,z\n",
+            "a,c\n1,x\n2.5,y\n,z\n",
+        ] {
+            assert_ne!(table_key(&parse(other)), k, "{other:?}");
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Private domains for the columns whose bounds or categories the user could not give.
+//!
+//! A column whose domain was read off the rows (`from_data`) leaks: a bound is someone's
+//! value, a rare category names someone. This module replaces each such domain with a DP
+//! estimate ([`crate::privacy::estimators`]), charged to the run's accountant before the
+//! rows are read, and records it as `dp_estimated` in the schema.
+//!
+//! Accounting: one charge per estimated column, all at one noise level `std` calibrated so
+//! that the step as a whole costs the domain share of the run's ε (PLD; the method then
+//! calibrates its own noise so that both together fit the run's budget). Number columns are
+//! a Gaussian histogram (sensitivity 1); text columns a thresholded Gaussian histogram
+//! whose total infinite-loss mass is a tenth of the run's δ, split over those columns.
+//!
+//! Estimated category columns always allow missing values: levels too rare to pass the
+//! threshold are encoded as missing instead of failing the run (a public rule, not one
+//! the data choose). Estimated number columns do too, for the same reason.
+
+use rand::RngCore;
+
+use super::error::DataError;
+use super::schema::{ColumnSpec, Domain, EstimateMechanism, Kind, Provenance, Schema};
+use super::table::{Table, Values};
+use crate::privacy::calibrate::sigma_for_plan;
+use crate::privacy::estimators::{
+    category_mechanism, estimate_categories, estimate_number, number_mechanism,
+};
+use crate::privacy::rdp::product_orders;
+use crate::privacy::{Accountant, Budget, Charge};
+
+/// Default share of the run's ε spent on domains.
+pub const DEFAULT_SHARE: f64 = 0.1;
+/// Share of the run's δ given to the threshold of category estimates.
+const THRESHOLD_DELTA_SHARE: f64 = 0.1;
+
+/// What estimating the domains will cost, decided before any row is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomainPlan {
+    /// Columns to estimate (schema names), in schema order.
+    pub columns: Vec<String>,
+    pub std: f64,
+    /// Infinite-loss mass per category column.
+    pub delta_inf: f64,
+    /// The charges, in the order [`estimate_domains`] makes them.
+    pub charges: Vec<Charge>,
+    /// ε of the step alone (PLD) at the run's δ.
+    pub epsilon: f64,
+    pub delta: f64,
+}
+
+/// Whether a column's domain is estimated as numbers (bounds) or as text (categories).
+fn is_number(spec: &ColumnSpec) -> bool {
+    spec.kind == Kind::Continuous
+}
+
+/// The columns whose domain was read off the rows (`from_data`).
+pub fn uncovered(schema: &Schema) -> Vec<String> {
+    names_where(schema, |p| p == Provenance::FromData)
+}
+
+/// The columns marked for a private estimate (`to_estimate`).
+pub fn marked(schema: &Schema) -> Vec<String> {
+    names_where(schema, |p| p == Provenance::ToEstimate)
+}
+
+fn names_where(schema: &Schema, f: impl Fn(Provenance) -> bool) -> Vec<String> {
+    schema
+        .columns
+        .iter()
+        .filter(|c| c.kind != Kind::Ignored && f(c.provenance))
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// Plans the estimate of the columns marked `to_estimate`, and of every `from_data` one
+/// too when `all_uncovered`, at `share` of `budget.epsilon`; `None` when there are none.
+pub fn plan_domains(
+    schema: &Schema,
+    budget: Budget,
+    share: f64,
+    all_uncovered: bool,
+) -> Result<Option<DomainPlan>, DataError> {
+    let columns = names_where(schema, |p| {
+        p == Provenance::ToEstimate || (all_uncovered && p == Provenance::FromData)
+    });
+    if columns.is_empty() {
+        return Ok(None);
+    }
+    if !(share > 0.0 && share < 1.0) {
+        return Err(DataError::Schema(format!(
+            "the share of ε for estimating domains must be between 0 and 1, got {share}"
+        )));
+    }
+    let specs: Vec<&ColumnSpec> = columns.iter().filter_map(|c| schema.column(c)).collect();
+    let n_text = specs.iter().filter(|s| !is_number(s)).count();
+    let delta_inf = budget.delta * THRESHOLD_DELTA_SHARE / n_text.max(1) as f64;
+    let charges_at = |std: f64| -> Vec<Charge> {
+        specs
+            .iter()
+            .map(|s| Charge {
+                mechanism: if is_number(s) {
+                    number_mechanism(std)
+                } else {
+                    category_mechanism(std, delta_inf)
+                },
+                count: 1,
+            })
+            .collect()
+    };
+    let epsilon = budget.epsilon * share;
+    let std = sigma_for_plan(
+        charges_at,
+        epsilon,
+        budget.delta,
+        &product_orders(),
+        (specs.len() as f64).sqrt() / epsilon,
+        1e-3,
+    )
+    .map_err(|e| DataError::Schema(format!("cannot estimate the domains privately: {e}")))?;
+    let charges = charges_at(std);
+    let spent = crate::privacy::compose::compose(&charges, &product_orders(), budget.delta);
+    Ok(Some(DomainPlan {
+        columns,
+        std,
+        delta_inf,
+        charges,
+        epsilon: spent.epsilon,
+        delta: budget.delta,
+    }))
+}
+
+/// Runs `plan` on `table`: charges each column's estimate to `accountant` before reading
+/// it, and returns `schema` with those domains replaced and marked `dp_estimated`. A
+/// text column with no level frequent enough becomes ignored, and a number column whose
+/// counts are all within the noise keeps no bounds: both are named in the error if
+/// nothing usable is left.
+pub fn estimate_domains(
+    table: &Table,
+    schema: &Schema,
+    plan: &DomainPlan,
+    accountant: &mut Accountant,
+    rng: &mut dyn RngCore,
+) -> Result<Schema, DataError> {
+    let mut out = schema.clone();
+    let mut failed = Vec::new();
+    for (name, charge) in plan.columns.iter().zip(&plan.charges) {
+        let Some(spec) = out.columns.iter_mut().find(|c| &c.name == name) else {
+            continue;
+        };
+        let col = table
+            .column(name)
+            .ok_or_else(|| DataError::column(name, "is in the schema but not in the data"))?;
+        accountant.charge(charge.mechanism, 1).map_err(|e| {
+            DataError::column(name, format!("its domain estimate was refused: {e}"))
+        })?;
+        let provenance = |mechanism| Provenance::DpEstimated {
+            epsilon: plan.epsilon,
+            delta: plan.delta,
+            mechanism,
+        };
+        if is_number(spec) {
+            let values: Vec<Option<f64>> = match &col.values {
+                Values::Number(v) => v.clone(),
+                Values::Text(v) => v
+                    .iter()
+                    .map(|c| c.as_deref().and_then(crate::util::fmt::parse_number))
+                    .collect(),
+            };
+            let d = estimate_number(&values, plan.std, rng);
+            match d.bounds {
+                Some((lower, upper)) => {
+                    spec.domain = Some(Domain::Bounds { lower, upper });
+                    spec.integer = d.integer;
+                    spec.missing = true;
+                    spec.provenance = provenance(EstimateMechanism::GaussianGridHistogram);
+                }
+                None => {
+                    failed.push(name.clone());
+                    spec.kind = Kind::Ignored;
+                    spec.domain = None;
+                    spec.integer = false;
+                    spec.missing = false;
+                    spec.provenance = provenance(EstimateMechanism::GaussianGridHistogram);
+                }
+            }
+        } else {
+            let counts = level_counts(col);
+            let levels = estimate_categories(&counts, plan.std, plan.delta_inf, rng);
+            spec.provenance = provenance(EstimateMechanism::ThresholdedGaussianHistogram);
+            spec.missing = true;
+            match levels.len() {
+                0 => {
+                    failed.push(name.clone());
+                    spec.kind = Kind::Ignored;
+                    spec.domain = None;
+                    spec.missing = false;
+                }
+                2 if spec.kind == Kind::Binary => {
+                    spec.domain = Some(Domain::Categories(levels));
+                }
+                _ => {
+                    spec.kind = Kind::Categorical;
+                    spec.domain = Some(Domain::Categories(levels));
+                }
+            }
+        }
+    }
+    out.validate().map_err(|e| {
+        DataError::Schema(format!(
+            "after estimating domains privately nothing usable is left ({e}); columns too sparse to estimate: {}. Give their domains as public facts",
+            failed.join(", ")
+        ))
+    })?;
+    Ok(out)
+}
+
+/// Each level of a text column and how many rows hold it (missing cells left out).
+fn level_counts(col: &super::table::Column) -> Vec<(String, u64)> {
+    let mut map: std::collections::BTreeMap<String, u64> = Default::default();
+    for r in 0..col.values.len() {
+        if let Some(v) = col.text(r) {
+            *map.entry(v).or_insert(0) += 1;
+        }
+    }
+    map.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::infer::infer_schema;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    fn adult() -> Table {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/adult/adult_train.csv");
+        match crate::data::open(&path, &Default::default()).unwrap() {
+            crate::data::Dataset::Table(t) => t,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn estimated_domains_hide_rare_levels_and_extremes_and_are_charged() {
+        let t = adult();
+        let schema = infer_schema(&t).unwrap().schema;
+        let budget = Budget {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let plan = plan_domains(&schema, budget, 0.1, true).unwrap().unwrap();
+        assert_eq!(plan.columns.len(), 15);
+        assert!(
+            plan.epsilon <= 0.1 + 1e-9 && plan.epsilon > 0.09,
+            "{plan:?}"
+        );
+        let mut acc = Accountant::for_plan(budget, &plan.charges).unwrap();
+        let mut rng = StdRng::seed_from_u64(3);
+        let out = estimate_domains(&t, &schema, &plan, &mut acc, &mut rng).unwrap();
+        assert_eq!(acc.history().iter().map(|c| c.count).sum::<u64>(), 15);
+        assert!(out.non_private_domains().is_empty());
+        let country = out.column("native-country").unwrap();
+        let levels = country.categories().unwrap();
+        assert!(levels.contains(&"United-States".to_string()));
+        assert!(!levels.contains(&"Holand-Netherlands".to_string()));
+        let (_, upper) = out.column("fnlwgt").unwrap().bounds().unwrap();
+        assert!(
+            upper < 1_484_705.0,
+            "the one extreme value is not a bound: {upper}"
+        );
+        assert!(out.column("age").unwrap().integer);
+        // The estimated schema encodes the same rows without error.
+        let enc = crate::data::encode::Encoding::new(&out).unwrap();
+        enc.encode(&t).unwrap();
+    }
+}

@@ -1,0 +1,193 @@
+//! ε of a composition of charges, by both accountants, reporting the smaller.
+//!
+//! RDP and PLD are each a valid upper bound on the same composition, so their minimum is
+//! one too. PLD is the tighter for Gaussian-type mechanisms (often by half at ε ≈ 1) and
+//! RDP is the only one for the mechanisms the PLD code does not model (exponential,
+//! pure-DP, PATE's NoisyMax); a history mixing both is composed by RDP alone.
+//!
+//! Everything that spends or checks budget (calibration, a run's accountant, the ledger)
+//! goes through [`compose`], so the figure that decides is the figure that is shown.
+
+use super::accountant::{Charge, charges_curve};
+use super::convert::to_epsilon;
+use super::mechanism::Mechanism;
+use super::pld::{DEFAULT_INTERVAL, Pld};
+
+/// Which accountant gave a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    Rdp,
+    Pld,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Rdp => "rdp",
+            Method::Pld => "pld",
+        }
+    }
+}
+
+/// ε of a composition at one δ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Composed {
+    /// The reported figure: the smaller of the two.
+    pub epsilon: f64,
+    pub by: Method,
+    pub rdp: f64,
+    /// `None` when some charge is a mechanism the PLD accountant does not model.
+    pub pld: Option<f64>,
+}
+
+/// The PLD of one charge, or `None` for a mechanism PLD does not model. A zero-count or
+/// zero-rate charge has no loss and gives `Some(None)`.
+fn pld_of(ch: &Charge) -> Option<Option<Pld>> {
+    if let Mechanism::ThresholdedGaussian { std, delta_inf } = ch.mechanism {
+        if ch.count == 0 {
+            return Some(None);
+        }
+        let one = Pld::subsampled_gaussian(1.0, std, DEFAULT_INTERVAL).with_infinity(delta_inf);
+        return Some(Some(one.self_compose(ch.count)));
+    }
+    let (q, sigma) = match ch.mechanism {
+        Mechanism::SubsampledGaussian { q, sigma } => (q, sigma),
+        Mechanism::Gaussian { sensitivity, std } if sensitivity > 0.0 => (1.0, std / sensitivity),
+        Mechanism::Gaussian { .. } => return Some(None),
+        _ => return None,
+    };
+    if q <= 0.0 || ch.count == 0 {
+        return Some(None);
+    }
+    Some(Some(
+        Pld::subsampled_gaussian(q.min(1.0), sigma, DEFAULT_INTERVAL).self_compose(ch.count),
+    ))
+}
+
+/// ε of `charges` by PLD at `delta`; `None` if a charge is not modelled. Milliseconds to
+/// about a second (one FFT power per distinct mechanism): not for every step.
+pub fn pld_epsilon(charges: &[Charge], delta: f64) -> Option<f64> {
+    // Uses of one mechanism compose as one FFT power, however they were split.
+    let mut merged: Vec<Charge> = Vec::new();
+    for ch in charges {
+        match merged.iter_mut().find(|m| m.mechanism == ch.mechanism) {
+            Some(m) => m.count += ch.count,
+            None => merged.push(*ch),
+        }
+    }
+    let mut total: Option<Pld> = None;
+    for ch in &merged {
+        if let Some(p) = pld_of(ch)? {
+            total = Some(match total {
+                None => p,
+                Some(t) => t.compose(&p),
+            });
+        }
+    }
+    Some(total.map_or(0.0, |t| t.epsilon(delta)))
+}
+
+/// ε of `charges` at `delta`: RDP on `orders` and PLD, reporting the smaller.
+pub fn compose(charges: &[Charge], orders: &[f64], delta: f64) -> Composed {
+    let rdp = to_epsilon(orders, &charges_curve(charges, orders), delta).epsilon;
+    let pld = pld_epsilon(charges, delta);
+    match pld {
+        Some(p) if p < rdp => Composed {
+            epsilon: p,
+            by: Method::Pld,
+            rdp,
+            pld,
+        },
+        _ => Composed {
+            epsilon: rdp,
+            by: Method::Rdp,
+            rdp,
+            pld,
+        },
+    }
+}
+
+/// Whether `history` is covered by `plan`: for every mechanism, no more uses than the
+/// plan has. Composition only grows with more charges, so a covered history spends at
+/// most what the plan does, by either accountant.
+pub fn covered_by(history: &[Charge], plan: &[Charge]) -> bool {
+    history.iter().all(|h| {
+        let used: u64 = history
+            .iter()
+            .filter(|c| c.mechanism == h.mechanism)
+            .map(|c| c.count)
+            .sum();
+        let allowed: u64 = plan
+            .iter()
+            .filter(|c| c.mechanism == h.mechanism)
+            .map(|c| c.count)
+            .sum();
+        used <= allowed
+    })
+}
+
+/// The first `fraction` of `plan`'s uses, in plan order (phases run in that order).
+pub fn plan_prefix(plan: &[Charge], fraction: f64) -> Vec<Charge> {
+    let total: u64 = plan.iter().map(|c| c.count).sum();
+    let mut left = ((total as f64) * fraction.clamp(0.0, 1.0)).ceil() as u64;
+    let mut out = Vec::new();
+    for c in plan {
+        if left == 0 {
+            break;
+        }
+        let take = c.count.min(left);
+        out.push(Charge {
+            mechanism: c.mechanism,
+            count: take,
+        });
+        left -= take;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::rdp::product_orders;
+
+    fn sg(q: f64, sigma: f64, count: u64) -> Charge {
+        Charge {
+            mechanism: Mechanism::SubsampledGaussian { q, sigma },
+            count,
+        }
+    }
+
+    #[test]
+    fn the_smaller_bound_is_reported_and_unmodelled_mechanisms_fall_back_to_rdp() {
+        let o = product_orders();
+        let c = compose(&[sg(0.01, 1.0, 1000)], &o, 1e-5);
+        assert_eq!(c.by, Method::Pld);
+        assert!(c.epsilon < c.rdp);
+        let mixed = [
+            sg(0.01, 1.0, 1000),
+            Charge {
+                mechanism: Mechanism::Exponential { epsilon: 0.1 },
+                count: 1,
+            },
+        ];
+        let m = compose(&mixed, &o, 1e-5);
+        assert_eq!((m.by, m.pld), (Method::Rdp, None));
+        assert_eq!(compose(&[], &o, 1e-5).epsilon, 0.0);
+    }
+
+    #[test]
+    fn coverage_counts_uses_per_mechanism() {
+        let plan = [sg(0.01, 1.0, 100), sg(0.02, 2.0, 50)];
+        assert!(covered_by(&[sg(0.01, 1.0, 100), sg(0.02, 2.0, 10)], &plan));
+        assert!(covered_by(&[sg(0.01, 1.0, 60), sg(0.01, 1.0, 40)], &plan));
+        assert!(!covered_by(&[sg(0.01, 1.0, 101)], &plan));
+        assert!(!covered_by(&[sg(0.01, 1.1, 1)], &plan));
+        assert_eq!(plan_prefix(&plan, 0.5), vec![sg(0.01, 1.0, 75)]);
+        assert_eq!(
+            plan_prefix(&plan, 0.8),
+            vec![sg(0.01, 1.0, 100), sg(0.02, 2.0, 20)]
+        );
+        assert_eq!(plan_prefix(&plan, 1.0), plan.to_vec());
+    }
+}

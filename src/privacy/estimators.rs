@@ -1,0 +1,287 @@
+//! DP estimates of a column's domain, for columns whose bounds or categories the user
+//! cannot give. Each is post-processing of one noisy histogram, so one charge per column:
+//!
+//! - **bounds** of a number column: Gaussian noise on the counts of a public, coarse,
+//!   signed log-spaced grid of cells ([`bound_grid`]), each cell split by whether the value
+//!   is a whole number, plus one cell for missing values. The bounds are the grid edges
+//!   around the noisy 1st and 99th percentiles; whether the column is integer is read off
+//!   the noisy count of non-integer values. Every record falls in exactly one cell, so
+//!   adding or removing one moves one count by 1: **L2 sensitivity 1**, accounted as
+//!   [`Mechanism::Gaussian`] `{ sensitivity: 1, std }`.
+//! - **categories** of a text column: the levels are read from the data, so a level held
+//!   by one person must never come out. Gaussian noise on each level's count, and only
+//!   levels whose noisy count passes a threshold τ = 1 + std·Φ⁻¹(1 − δ∞) are released
+//!   (DP partition selection; Korolova et al. 2009, Gopi et al. 2020). Sensitivity 1 as
+//!   above; a level held by one record passes with probability at most δ∞. Accounted as
+//!   [`Mechanism::ThresholdedGaussian`] `{ std, delta_inf }`.
+//!
+//! The rows a caller passes are private; only the returned estimates may leave.
+
+use rand::RngCore;
+use rand_distr::{Distribution, Normal};
+
+use super::mechanism::Mechanism;
+
+/// Percentiles the bounds are read at (values outside are clamped when encoding).
+pub const BOUND_PERCENTILES: (f64, f64) = (0.01, 0.99);
+
+/// The public grid of candidate bounds: 0 and ±{1, 2, 5}·10^k for k = −2…9, sorted. It
+/// depends on nothing in the data, so choosing among its points reveals only the noisy
+/// counts.
+pub fn bound_grid() -> Vec<f64> {
+    let mut pos = Vec::new();
+    for k in -2..=9 {
+        for m in [1.0, 2.0, 5.0] {
+            pos.push(m * 10f64.powi(k));
+        }
+    }
+    let mut g: Vec<f64> = pos.iter().rev().map(|x| -x).collect();
+    g.push(0.0);
+    g.extend(pos);
+    g
+}
+
+/// The cell of `x` on `grid`: 0 for x ≤ grid[0], i for grid[i-1] < x ≤ grid[i], and
+/// grid.len() above the last point (the cells are the spaces between edges).
+pub fn cell_of(grid: &[f64], x: f64) -> usize {
+    grid.partition_point(|g| *g < x)
+}
+
+fn noise(rng: &mut dyn RngCore, std: f64) -> f64 {
+    // std > 0 and finite is checked by the callers' mechanism validation.
+    Normal::new(0.0, std).map_or(0.0, |n| n.sample(rng))
+}
+
+/// What the bounds estimator releases for one number column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumberDomain {
+    /// `None` when the noisy counts were too small to place a percentile: the column needs
+    /// public bounds (the charge is spent either way).
+    pub bounds: Option<(f64, f64)>,
+    pub integer: bool,
+    pub missing: bool,
+}
+
+/// The mechanism [`estimate_number`] runs at noise `std`.
+pub fn number_mechanism(std: f64) -> Mechanism {
+    Mechanism::Gaussian {
+        sensitivity: 1.0,
+        std,
+    }
+}
+
+/// Estimates a number column's bounds, integer flag and missingness (see the module doc
+/// for sensitivity and accounting). `values` holds `None` for missing cells; `n` is the
+/// public row count. Charge [`number_mechanism`]`(std)` once before calling.
+pub fn estimate_number(values: &[Option<f64>], std: f64, rng: &mut dyn RngCore) -> NumberDomain {
+    let grid = bound_grid();
+    let cells = grid.len() + 1;
+    // [cell][0 = whole number, 1 = fractional], then the missing cell.
+    let mut counts = vec![[0u64; 2]; cells];
+    let mut missing = 0u64;
+    for v in values {
+        match v {
+            Some(x) if x.is_finite() => {
+                counts[cell_of(&grid, *x)][usize::from(x.fract() != 0.0)] += 1;
+            }
+            _ => missing += 1,
+        }
+    }
+    let noisy: Vec<[f64; 2]> = counts
+        .iter()
+        .map(|c| [c[0] as f64 + noise(rng, std), c[1] as f64 + noise(rng, std)])
+        .collect();
+    let noisy_missing = missing as f64 + noise(rng, std);
+    // Everything below is post-processing of the noisy counts. Cells within three noise
+    // deviations of zero are treated as empty: most grid cells are, and their positive
+    // noise would otherwise add up to a fake tail that moves the percentiles.
+    let floor = 3.0 * std * std::f64::consts::SQRT_2;
+    let per_cell: Vec<f64> = noisy
+        .iter()
+        .map(|c| c[0] + c[1])
+        .map(|c| if c > floor { c } else { 0.0 })
+        .collect();
+    let total: f64 = per_cell.iter().sum();
+    let fractional: f64 = noisy.iter().map(|c| c[1]).sum();
+    let spread = 3.0 * std * (cells as f64).sqrt();
+    let n = values.len() as f64;
+    NumberDomain {
+        bounds: bounds_from_cells(&grid, &per_cell, total, spread),
+        integer: fractional <= (0.01 * n).max(spread),
+        missing: noisy_missing > 3.0 * std,
+    }
+}
+
+/// Grid edges around the noisy percentiles: the lower edge of the cell where the noisy
+/// cumulative count passes the low percentile, the upper edge of the cell where it passes
+/// the high one. `None` when the total is within the noise (`spread`).
+fn bounds_from_cells(
+    grid: &[f64],
+    per_cell: &[f64],
+    total: f64,
+    spread: f64,
+) -> Option<(f64, f64)> {
+    if total <= spread || total <= 0.0 {
+        return None;
+    }
+    let (p_lo, p_hi) = BOUND_PERCENTILES;
+    let cell_at = |p: f64| {
+        let mut acc = 0.0;
+        for (i, c) in per_cell.iter().enumerate() {
+            acc += c;
+            if acc >= p * total {
+                return i;
+            }
+        }
+        per_cell.len() - 1
+    };
+    let (lo_cell, hi_cell) = (cell_at(p_lo), cell_at(p_hi));
+    // Cell i spans (grid[i-1], grid[i]]; the outer cells end at the grid's last points.
+    let lower = grid[lo_cell.saturating_sub(1).min(grid.len() - 1)];
+    let mut upper = grid[hi_cell.min(grid.len() - 1)];
+    if upper <= lower {
+        upper = grid[(grid.partition_point(|g| *g <= lower)).min(grid.len() - 1)];
+    }
+    (upper > lower).then_some((lower, upper))
+}
+
+/// τ such that a level held by one record passes with probability at most `delta_inf`:
+/// P(1 + N(0, std²) > τ) = δ∞.
+pub fn category_threshold(std: f64, delta_inf: f64) -> f64 {
+    1.0 + std * normal_upper_quantile(delta_inf)
+}
+
+/// z with P(N(0, 1) > z) = p, for small p (bisection on erfc: slow and obviously right).
+fn normal_upper_quantile(p: f64) -> f64 {
+    let tail = |z: f64| 0.5 * libm::erfc(z / std::f64::consts::SQRT_2);
+    let (mut lo, mut hi) = (-10.0, 40.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if tail(mid) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// The mechanism [`estimate_categories`] runs.
+pub fn category_mechanism(std: f64, delta_inf: f64) -> Mechanism {
+    Mechanism::ThresholdedGaussian { std, delta_inf }
+}
+
+/// The levels of a text column whose noisy count passes the threshold, most frequent
+/// (by noisy count) first. `counts` are the data's levels and their counts (missing cells
+/// excluded). Charge [`category_mechanism`]`(std, delta_inf)` once before calling.
+pub fn estimate_categories(
+    counts: &[(String, u64)],
+    std: f64,
+    delta_inf: f64,
+    rng: &mut dyn RngCore,
+) -> Vec<String> {
+    let tau = category_threshold(std, delta_inf);
+    let mut kept: Vec<(f64, &str)> = counts
+        .iter()
+        .filter(|(_, c)| *c > 0)
+        .map(|(k, c)| (*c as f64 + noise(rng, std), k.as_str()))
+        .filter(|(noisy, _)| *noisy > tau)
+        .collect();
+    kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    kept.into_iter().map(|(_, k)| k.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    #[test]
+    fn the_grid_is_public_sorted_and_symmetric() {
+        let g = bound_grid();
+        assert!(g.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(g.len() % 2, 1);
+        assert_eq!(g[g.len() / 2], 0.0);
+        assert_eq!(cell_of(&g, -1e12), 0);
+        assert_eq!(cell_of(&g, 1e12), g.len());
+        // A value on an edge belongs to the cell that edge closes.
+        let i = g.iter().position(|x| *x == 100.0).unwrap();
+        assert_eq!(cell_of(&g, 100.0), i);
+        assert_eq!(cell_of(&g, 100.5), i + 1);
+    }
+
+    /// The histogram's sensitivity, checked on neighbouring tables: removing any one row
+    /// changes exactly one (cell, whole/fractional) count or the missing count, by one.
+    #[test]
+    fn one_record_moves_one_count_by_one() {
+        let g = bound_grid();
+        let rows = [
+            Some(3.0),
+            Some(3.5),
+            None,
+            Some(-7.0),
+            Some(1e11),
+            Some(0.0),
+        ];
+        let hist = |v: &[Option<f64>]| {
+            let mut h = std::collections::HashMap::new();
+            for x in v {
+                let key = match x {
+                    Some(x) => (cell_of(&g, *x) as i64, x.fract() != 0.0),
+                    None => (-1, false),
+                };
+                *h.entry(key).or_insert(0i64) += 1;
+            }
+            h
+        };
+        let full = hist(&rows);
+        for drop in 0..rows.len() {
+            let mut less = rows.to_vec();
+            less.remove(drop);
+            let h = hist(&less);
+            let l1: i64 = full
+                .iter()
+                .map(|(k, v)| (v - h.get(k).copied().unwrap_or(0)).abs())
+                .sum();
+            assert_eq!(l1, 1, "removing row {drop}");
+        }
+    }
+
+    #[test]
+    fn bounds_bracket_the_bulk_and_ignore_one_outlier() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut v: Vec<Option<f64>> = (0..20_000).map(|i| Some(17.0 + (i % 70) as f64)).collect();
+        v.push(Some(1_484_705.0)); // one person's extreme value
+        v.push(None);
+        let d = estimate_number(&v, 5.0, &mut rng);
+        let (lo, hi) = d.bounds.unwrap();
+        assert!(lo <= 17.0 && lo >= 0.0, "{lo}");
+        assert!((86.0..=100.0).contains(&hi), "{hi}");
+        assert!(d.integer);
+        assert!(!d.missing, "one missing cell is within the noise");
+        let frac: Vec<Option<f64>> = (0..5_000).map(|i| Some(i as f64 / 7.0)).collect();
+        assert!(!estimate_number(&frac, 5.0, &mut rng).integer);
+        assert_eq!(estimate_number(&[Some(1.0)], 5.0, &mut rng).bounds, None);
+    }
+
+    #[test]
+    fn a_level_held_by_one_person_never_comes_out() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let std = 2.0;
+        let tau = category_threshold(std, 1e-7);
+        // The slow reference: the tail of N(0, 1) at (τ − 1)/std is δ∞.
+        let z = (tau - 1.0) / std;
+        let tail = 0.5 * libm::erfc(z / std::f64::consts::SQRT_2);
+        assert!((tail / 1e-7 - 1.0).abs() < 1e-6, "{tail}");
+        let counts = vec![
+            ("United-States".to_string(), 29_000),
+            ("Mexico".to_string(), 600),
+            ("Holand-Netherlands".to_string(), 1),
+        ];
+        for _ in 0..2_000 {
+            let kept = estimate_categories(&counts, std, 1e-7, &mut rng);
+            assert_eq!(kept, vec!["United-States", "Mexico"]);
+        }
+    }
+}
