@@ -417,3 +417,19 @@ fn dropout_masks_in_training_and_passes_through_at_inference() {
         vec![1.0; 2000]
     );
 }
+
+#[test]
+fn clip_factors_are_exact_in_f64_and_drop_non_finite_norms() {
+    let sq = Tensor::new(&[0.25f32, 4.0, 1e30, f32::NAN, f32::INFINITY], &Device::Cpu).unwrap();
+    let c: Vec<f32> = clip_factors(&sq, 1.0).unwrap().to_vec1().unwrap();
+    assert_eq!(c[0], 1.0, "inside the ball: untouched");
+    assert!(c[1] <= 0.5 && c[1] > 0.4999, "{}", c[1]);
+    for (i, n) in [(1usize, 2.0f64), (2, 1e15)] {
+        assert!(f64::from(c[i]) * n <= 1.0, "clipped norm must not exceed C");
+    }
+    assert_eq!(
+        (c[3], c[4]),
+        (0.0, 0.0),
+        "a non-finite norm contributes nothing"
+    );
+}

@@ -506,3 +506,29 @@ fn domains_read_off_the_rows_are_refused_estimated_or_flagged() {
     assert_eq!(v["non_private_domains"].as_array().unwrap().len(), 15);
     assert!(String::from_utf8_lossy(&o.stderr).contains("NOT cover"));
 }
+
+#[test]
+fn a_schema_cannot_claim_an_estimate_the_ledger_never_charged() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("l.sqlite3");
+    // A hand-written schema that calls a data-read domain "dp_estimated".
+    let text = std::fs::read_to_string(common::repo("assets/adult/adult.schema.json")).unwrap();
+    let forged = text.replacen(
+        "\"provenance\": \"user_provided\"",
+        "\"provenance\": {\"dp_estimated\": {\"epsilon\": 0.01}}",
+        1,
+    );
+    let schema = dir.path().join("forged.schema.json");
+    std::fs::write(&schema, forged).unwrap();
+    let mut cfg = config(dir.path(), "dp-gan", 1.0, "tiny");
+    cfg.schema = Some(schema);
+    cfg.overrides
+        .insert("critic_steps".into(), serde_json::json!(10));
+    // Refused like any data-read domain, naming the column…
+    let e = run(cfg.clone(), &ledger, None).unwrap_err();
+    assert!(e.contains("age"), "{e}");
+    // …and estimated for real (and recorded) when asked.
+    cfg.domains = job::DomainPolicy::Estimate { share: 0.1 };
+    let s = run(cfg, &ledger, None).unwrap();
+    assert_eq!(s.estimated_domains, vec!["age".to_string()]);
+}

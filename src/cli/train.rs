@@ -152,6 +152,9 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
                     );
                 }
             }
+            Event::Notice(m) => {
+                let _ = writeln!(err, "dpsynth: warning: {m}");
+            }
             Event::Checkpoint { .. } | Event::Samples { .. } | Event::Budget { .. } => {}
             Event::Progress(p) => {
                 let frac = p.step as f64 / p.total.max(1) as f64;

@@ -213,6 +213,31 @@ pub fn estimate_domains(
     Ok(out)
 }
 
+/// A digest of one column's spec (kind, domain, flags, provenance): what the ledger keeps
+/// to recognise a DP estimate when a schema file brings it back.
+pub fn spec_digest(spec: &ColumnSpec) -> String {
+    use sha2::{Digest as _, Sha256};
+    let json = serde_json::to_string(spec).unwrap_or_default();
+    Sha256::digest(json.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Turns every `dp_estimated` column for which `trusted` says no into `from_data`: a
+/// schema file can claim anything, and only an estimate this dataset's ledger charged
+/// is covered. Returns the columns demoted.
+pub fn distrust_unrecorded(schema: &mut Schema, trusted: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &mut schema.columns {
+        if matches!(c.provenance, Provenance::DpEstimated { .. }) && !trusted(&spec_digest(c)) {
+            c.provenance = Provenance::FromData;
+            out.push(c.name.clone());
+        }
+    }
+    out
+}
+
 /// Each level of a text column and how many rows hold it (missing cells left out).
 fn level_counts(col: &super::table::Column) -> Vec<(String, u64)> {
     let mut map: std::collections::BTreeMap<String, u64> = Default::default();

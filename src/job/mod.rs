@@ -158,6 +158,8 @@ pub enum Event {
         epoch: u64,
         table: Arc<crate::data::Table>,
     },
+    /// Something the user should know that does not stop the run (shown in the log).
+    Notice(String),
     Finished(Result<RunSummary, JobError>),
 }
 

@@ -252,7 +252,7 @@ pub(super) fn run(
     let t0 = Instant::now();
     let (info, private) = method_for(cfg)?;
     let mut method = info.instantiate(&cfg.preset, cfg.epsilon, &cfg.overrides)?;
-    let (loaded, key) = load(cfg)?;
+    let (mut loaded, key) = load(cfg)?;
     if !info.accepts(loaded.kind()) {
         return Err(JobError::Usage(format!(
             "{} cannot train on {}; pick a method that accepts them (`dpsynth methods`)",
@@ -275,6 +275,26 @@ pub(super) fn run(
         epsilon: if private { cfg.epsilon } else { f64::MAX },
         delta: cfg.delta,
     };
+    if let (true, Loaded::Table { schema, .. }) = (private, &mut loaded) {
+        let claims = schema.columns.iter().any(|c| {
+            matches!(
+                c.provenance,
+                crate::data::schema::Provenance::DpEstimated { .. }
+            )
+        });
+        if claims {
+            let ledger = open_ledger(cfg, ledger_path, &key)?;
+            let demoted = estimate::distrust_unrecorded(schema, |d| {
+                ledger.has_estimate(&key, d).unwrap_or(false)
+            });
+            if !demoted.is_empty() {
+                send(Event::Notice(format!(
+                    "the schema calls the domains of {} DP-estimated, but this dataset's ledger has no such estimate: they are treated as read off the data",
+                    demoted.join(", ")
+                )));
+            }
+        }
+    }
     let domain_plan = domain_step(cfg, &loaded, private, budget)?;
     let prior: Vec<Charge> = domain_plan
         .as_ref()
@@ -289,7 +309,7 @@ pub(super) fn run(
     } else {
         Accountant::new(budget)
     };
-    let reservation = if private {
+    let mut reservation = if private {
         Some(Reservation::make(cfg, ledger_path, &key, &charges)?)
     } else {
         // Nothing to spend, but the book shows the data were read without protection.
@@ -315,7 +335,17 @@ pub(super) fn run(
                         noise.rng(),
                     );
                     match est {
-                        Ok(s) => (s, d.columns.clone()),
+                        Ok(s) => {
+                            if let Some(r) = reservation.as_mut() {
+                                for name in &d.columns {
+                                    if let Some(spec) = s.column(name) {
+                                        let digest = estimate::spec_digest(spec);
+                                        r.ledger.record_estimate(&key, &digest)?;
+                                    }
+                                }
+                            }
+                            (s, d.columns.clone())
+                        }
                         Err(e) => {
                             if let Some(r) = reservation {
                                 r.settle(&accountant)?;

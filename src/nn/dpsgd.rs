@@ -193,9 +193,25 @@ pub fn clipped_sums(signals: &[Signal], c: &Tensor) -> Result<Vec<Tensor>> {
     Ok(out)
 }
 
-/// Clip factors min(1, C/‖g_i‖).
+/// Clip factors min(1, C/‖g_i‖), computed in f64 and rounded down by a relative 1e-6 so
+/// that the f32 factor times the norm never exceeds C. A non-finite norm gets factor 0
+/// (the example adds nothing; the finiteness check after the step then names the fault).
 pub fn clip_factors(sq_norms: &Tensor, clip: f64) -> Result<Tensor> {
-    Ok(((sq_norms.sqrt()? + 1e-12)?.recip()? * clip)?.clamp(0f32, 1f32)?)
+    let sq: Vec<f32> = sq_norms.to_vec1()?;
+    let c: Vec<f32> = sq
+        .iter()
+        .map(|&s| {
+            let n = f64::from(s).sqrt();
+            if !n.is_finite() {
+                0.0
+            } else if n <= clip {
+                1.0
+            } else {
+                (clip / n * (1.0 - 1e-6)) as f32
+            }
+        })
+        .collect();
+    Ok(Tensor::from_vec(c, sq.len(), sq_norms.device())?)
 }
 
 /// What one step did.
@@ -249,7 +265,18 @@ pub fn private_grads(
     let mut out = Vec::with_capacity(sums.len());
     for s in sums {
         let z = noise.gaussian_like(&s, std)?;
-        out.push((s + z)?);
+        let g = (s + z)?;
+        // Checked before any update: a NaN or ∞ would otherwise end in a NaN model.
+        let total = g
+            .sum_all()?
+            .to_dtype(candle_core::DType::F64)?
+            .to_scalar::<f64>()?;
+        if !total.is_finite() {
+            return Err(NnError::Invalid(
+                "a gradient is not a finite number (training diverged): nothing was updated; lower the learning rate or the clipping norm".into(),
+            ));
+        }
+        out.push(g);
     }
     Ok((out, clipped_share))
 }

@@ -230,6 +230,11 @@ impl Ledger {
                  dataset_id TEXT NOT NULL,
                  description TEXT NOT NULL,
                  created TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS estimate (
+                 dataset_id TEXT NOT NULL,
+                 digest TEXT NOT NULL,
+                 created TEXT NOT NULL,
+                 PRIMARY KEY (dataset_id, digest));
              CREATE TABLE IF NOT EXISTS key_alias (
                  byte_key TEXT PRIMARY KEY,
                  content_key TEXT NOT NULL);",
@@ -373,7 +378,7 @@ impl Ledger {
                 params![content_key, e, d, now()],
             )
             .map_err(db)?;
-            for table in ["entry", "exposure", "budget_change"] {
+            for table in ["entry", "exposure", "budget_change", "estimate"] {
                 tx.execute(
                     &format!("UPDATE {table} SET dataset_id = ?2 WHERE dataset_id = ?1"),
                     params![byte_key, content_key],
@@ -385,6 +390,31 @@ impl Ledger {
         }
         tx.commit().map_err(db)?;
         Ok(())
+    }
+
+    /// Records that a domain with digest `digest` was estimated privately on the dataset
+    /// (and charged there), so a schema file that carries it later can be trusted.
+    pub fn record_estimate(&mut self, dataset: &str, digest: &str) -> Result<(), LedgerError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO estimate(dataset_id, digest, created) VALUES (?1, ?2, ?3)",
+                params![dataset, digest, now()],
+            )
+            .map_err(self.db())?;
+        Ok(())
+    }
+
+    /// Whether a domain with `digest` was estimated privately on the dataset.
+    pub fn has_estimate(&self, dataset: &str, digest: &str) -> Result<bool, LedgerError> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM estimate WHERE dataset_id = ?1 AND digest = ?2",
+                params![dataset, digest],
+                |r| r.get(0),
+            )
+            .map_err(self.db())?;
+        Ok(n > 0)
     }
 
     /// Records that a non-private run read the dataset (ε = ∞): it spends nothing from a

@@ -99,6 +99,7 @@ impl TrainPanel {
                 } => self
                     .log
                     .push(format!("{rows} rows, {width} encoded columns; {summary}")),
+                Event::Notice(m) => self.log.push(format!("warning: {m}")),
                 Event::Finished(r) => {
                     finished = Some(r.clone());
                     break;
