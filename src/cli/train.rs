@@ -129,71 +129,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         .ledger
         .clone()
         .unwrap_or_else(super::budget::default_ledger_path);
-    let handle = job::spawn(cfg, ledger, None);
-    let started = std::time::Instant::now();
-    let mut err = std::io::stderr();
-    let mut result = None;
-    for ev in handle.events.iter() {
-        match ev {
-            Event::Started {
-                summary,
-                rows,
-                width,
-                ..
-            } => {
-                let _ = writeln!(
-                    err,
-                    "dpsynth: {rows} rows, {width} encoded columns; plan: {summary}"
-                );
-                if !a.epsilon.is_finite() {
-                    let _ = writeln!(
-                        err,
-                        "dpsynth: warning: ε = ∞ — this model is NOT private; use it only as a reference"
-                    );
-                }
-            }
-            Event::Notice(m) => {
-                let _ = writeln!(err, "dpsynth: warning: {m}");
-            }
-            Event::Checkpoint { .. } | Event::Samples { .. } | Event::Budget { .. } => {}
-            Event::Progress(p) => {
-                let frac = p.step as f64 / p.total.max(1) as f64;
-                let el = started.elapsed().as_secs_f64();
-                let eta = if frac > 0.0 {
-                    el * (1.0 - frac) / frac
-                } else {
-                    f64::NAN
-                };
-                let losses: Vec<String> = p
-                    .losses
-                    .iter()
-                    .map(|(k, v)| format!("{k} {v:.4}"))
-                    .collect();
-                let _ = write!(
-                    err,
-                    "\r{} step {}/{} | {} | ε {:.3} / {} | ETA {:.0}s   ",
-                    p.phase,
-                    p.step,
-                    p.total,
-                    losses.join(", "),
-                    p.epsilon_spent,
-                    a.epsilon,
-                    eta
-                );
-                let _ = err.flush();
-            }
-            Event::Finished(r) => {
-                let _ = writeln!(err);
-                result = Some(r);
-            }
-        }
-    }
-    handle.join();
-    let summary = match result {
-        Some(Ok(s)) => s,
-        Some(Err(e)) => return Err(e.into()),
-        None => anyhow::bail!("the training thread ended without a result"),
-    };
+    let summary = follow(job::spawn(cfg, ledger, None), a.epsilon)?;
     if !summary.non_private_domains.is_empty() {
         eprintln!(
             "dpsynth: warning: the domains of {} were read off the private rows and are in the model file as read; the guarantee does NOT cover them",
@@ -230,6 +166,74 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         }
     );
     Ok(())
+}
+
+/// Prints the run's progress on stderr until it ends, and returns its summary.
+fn follow(handle: job::JobHandle, epsilon: f64) -> anyhow::Result<job::RunSummary> {
+    let started = std::time::Instant::now();
+    let mut err = std::io::stderr();
+    let mut result = None;
+    for ev in handle.events.iter() {
+        match ev {
+            Event::Started {
+                summary,
+                rows,
+                width,
+                ..
+            } => {
+                let _ = writeln!(
+                    err,
+                    "dpsynth: {rows} rows, {width} encoded columns; plan: {summary}"
+                );
+                if !epsilon.is_finite() {
+                    let _ = writeln!(
+                        err,
+                        "dpsynth: warning: ε = ∞ — this model is NOT private; use it only as a reference"
+                    );
+                }
+            }
+            Event::Notice(m) => {
+                let _ = writeln!(err, "dpsynth: warning: {m}");
+            }
+            Event::Checkpoint { .. } | Event::Samples { .. } | Event::Budget { .. } => {}
+            Event::Progress(p) => {
+                let frac = p.step as f64 / p.total.max(1) as f64;
+                let el = started.elapsed().as_secs_f64();
+                let eta = if frac > 0.0 {
+                    el * (1.0 - frac) / frac
+                } else {
+                    f64::NAN
+                };
+                let losses: Vec<String> = p
+                    .losses
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v:.4}"))
+                    .collect();
+                let _ = write!(
+                    err,
+                    "\r{} step {}/{} | {} | ε {:.3} / {} | ETA {:.0}s   ",
+                    p.phase,
+                    p.step,
+                    p.total,
+                    losses.join(", "),
+                    p.epsilon_spent,
+                    epsilon,
+                    eta
+                );
+                let _ = err.flush();
+            }
+            Event::Finished(r) => {
+                let _ = writeln!(err);
+                result = Some(r);
+            }
+        }
+    }
+    handle.join();
+    Ok(match result {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return Err(e.into()),
+        None => anyhow::bail!("the training thread ended without a result"),
+    })
 }
 
 fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {

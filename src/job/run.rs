@@ -10,6 +10,7 @@ use candle_core::Tensor;
 use super::{DatasetBudget, DomainPolicy, Event, JobError, RunConfig, RunSummary};
 use crate::data::encode::{EncodedData, Encoding};
 use crate::data::estimate::{self, DomainPlan};
+use crate::data::schema::Provenance;
 use crate::data::schema::Schema;
 use crate::data::table::Table;
 use crate::data::{self, Dataset};
@@ -142,6 +143,9 @@ fn domain_step(
 /// before it (for the live [`DatasetBudget`]).
 struct Reservation {
     ledger: Ledger,
+    key: String,
+    /// This reservation created the dataset's record with the default total.
+    created_default: bool,
     id: i64,
     plan: Vec<Charge>,
     before: Vec<f64>,
@@ -164,7 +168,7 @@ impl Reservation {
         let key = key.to_string();
         let before = ledger.spent_curve(&key)?;
         let before_charges = ledger.spent_charges(&key)?;
-        let (budget, _) = ledger.budget(&key)?;
+        let (budget, created_default) = ledger.budget(&key)?;
         let desc = format!(
             "{} ({}) ε={} δ={}",
             cfg.method, cfg.preset, cfg.epsilon, cfg.delta
@@ -172,6 +176,8 @@ impl Reservation {
         let id = ledger.reserve(&key, charges, &desc)?;
         Ok(Self {
             ledger,
+            key,
+            created_default,
             id,
             plan: charges.to_vec(),
             before,
@@ -242,17 +248,13 @@ fn method_for(cfg: &RunConfig) -> Result<(&'static MethodInfo, bool), JobError> 
     Ok((info, private))
 }
 
-/// Runs `cfg` to the end, sending events through `send`.
-pub(super) fn run(
+/// Opens the data and checks that the method takes it and that δ is below 1/n.
+fn checked_input(
     cfg: &RunConfig,
-    ledger_path: &Path,
-    send: &(dyn Fn(Event) + Sync),
-    cancel: &AtomicBool,
-) -> Result<RunSummary, JobError> {
-    let t0 = Instant::now();
-    let (info, private) = method_for(cfg)?;
-    let mut method = info.instantiate(&cfg.preset, cfg.epsilon, &cfg.overrides)?;
-    let (mut loaded, key) = load(cfg)?;
+    info: &MethodInfo,
+    private: bool,
+) -> Result<(Loaded, String), JobError> {
+    let (loaded, key) = load(cfg)?;
     if !info.accepts(loaded.kind()) {
         return Err(JobError::Usage(format!(
             "{} cannot train on {}; pick a method that accepts them (`dpsynth methods`)",
@@ -271,95 +273,78 @@ pub(super) fn run(
             0.1 / n as f64
         )));
     }
-    let budget = Budget {
-        epsilon: if private { cfg.epsilon } else { f64::MAX },
-        delta: cfg.delta,
+    Ok((loaded, key))
+}
+
+/// A schema file can call any domain `dp_estimated`; only estimates this dataset's
+/// ledger recorded stay so, the others are treated as read off the data.
+fn distrust_claims(
+    cfg: &RunConfig,
+    ledger_path: &Path,
+    key: &str,
+    loaded: &mut Loaded,
+    send: &(dyn Fn(Event) + Sync),
+) -> Result<(), JobError> {
+    let Loaded::Table { schema, .. } = loaded else {
+        return Ok(());
     };
-    if let (true, Loaded::Table { schema, .. }) = (private, &mut loaded) {
-        let claims = schema.columns.iter().any(|c| {
-            matches!(
-                c.provenance,
-                crate::data::schema::Provenance::DpEstimated { .. }
-            )
-        });
-        if claims {
-            let ledger = open_ledger(cfg, ledger_path, &key)?;
-            let demoted = estimate::distrust_unrecorded(schema, |d| {
-                ledger.has_estimate(&key, d).unwrap_or(false)
-            });
-            if !demoted.is_empty() {
-                send(Event::Notice(format!(
-                    "the schema calls the domains of {} DP-estimated, but this dataset's ledger has no such estimate: they are treated as read off the data",
-                    demoted.join(", ")
-                )));
+    let claims = schema
+        .columns
+        .iter()
+        .any(|c| matches!(c.provenance, Provenance::DpEstimated { .. }));
+    if !claims {
+        return Ok(());
+    }
+    let ledger = open_ledger(cfg, ledger_path, key)?;
+    let demoted =
+        estimate::distrust_unrecorded(schema, |d| ledger.has_estimate(key, d).unwrap_or(false));
+    if !demoted.is_empty() {
+        send(Event::Notice(format!(
+            "the schema calls the domains of {} DP-estimated, but this dataset's ledger has no such estimate: they are treated as read off the data",
+            demoted.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Estimates the planned domains (charging the accountant), records them in the ledger,
+/// and encodes the data. An estimate that fails settles the reservation to what it spent.
+fn estimate_and_encode(
+    cfg: &RunConfig,
+    loaded: Loaded,
+    domains: Option<&DomainPlan>,
+    accountant: &mut Accountant,
+    noise: &mut NoiseSource,
+    reservation: &mut Option<Reservation>,
+) -> Result<(Encoded, Vec<String>), JobError> {
+    let (table, schema) = match loaded {
+        Loaded::Images(e) => return Ok((e, Vec::new())),
+        Loaded::Table { table, schema } => (table, schema),
+    };
+    let Some(d) = domains else {
+        return Ok((encode(cfg, &table, &schema)?, Vec::new()));
+    };
+    let schema = match estimate::estimate_domains(&table, &schema, d, accountant, noise.rng()) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(r) = reservation.take() {
+                r.settle(accountant)?;
             }
+            return Err(JobError::Usage(e.to_string()));
+        }
+    };
+    if let Some(r) = reservation.as_mut() {
+        for spec in d.columns.iter().filter_map(|c| schema.column(c)) {
+            r.ledger
+                .record_estimate(&r.key, &estimate::spec_digest(spec))?;
         }
     }
-    let domain_plan = domain_step(cfg, &loaded, private, budget)?;
-    let prior: Vec<Charge> = domain_plan
-        .as_ref()
-        .map(|d| d.charges.clone())
-        .unwrap_or_default();
-    let plan = method.plan(n, budget, &prior)?;
-    let charges: Vec<Charge> = prior.iter().chain(&plan.charges).copied().collect();
-    // Checked before the ledger reserves anything: a plan that fails here costs nothing.
-    let mut accountant = if private {
-        Accountant::for_plan(budget, &charges)
-            .map_err(|e| JobError::Training(format!("the plan does not fit its budget: {e}")))?
-    } else {
-        Accountant::new(budget)
-    };
-    let mut reservation = if private {
-        Some(Reservation::make(cfg, ledger_path, &key, &charges)?)
-    } else {
-        // Nothing to spend, but the book shows the data were read without protection.
-        let desc = format!("{} ({}) ε=∞: NOT private", cfg.method, cfg.preset);
-        open_ledger(cfg, ledger_path, &key)?.record_exposure(&key, &desc)?;
-        None
-    };
-    let mut noise = match cfg.seed {
-        Some(s) => NoiseSource::from_seed(s),
-        None => NoiseSource::from_os(),
-    };
-    let (enc, estimated) = match loaded {
-        Loaded::Images(e) => (e, Vec::new()),
-        Loaded::Table { table, schema } => {
-            let (schema, estimated) = match &domain_plan {
-                None => (schema, Vec::new()),
-                Some(d) => {
-                    let est = estimate::estimate_domains(
-                        &table,
-                        &schema,
-                        d,
-                        &mut accountant,
-                        noise.rng(),
-                    );
-                    match est {
-                        Ok(s) => {
-                            if let Some(r) = reservation.as_mut() {
-                                for name in &d.columns {
-                                    if let Some(spec) = s.column(name) {
-                                        let digest = estimate::spec_digest(spec);
-                                        r.ledger.record_estimate(&key, &digest)?;
-                                    }
-                                }
-                            }
-                            (s, d.columns.clone())
-                        }
-                        Err(e) => {
-                            if let Some(r) = reservation {
-                                r.settle(&accountant)?;
-                            }
-                            return Err(JobError::Usage(e.to_string()));
-                        }
-                    }
-                }
-            };
-            (encode(cfg, &table, &schema)?, estimated)
-        }
-    };
-    let width = enc.data.width;
-    let summary = match &domain_plan {
+    Ok((encode(cfg, &table, &schema)?, d.columns.clone()))
+}
+
+/// The plan in words, with the domain estimate first when there is one.
+fn start_summary(domains: Option<&DomainPlan>, plan: &crate::methods::Plan) -> String {
+    match domains {
         Some(d) => format!(
             "domains: {} column(s) estimated privately (noise σ = {:.2}, ε {:.3} of the run's); {}",
             d.columns.len(),
@@ -368,13 +353,33 @@ pub(super) fn run(
             plan.summary
         ),
         None => plan.summary.clone(),
-    };
-    send(Event::Started {
-        summary,
-        planned_epsilon: plan.epsilon,
-        rows: n,
-        width,
-    });
+    }
+}
+
+/// What a run spends with: its accountant, its noise, and its ledger reservation.
+struct Spend<'a> {
+    accountant: &'a mut Accountant,
+    noise: &'a mut NoiseSource,
+    reservation: Option<Reservation>,
+}
+
+/// Trains, settles the reservation to what was charged (whatever happened), and saves the
+/// released model. Returns it with the last step reached and whether it was cancelled.
+fn train_and_save(
+    cfg: &RunConfig,
+    method: &mut dyn crate::methods::Synthesizer,
+    plan: &crate::methods::Plan,
+    enc: &Encoded,
+    spend: Spend<'_>,
+    send: &(dyn Fn(Event) + Sync),
+    cancel: &AtomicBool,
+) -> Result<(crate::methods::released::ReleasedModel, u64, bool), JobError> {
+    let Spend {
+        accountant,
+        noise,
+        reservation,
+    } = spend;
+    let n = enc.data.n_rows;
     let mut steps = 0u64;
     let mut cancelled = false;
     let mut observer = |p: Progress| {
@@ -403,14 +408,14 @@ pub(super) fn run(
             .device
             .open()
             .map_err(|e| JobError::Usage(e.to_string()))?;
-        let data = Tensor::from_vec(enc.data.values.clone(), (n, width), &device)
+        let data = Tensor::from_vec(enc.data.values.clone(), (n, enc.data.width), &device)
             .map_err(|e| JobError::Training(e.to_string()))?;
         Ok(method.train(TrainSetup {
-            plan: &plan,
+            plan,
             data: &data,
             encoding: &enc.encoding,
-            accountant: &mut accountant,
-            noise: &mut noise,
+            accountant: accountant,
+            noise: noise,
             device: &device,
             observer: &mut observer,
             checkpoint: Some(&mut checkpoint),
@@ -418,12 +423,94 @@ pub(super) fn run(
     })();
     // Settle to what was actually charged, whatever happened.
     if let Some(r) = reservation {
-        r.settle(&accountant)?;
+        r.settle(accountant)?;
     }
     let model = trained?;
     model
         .save(&cfg.out)
         .map_err(|e| JobError::write(&cfg.out, e))?;
+    Ok((model, steps, cancelled))
+}
+
+/// Runs `cfg` to the end, sending events through `send`.
+pub(super) fn run(
+    cfg: &RunConfig,
+    ledger_path: &Path,
+    send: &(dyn Fn(Event) + Sync),
+    cancel: &AtomicBool,
+) -> Result<RunSummary, JobError> {
+    let t0 = Instant::now();
+    let (info, private) = method_for(cfg)?;
+    let mut method = info.instantiate(&cfg.preset, cfg.epsilon, &cfg.overrides)?;
+    let (mut loaded, key) = checked_input(cfg, info, private)?;
+    let n = loaded.rows();
+    let budget = Budget {
+        epsilon: if private { cfg.epsilon } else { f64::MAX },
+        delta: cfg.delta,
+    };
+    if private {
+        distrust_claims(cfg, ledger_path, &key, &mut loaded, send)?;
+    }
+    let domain_plan = domain_step(cfg, &loaded, private, budget)?;
+    let prior: Vec<Charge> = domain_plan
+        .as_ref()
+        .map(|d| d.charges.clone())
+        .unwrap_or_default();
+    let plan = method.plan(n, budget, &prior)?;
+    let charges: Vec<Charge> = prior.iter().chain(&plan.charges).copied().collect();
+    // Checked before the ledger reserves anything: a plan that fails here costs nothing.
+    let mut accountant = if private {
+        Accountant::for_plan(budget, &charges)
+            .map_err(|e| JobError::Training(format!("the plan does not fit its budget: {e}")))?
+    } else {
+        Accountant::new(budget)
+    };
+    let mut reservation = if private {
+        let r = Reservation::make(cfg, ledger_path, &key, &charges)?;
+        if r.created_default {
+            send(Event::Notice(format!(
+                "this dataset had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",
+                r.budget.epsilon, r.budget.delta
+            )));
+        }
+        Some(r)
+    } else {
+        // Nothing to spend, but the book shows the data were read without protection.
+        let desc = format!("{} ({}) ε=∞: NOT private", cfg.method, cfg.preset);
+        open_ledger(cfg, ledger_path, &key)?.record_exposure(&key, &desc)?;
+        None
+    };
+    let mut noise = match cfg.seed {
+        Some(s) => NoiseSource::from_seed(s),
+        None => NoiseSource::from_os(),
+    };
+    let (enc, estimated) = estimate_and_encode(
+        cfg,
+        loaded,
+        domain_plan.as_ref(),
+        &mut accountant,
+        &mut noise,
+        &mut reservation,
+    )?;
+    send(Event::Started {
+        summary: start_summary(domain_plan.as_ref(), &plan),
+        planned_epsilon: plan.epsilon,
+        rows: n,
+        width: enc.data.width,
+    });
+    let (model, steps, cancelled) = train_and_save(
+        cfg,
+        method.as_mut(),
+        &plan,
+        &enc,
+        Spend {
+            accountant: &mut accountant,
+            noise: &mut noise,
+            reservation,
+        },
+        send,
+        cancel,
+    )?;
     Ok(RunSummary {
         epsilon_spent: model.header.privacy.epsilon,
         non_private_domains: model.header.privacy.non_private_domains.clone(),
