@@ -1,0 +1,116 @@
+//! The ledger's side records: which file bytes hold which dataset, which domains were
+//! estimated privately on it, and which non-private runs read it.
+
+use rusqlite::{OptionalExtension as _, TransactionBehavior, params};
+
+use super::{Ledger, LedgerError, budget_of, now};
+
+impl Ledger {
+    /// The content key a file's byte hash was last seen with.
+    pub fn alias(&self, byte_key: &str) -> Result<Option<String>, LedgerError> {
+        self.conn
+            .query_row(
+                "SELECT content_key FROM key_alias WHERE byte_key = ?1",
+                params![byte_key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.db())
+    }
+
+    /// Remembers that the file with `byte_key` holds the dataset `content_key`, and moves a
+    /// book kept under the byte key (older ledgers) to the content key. When both exist
+    /// their entries are merged under the smaller of the two totals.
+    pub fn adopt_key(&mut self, byte_key: &str, content_key: &str) -> Result<(), LedgerError> {
+        let path = self.path.display().to_string();
+        let db = |source| LedgerError::Db {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        tx.execute(
+            "INSERT INTO key_alias(byte_key, content_key) VALUES (?1, ?2)
+             ON CONFLICT(byte_key) DO UPDATE SET content_key = ?2",
+            params![byte_key, content_key],
+        )
+        .map_err(db)?;
+        let (old, old_default) = budget_of(&tx, byte_key).map_err(db)?;
+        if !old_default && byte_key != content_key {
+            let (new, new_default) = budget_of(&tx, content_key).map_err(db)?;
+            let (e, d) = if new_default {
+                (old.epsilon, old.delta)
+            } else {
+                (old.epsilon.min(new.epsilon), old.delta.min(new.delta))
+            };
+            tx.execute(
+                "INSERT INTO dataset(id, budget_epsilon, budget_delta, created) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(id) DO UPDATE SET budget_epsilon = ?2, budget_delta = ?3",
+                params![content_key, e, d, now()],
+            )
+            .map_err(db)?;
+            for table in ["entry", "exposure", "budget_change", "estimate"] {
+                tx.execute(
+                    &format!("UPDATE {table} SET dataset_id = ?2 WHERE dataset_id = ?1"),
+                    params![byte_key, content_key],
+                )
+                .map_err(db)?;
+            }
+            tx.execute("DELETE FROM dataset WHERE id = ?1", params![byte_key])
+                .map_err(db)?;
+        }
+        tx.commit().map_err(db)?;
+        Ok(())
+    }
+
+    /// Records that a domain with digest `digest` was estimated privately on the dataset
+    /// (and charged there), so a schema file that carries it later can be trusted.
+    pub fn record_estimate(&mut self, dataset: &str, digest: &str) -> Result<(), LedgerError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO estimate(dataset_id, digest, created) VALUES (?1, ?2, ?3)",
+                params![dataset, digest, now()],
+            )
+            .map_err(self.db())?;
+        Ok(())
+    }
+
+    /// Whether a domain with `digest` was estimated privately on the dataset.
+    pub fn has_estimate(&self, dataset: &str, digest: &str) -> Result<bool, LedgerError> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM estimate WHERE dataset_id = ?1 AND digest = ?2",
+                params![dataset, digest],
+                |r| r.get(0),
+            )
+            .map_err(self.db())?;
+        Ok(n > 0)
+    }
+
+    /// Records that a non-private run read the dataset (ε = ∞): it spends nothing from a
+    /// budget, but the book shows that the data were exposed.
+    pub fn record_exposure(&mut self, dataset: &str, description: &str) -> Result<(), LedgerError> {
+        self.conn
+            .execute(
+                "INSERT INTO exposure(dataset_id, description, created) VALUES (?1, ?2, ?3)",
+                params![dataset, description, now()],
+            )
+            .map_err(self.db())?;
+        Ok(())
+    }
+
+    /// The non-private runs recorded on a dataset, oldest first.
+    pub fn exposures(&self, dataset: &str) -> Result<Vec<String>, LedgerError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT description FROM exposure WHERE dataset_id = ?1 ORDER BY id")
+            .map_err(self.db())?;
+        let rows = stmt
+            .query_map(params![dataset], |r| r.get::<_, String>(0))
+            .map_err(self.db())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.db())
+    }
+}

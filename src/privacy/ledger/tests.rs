@@ -1,0 +1,141 @@
+//! The ledger's unit tests.
+
+use super::*;
+use crate::privacy::compose::Method;
+use crate::privacy::mechanism::Mechanism;
+
+#[test]
+fn reserve_refuses_past_budget_and_settle_releases() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    l.set_budget(
+        "d",
+        Budget {
+            epsilon: 0.8,
+            delta: 1e-5,
+        },
+    )
+    .unwrap();
+    let m = Mechanism::SubsampledGaussian {
+        q: 0.01,
+        sigma: 2.0,
+    };
+    let plan = [Charge {
+        mechanism: m,
+        count: 1000,
+    }];
+    let id = l.reserve("d", &plan, "run 1").unwrap();
+    let spent_reserved = l.spent("d").unwrap();
+    assert_eq!(spent_reserved.by, Method::Pld);
+    assert!(
+        spent_reserved.epsilon > 0.3 && spent_reserved.epsilon < 0.8,
+        "{spent_reserved:?}"
+    );
+    // A second identical run would not fit (2000 steps compose to ε > 0.8).
+    let e = l.reserve("d", &plan, "run 2").unwrap_err();
+    assert!(matches!(e, LedgerError::Insufficient { .. }), "{e}");
+    // Settling to half the plan frees budget.
+    let half = [Charge {
+        mechanism: m,
+        count: 500,
+    }];
+    l.settle(id, &half).unwrap();
+    assert!(l.spent("d").unwrap().epsilon < spent_reserved.epsilon);
+    assert!(matches!(
+        l.settle(id, &half),
+        Err(LedgerError::NotReserved(_))
+    ));
+    let st = l.standing("d").unwrap();
+    assert_eq!(st.entries.len(), 1);
+    assert_eq!(st.reserved_entries, 0);
+    assert_eq!(st.accountant, "pld");
+}
+
+#[test]
+fn delta_cannot_be_raised_after_spending_and_changes_are_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let b = |epsilon, delta| Budget { epsilon, delta };
+    l.set_budget("d", b(2.0, 1e-5)).unwrap();
+    l.set_budget("d", b(2.0, 1e-4)).unwrap(); // nothing spent yet: allowed
+    let plan = [Charge {
+        mechanism: Mechanism::SubsampledGaussian {
+            q: 0.01,
+            sigma: 2.0,
+        },
+        count: 100,
+    }];
+    l.reserve("d", &plan, "run").unwrap();
+    let e = l.set_budget("d", b(2.0, 1e-3)).unwrap_err();
+    assert!(e.to_string().contains("cannot be raised"), "{e}");
+    l.set_budget("d", b(3.0, 1e-6)).unwrap(); // lowering δ is always allowed
+    let changes: i64 = l
+        .conn
+        .query_row("SELECT COUNT(*) FROM budget_change", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(changes, 3);
+}
+
+#[test]
+fn a_book_kept_under_the_byte_hash_moves_to_the_content_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    l.set_budget(
+        "bytes",
+        Budget {
+            epsilon: 2.0,
+            delta: 1e-6,
+        },
+    )
+    .unwrap();
+    let plan = [Charge {
+        mechanism: Mechanism::SubsampledGaussian {
+            q: 0.01,
+            sigma: 2.0,
+        },
+        count: 100,
+    }];
+    l.reserve("bytes", &plan, "old run").unwrap();
+    l.record_exposure("bytes", "gan").unwrap();
+    l.adopt_key("bytes", "content").unwrap();
+    assert_eq!(l.alias("bytes").unwrap().as_deref(), Some("content"));
+    let st = l.standing("content").unwrap();
+    assert_eq!((st.entries.len(), st.budget.epsilon), (1, 2.0));
+    assert!(!st.budget_is_default);
+    assert_eq!(l.exposures("content").unwrap(), vec!["gan".to_string()]);
+    assert!(l.standing("bytes").unwrap().budget_is_default);
+    // Seen again: nothing moves twice.
+    l.adopt_key("bytes", "content").unwrap();
+    assert_eq!(l.standing("content").unwrap().entries.len(), 1);
+}
+
+#[test]
+fn an_entry_without_stored_charges_makes_the_dataset_fall_back_to_rdp() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("l.sqlite3");
+    let mut l = Ledger::open(&path).unwrap();
+    let plan = [Charge {
+        mechanism: Mechanism::SubsampledGaussian {
+            q: 0.01,
+            sigma: 2.0,
+        },
+        count: 1000,
+    }];
+    l.reserve("d", &plan, "new").unwrap();
+    let tight = l.spent("d").unwrap();
+    // An entry as an older dpsynth wrote it: an RDP curve and no charges.
+    let curve = curve_json(&charges_curve(&plan, l.orders()));
+    l.conn
+        .execute(
+            "INSERT INTO entry(dataset_id, state, planned_rdp, description, created) VALUES ('d', 'reserved', ?1, 'old', '0')",
+            params![curve],
+        )
+        .unwrap();
+    let both = l.spent("d").unwrap();
+    assert_eq!((both.by, both.pld), (Method::Rdp, None));
+    assert!(both.epsilon > tight.epsilon);
+    // Reopening migrates nothing away.
+    drop(l);
+    let l = Ledger::open(&path).unwrap();
+    assert_eq!(l.standing("d").unwrap().entries.len(), 2);
+}
