@@ -36,21 +36,10 @@ impl ColumnStats {
 /// rare ones are mostly noise under DP.
 const MANY_CATEGORIES: usize = 50;
 
-/// The category list being edited (one per line).
-struct CategoryEdit {
-    column: String,
-    text: String,
-    /// The data's own levels, shown beside an empty editor as a non-private hint when the
-    /// column's list was read off the rows (never pre-filled: a list the user accepts
-    /// unchanged would still be the data's).
-    hint: Option<String>,
-    error: Option<String>,
-}
-
 /// State of the data view.
 #[derive(Default)]
 pub struct DataPanel {
-    editing: Option<CategoryEdit>,
+    editing: Option<super::category_editor::CategoryEdit>,
     message: Option<Result<String, String>>,
     /// Which bounds of a data-read range the user has typed ([lower, upper]): the range
     /// becomes the user's only when both are, so nudging one leaves the other an exact
@@ -160,7 +149,7 @@ impl DataPanel {
                 ui.separator();
                 ui.strong("Preview");
                 preview_ui(ui, table);
-                if self.category_window(ui.ctx(), schema) {
+                if super::category_editor::category_window(&mut self.editing, ui.ctx(), schema) {
                     changed = true;
                 }
                 changed
@@ -225,84 +214,8 @@ impl DataPanel {
                     }
                     changed = true;
                 }
-                let name = spec.name.clone();
-                match &mut spec.domain {
-                    Some(Domain::Bounds { lower, upper }) => {
-                        ui.horizontal(|ui| {
-                            let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
-                            let l = ui
-                                .add(egui::DragValue::new(lower).prefix("from ").speed(speed))
-                                .accessible_name(format!("lower bound of {name}"));
-                            let u = ui
-                                .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
-                                .accessible_name(format!("upper bound of {name}"));
-                            if l.changed() || u.changed() {
-                                let t = self.typed.entry(name.clone()).or_default();
-                                t[0] |= l.changed();
-                                t[1] |= u.changed();
-                                if spec.provenance.is_private() || (t[0] && t[1]) {
-                                    spec.provenance = Provenance::UserProvided;
-                                }
-                                changed = true;
-                            }
-                        });
-                    }
-                    Some(Domain::Categories(levels)) => {
-                        let summary = spec_summary(levels, 40);
-                        ui.horizontal(|ui| {
-                            ui.label(summary);
-                            if ui
-                                .small_button("edit")
-                                .accessible_name(format!("edit the categories of {name}"))
-                                .on_hover_text("Edit the category list (one per line)")
-                                .clicked()
-                            {
-                                let from_data = !spec.provenance.is_private();
-                                self.editing = Some(CategoryEdit {
-                                    column: name.clone(),
-                                    text: if from_data {
-                                        String::new()
-                                    } else {
-                                        levels.join("\n")
-                                    },
-                                    hint: from_data.then(|| levels.join(", ")),
-                                    error: None,
-                                });
-                            }
-                        });
-                    }
-                    None => {
-                        ui.label("-");
-                    }
-                }
-                if spec.kind == Kind::Ignored {
-                    ui.label("-");
-                } else if spec.provenance.is_private() {
-                    ui.colored_label(
-                        egui::Color32::from_rgb(80, 170, 90),
-                        spec.provenance.badge(),
-                    );
-                } else if spec.provenance == Provenance::ToEstimate {
-                    ui.colored_label(ui.visuals().warn_fg_color, "estimated privately when training")
-                        .on_hover_text("The values shown are the data's, a hint only: the model gets a noisy estimate");
-                } else {
-                    ui.colored_label(ui.visuals().warn_fg_color, "from the data: not protected");
-                }
-                ui.label(st.missing.to_string());
-                if spec.kind != Kind::Ignored && spec.provenance == Provenance::FromData {
-                    if ui
-                        .button("Estimate privately")
-                        .on_hover_text(
-                            "Estimate this domain with noise when training (charged to the run) instead of copying the data's values",
-                        )
-                        .clicked()
-                    {
-                        spec.provenance = Provenance::ToEstimate;
-                        changed = true;
-                    }
-                } else {
-                    ui.label("");
-                }
+                changed |= self.domain_cell(ui, spec);
+                changed |= provenance_cells(ui, spec, st);
                 let w = warnings(spec, st, table.n_rows);
                 if w.is_empty() {
                     ui.label("");
@@ -315,69 +228,60 @@ impl DataPanel {
         changed
     }
 
-    /// The category editor, as a window over the view; true when a list was applied.
-    fn category_window(&mut self, ctx: &egui::Context, schema: &mut Schema) -> bool {
-        let Some(edit) = &mut self.editing else {
-            return false;
-        };
-        let mut open = true;
-        let mut apply = false;
-        let mut cancel = false;
-        egui::Window::new(format!("Categories of '{}'", edit.column))
-            .open(&mut open)
-            .collapsible(false)
-            .show(ctx, |ui| {
-                ui.label("One category per line. Enter the values the column can take, as public knowledge (e.g. from a codebook): values in the data but not listed here are treated as missing.");
-                if let Some(h) = &edit.hint {
-                    ui.colored_label(
-                        ui.visuals().warn_fg_color,
-                        format!("Hint, read off the private data (NOT public; typing these in copies them into the model): {h}"),
-                    );
-                }
-                let l = ui.label("categories");
-                egui::ScrollArea::vertical().max_height(300.0).show(ui, |ui| {
-                    ui.add(egui::TextEdit::multiline(&mut edit.text).desired_rows(10))
-                        .labelled_by(l.id);
-                });
-                if let Some(e) = &edit.error {
-                    ui.colored_label(ui.visuals().error_fg_color, e);
-                }
+    /// A column's domain: two bound fields, or the category summary with its editor.
+    fn domain_cell(&mut self, ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
+        let mut changed = false;
+        let name = spec.name.clone();
+        match &mut spec.domain {
+            Some(Domain::Bounds { lower, upper }) => {
                 ui.horizontal(|ui| {
-                    apply = ui.button("Apply").clicked();
-                    cancel = ui.button("Cancel").clicked();
+                    let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
+                    let l = ui
+                        .add(egui::DragValue::new(lower).prefix("from ").speed(speed))
+                        .accessible_name(format!("lower bound of {name}"));
+                    let u = ui
+                        .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
+                        .accessible_name(format!("upper bound of {name}"));
+                    if l.changed() || u.changed() {
+                        let t = self.typed.entry(name.clone()).or_default();
+                        t[0] |= l.changed();
+                        t[1] |= u.changed();
+                        if spec.provenance.is_private() || (t[0] && t[1]) {
+                            spec.provenance = Provenance::UserProvided;
+                        }
+                        changed = true;
+                    }
                 });
-            });
-        if !open || cancel {
-            self.editing = None;
-            return false;
-        }
-        if !apply {
-            return false;
-        }
-        let mut levels: Vec<String> = Vec::new();
-        for l in edit.text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            if !levels.iter().any(|x| x == l) {
-                levels.push(l.to_string());
+            }
+            Some(Domain::Categories(levels)) => {
+                let summary = spec_summary(levels, 40);
+                ui.horizontal(|ui| {
+                    ui.label(summary);
+                    if ui
+                        .small_button("edit")
+                        .accessible_name(format!("edit the categories of {name}"))
+                        .on_hover_text("Edit the category list (one per line)")
+                        .clicked()
+                    {
+                        let from_data = !spec.provenance.is_private();
+                        self.editing = Some(super::category_editor::CategoryEdit {
+                            column: name.clone(),
+                            text: if from_data {
+                                String::new()
+                            } else {
+                                levels.join("\n")
+                            },
+                            hint: from_data.then(|| levels.join(", ")),
+                            error: None,
+                        });
+                    }
+                });
+            }
+            None => {
+                ui.label("-");
             }
         }
-        let Some(spec) = schema.columns.iter_mut().find(|c| c.name == edit.column) else {
-            self.editing = None;
-            return false;
-        };
-        let mut candidate = spec.clone();
-        candidate.domain = Some(Domain::Categories(levels));
-        candidate.provenance = Provenance::UserProvided;
-        match candidate.validate() {
-            Ok(()) => {
-                *spec = candidate;
-                self.editing = None;
-                true
-            }
-            Err(e) => {
-                edit.error = Some(e.to_string());
-                false
-            }
-        }
+        changed
     }
 
     /// Saves or loads the schema (a dialog's answer). True when the schema changed.
@@ -422,6 +326,45 @@ impl DataPanel {
 }
 
 /// "a, b, c, … (12)" within `max_chars`.
+/// A column's provenance badge, missing count and "Estimate privately" button.
+fn provenance_cells(ui: &mut egui::Ui, spec: &mut ColumnSpec, st: ColumnStats) -> bool {
+    let mut changed = false;
+    if spec.kind == Kind::Ignored {
+        ui.label("-");
+    } else if spec.provenance.is_private() {
+        ui.colored_label(
+            egui::Color32::from_rgb(80, 170, 90),
+            spec.provenance.badge(),
+        );
+    } else if spec.provenance == Provenance::ToEstimate {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "estimated privately when training",
+        )
+        .on_hover_text(
+            "The values shown are the data's, a hint only: the model gets a noisy estimate",
+        );
+    } else {
+        ui.colored_label(ui.visuals().warn_fg_color, "from the data: not protected");
+    }
+    ui.label(st.missing.to_string());
+    if spec.kind != Kind::Ignored && spec.provenance == Provenance::FromData {
+        if ui
+            .button("Estimate privately")
+            .on_hover_text(
+                "Estimate this domain with noise when training (charged to the run) instead of copying the data's values",
+            )
+            .clicked()
+        {
+            spec.provenance = Provenance::ToEstimate;
+            changed = true;
+        }
+    } else {
+        ui.label("");
+    }
+    changed
+}
+
 fn spec_summary(levels: &[String], max_chars: usize) -> String {
     let mut s = String::new();
     for (i, l) in levels.iter().enumerate() {

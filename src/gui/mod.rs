@@ -11,6 +11,7 @@
 //!   with tabs for every figure of the evaluation suite and a comparison of runs.
 
 mod background;
+mod category_editor;
 mod data_panel;
 mod dialogs;
 mod frame_stats;
