@@ -57,125 +57,140 @@ fn key(data: &Path, ledger: &Path) -> anyhow::Result<String> {
 
 pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
     match cmd {
-        BudgetCmd::Show { data, json, ledger } => {
-            let ledger = ledger.unwrap_or_else(default_ledger_path);
-            let k = key(&data, &ledger)?;
-            let l = Ledger::open(&ledger)?;
-            let st = l.standing(&k)?;
-            let exposures = l.exposures(&k)?;
-            if json {
-                return super::print_json(&json!({
-                    "data": data.display().to_string(),
-                    "dataset": st.dataset,
-                    "epsilon_total": st.budget.epsilon,
-                    "delta": st.budget.delta,
-                    "budget_is_default": st.budget_is_default,
-                    "epsilon_spent": st.spent,
-                    "accountant": st.accountant,
-                    "epsilon_remaining": st.remaining,
-                    "reserved_entries": st.reserved_entries,
-                    "entries": st.entries,
-                    "non_private_runs": exposures,
-                }));
-            }
-            println!(
-                "{} (dataset {})",
-                data.display(),
-                &st.dataset[..12.min(st.dataset.len())]
-            );
-            let default = if st.budget_is_default {
-                " (default; set it with `dpsynth budget set`)"
-            } else {
-                ""
-            };
-            println!(
-                "total:     ε = {} at δ = {}{default}",
-                st.budget.epsilon, st.budget.delta
-            );
-            println!(
-                "spent:     ε = {:.4} (settled and reserved runs, composed by {})",
-                st.spent,
-                st.accountant.to_uppercase()
-            );
-            println!("remaining: ε = {:.4}", st.remaining);
-            for e in &st.entries {
-                println!(
-                    "  #{:<4} {:<9} ε = {:.4}  {}",
-                    e.id, e.state, e.epsilon, e.description
-                );
-            }
-            for e in &exposures {
-                println!("  exposed   ε = ∞       {e}");
-            }
-            let sum: f64 = st.entries.iter().map(|e| e.epsilon).sum();
-            if st.entries.len() > 1 && sum > st.spent + 1e-3 {
-                println!(
-                    "(the runs' ε add up to {sum:.4}, more than spent: privacy losses compose, they do not add)"
-                );
-            }
-            Ok(())
-        }
+        BudgetCmd::Show { data, json, ledger } => show(&data, json, ledger),
         BudgetCmd::Set {
             data,
             epsilon,
             delta,
             ledger,
-        } => {
-            let b = Budget { epsilon, delta };
-            b.validate().map_err(anyhow::Error::msg)?;
-            let ledger = ledger.unwrap_or_else(default_ledger_path);
-            let k = key(&data, &ledger)?;
-            let mut l = Ledger::open(&ledger)?;
-            l.set_budget(&k, b)?;
-            let st = l.standing(&k)?;
-            println!(
-                "{}: total ε = {epsilon} at δ = {delta}; spent ε = {:.4}, remaining ε = {:.4}",
-                data.display(),
-                st.spent,
-                st.remaining
-            );
-            Ok(())
-        }
+        } => set(&data, Budget { epsilon, delta }, ledger),
         BudgetCmd::Torture {
             ledger,
             dataset,
             iterations,
             no_settle,
             steps,
-        } => {
-            use std::io::Write as _;
-            let mut l = Ledger::open(&ledger)?;
-            let m = crate::privacy::Mechanism::SubsampledGaussian {
-                q: 0.01,
-                sigma: 2.0,
-            };
-            let charge = |count| crate::privacy::Charge {
-                mechanism: m,
-                count,
-            };
-            let plan = [charge(steps)];
-            let half = [charge(steps / 2)];
-            let mut out = std::io::stdout().lock();
-            for _ in 0..iterations {
-                let id = match l.reserve(&dataset, &plan, "torture") {
-                    Ok(id) => id,
-                    Err(crate::privacy::ledger::LedgerError::Insufficient { .. }) => {
-                        writeln!(out, "full")?;
-                        out.flush()?;
-                        return Ok(());
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                writeln!(out, "reserved {id}")?;
-                out.flush()?;
-                if no_settle {
-                    continue;
-                }
-                l.settle(id, &half)?;
-                writeln!(out, "settled {id}")?;
-                out.flush()?;
-            }
-            Ok(())
-        }
+        } => torture(&ledger, &dataset, iterations, no_settle, steps),
     }
+}
+
+/// `budget show`: the dataset's total, what was spent and by which runs.
+fn show(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> {
+    let ledger = ledger.unwrap_or_else(default_ledger_path);
+    let k = key(&data, &ledger)?;
+    let l = Ledger::open(&ledger)?;
+    let st = l.standing(&k)?;
+    let exposures = l.exposures(&k)?;
+    if json {
+        return super::print_json(&json!({
+            "data": data.display().to_string(),
+            "dataset": st.dataset,
+            "epsilon_total": st.budget.epsilon,
+            "delta": st.budget.delta,
+            "budget_is_default": st.budget_is_default,
+            "epsilon_spent": st.spent,
+            "accountant": st.accountant,
+            "epsilon_remaining": st.remaining,
+            "reserved_entries": st.reserved_entries,
+            "entries": st.entries,
+            "non_private_runs": exposures,
+        }));
+    }
+    println!(
+        "{} (dataset {})",
+        data.display(),
+        &st.dataset[..12.min(st.dataset.len())]
+    );
+    let default = if st.budget_is_default {
+        " (default; set it with `dpsynth budget set`)"
+    } else {
+        ""
+    };
+    println!(
+        "total:     ε = {} at δ = {}{default}",
+        st.budget.epsilon, st.budget.delta
+    );
+    println!(
+        "spent:     ε = {:.4} (settled and reserved runs, composed by {})",
+        st.spent,
+        st.accountant.to_uppercase()
+    );
+    println!("remaining: ε = {:.4}", st.remaining);
+    for e in &st.entries {
+        println!(
+            "  #{:<4} {:<9} ε = {:.4}  {}",
+            e.id, e.state, e.epsilon, e.description
+        );
+    }
+    for e in &exposures {
+        println!("  exposed   ε = ∞       {e}");
+    }
+    let sum: f64 = st.entries.iter().map(|e| e.epsilon).sum();
+    if st.entries.len() > 1 && sum > st.spent + 1e-3 {
+        println!(
+            "(the runs' ε add up to {sum:.4}, more than spent: privacy losses compose, they do not add)"
+        );
+    }
+    Ok(())
+}
+
+/// `budget set`: the dataset's total (refused when it would raise δ after spending).
+fn set(data: &Path, b: Budget, ledger: Option<PathBuf>) -> anyhow::Result<()> {
+    let (epsilon, delta) = (b.epsilon, b.delta);
+    b.validate().map_err(anyhow::Error::msg)?;
+    let ledger = ledger.unwrap_or_else(default_ledger_path);
+    let k = key(&data, &ledger)?;
+    let mut l = Ledger::open(&ledger)?;
+    l.set_budget(&k, b)?;
+    let st = l.standing(&k)?;
+    println!(
+        "{}: total ε = {epsilon} at δ = {delta}; spent ε = {:.4}, remaining ε = {:.4}",
+        data.display(),
+        st.spent,
+        st.remaining
+    );
+    Ok(())
+}
+
+/// `budget torture`: reserve (and settle) in a loop, for the crash-safety tests.
+fn torture(
+    ledger: &Path,
+    dataset: &str,
+    iterations: u64,
+    no_settle: bool,
+    steps: u64,
+) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut l = Ledger::open(&ledger)?;
+    let m = crate::privacy::Mechanism::SubsampledGaussian {
+        q: 0.01,
+        sigma: 2.0,
+    };
+    let charge = |count| crate::privacy::Charge {
+        mechanism: m,
+        count,
+    };
+    let plan = [charge(steps)];
+    let half = [charge(steps / 2)];
+    let mut out = std::io::stdout().lock();
+    for _ in 0..iterations {
+        let id = match l.reserve(&dataset, &plan, "torture") {
+            Ok(id) => id,
+            Err(crate::privacy::ledger::LedgerError::Insufficient { .. }) => {
+                writeln!(out, "full")?;
+                out.flush()?;
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        writeln!(out, "reserved {id}")?;
+        out.flush()?;
+        if no_settle {
+            continue;
+        }
+        l.settle(id, &half)?;
+        writeln!(out, "settled {id}")?;
+        out.flush()?;
+    }
+    Ok(())
 }

@@ -71,79 +71,10 @@ pub(crate) fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, St
                         y,
                     }
                     .subsample(opts.dimwise_rows, seed);
-                    let mut out = vec![];
-                    for (name, model) in [
-                        ("logistic regression", 0usize),
-                        ("random forest (10 trees)", 1),
-                    ] {
-                        let proba = if model == 0 {
-                            Classifier::LogisticRegression.fit_proba(&train, &tx, k, seed)
-                        } else {
-                            super::models::forest_proba(&train, &tx, k, 10, seed)
-                        };
-                        let proba = match proba {
-                            Ok(p) => p,
-                            Err(_) => {
-                                out.push((name.to_string(), "failed".to_string(), None));
-                                continue;
-                            }
-                        };
-                        if k == 2 {
-                            let t: Vec<bool> = ty.iter().map(|&v| v == 1).collect();
-                            let s: Vec<f64> = (0..ty.len()).map(|r| proba[r * 2 + 1]).collect();
-                            out.push((name.into(), "auroc".into(), scores::roc_auc(&t, &s)));
-                        } else {
-                            let pred: Vec<usize> = (0..ty.len())
-                                .map(|r| {
-                                    proba[r * k..(r + 1) * k]
-                                        .iter()
-                                        .enumerate()
-                                        .max_by(|a, b| a.1.total_cmp(b.1))
-                                        .map_or(0, |(i, _)| i)
-                                })
-                                .collect();
-                            let truth: Vec<usize> = ty.iter().map(|&v| v as usize).collect();
-                            let mut labels: Vec<usize> =
-                                truth.iter().chain(&pred).copied().collect();
-                            labels.sort_unstable();
-                            labels.dedup();
-                            let f1 = scores::f1_scores(
-                                &truth,
-                                &pred,
-                                &labels,
-                                scores::ZeroDivision::Zero,
-                            );
-                            out.push((name.into(), "f1_micro".into(), Some(f1.micro)));
-                            out.push((name.into(), "f1_macro".into(), Some(f1.macro_)));
-                        }
-                    }
-                    out
+                    classification_scores(&train, &tx, &ty, k, seed)
                 }
                 (Target::Value(y), Target::Value(ty)) => {
-                    let idx = super::xy::shuffled(y.len(), seed);
-                    let m = opts.dimwise_rows.min(y.len());
-                    let mut xs = Vec::with_capacity(m * p);
-                    let mut ys = Vec::with_capacity(m);
-                    for &i in &idx[..m] {
-                        xs.extend_from_slice(&x[i * p..(i + 1) * p]);
-                        ys.push(y[i]);
-                    }
-                    [
-                        ("linear regression", Regressor::Linear),
-                        ("lasso (alpha 0.001)", Regressor::Lasso),
-                    ]
-                    .into_iter()
-                    .map(|(name, r)| {
-                        let s = match r.fit_predict(&xs, m, p, &ys, &tx) {
-                            Ok(pred) => Some(scores::r2(&ty, &pred)),
-                            Err(e) => {
-                                eprintln!("dimension-wise prediction of column {ci}: {e}");
-                                None
-                            }
-                        };
-                        (name.to_string(), "r2".to_string(), s)
-                    })
-                    .collect()
+                    regression_scores(&x, p, &y, &tx, &ty, ci, seed, opts.dimwise_rows)
                 }
                 _ => vec![],
             })
@@ -181,4 +112,94 @@ pub(crate) fn dimwise(f: &Frame, opts: &Options) -> Result<DimwisePrediction, St
         mean_distance_from_diagonal: mean(&diffs) / std::f64::consts::SQRT_2,
         points,
     })
+}
+
+/// One classifier target's scores: AUROC for two classes, micro and macro F1 otherwise,
+/// for logistic regression and a 10-tree forest trained on `train`, tested on `tx`/`ty`.
+fn classification_scores(
+    train: &Xy,
+    tx: &[f64],
+    ty: &[u32],
+    k: usize,
+    seed: u64,
+) -> Vec<(String, String, Option<f64>)> {
+    let mut out = vec![];
+    for (name, model) in [
+        ("logistic regression", 0usize),
+        ("random forest (10 trees)", 1),
+    ] {
+        let proba = if model == 0 {
+            Classifier::LogisticRegression.fit_proba(train, tx, k, seed)
+        } else {
+            super::models::forest_proba(train, tx, k, 10, seed)
+        };
+        let proba = match proba {
+            Ok(p) => p,
+            Err(_) => {
+                out.push((name.to_string(), "failed".to_string(), None));
+                continue;
+            }
+        };
+        if k == 2 {
+            let t: Vec<bool> = ty.iter().map(|&v| v == 1).collect();
+            let s: Vec<f64> = (0..ty.len()).map(|r| proba[r * 2 + 1]).collect();
+            out.push((name.into(), "auroc".into(), scores::roc_auc(&t, &s)));
+        } else {
+            let pred: Vec<usize> = (0..ty.len())
+                .map(|r| {
+                    proba[r * k..(r + 1) * k]
+                        .iter()
+                        .enumerate()
+                        .max_by(|a, b| a.1.total_cmp(b.1))
+                        .map_or(0, |(i, _)| i)
+                })
+                .collect();
+            let truth: Vec<usize> = ty.iter().map(|&v| v as usize).collect();
+            let mut labels: Vec<usize> = truth.iter().chain(&pred).copied().collect();
+            labels.sort_unstable();
+            labels.dedup();
+            let f1 = scores::f1_scores(&truth, &pred, &labels, scores::ZeroDivision::Zero);
+            out.push((name.into(), "f1_micro".into(), Some(f1.micro)));
+            out.push((name.into(), "f1_macro".into(), Some(f1.macro_)));
+        }
+    }
+    out
+}
+
+/// One numeric target's R² for linear regression and lasso on up to `rows` shuffled rows.
+#[allow(clippy::too_many_arguments)]
+fn regression_scores(
+    x: &[f64],
+    p: usize,
+    y: &[f64],
+    tx: &[f64],
+    ty: &[f64],
+    ci: usize,
+    seed: u64,
+    rows: usize,
+) -> Vec<(String, String, Option<f64>)> {
+    let idx = super::xy::shuffled(y.len(), seed);
+    let m = rows.min(y.len());
+    let mut xs = Vec::with_capacity(m * p);
+    let mut ys = Vec::with_capacity(m);
+    for &i in &idx[..m] {
+        xs.extend_from_slice(&x[i * p..(i + 1) * p]);
+        ys.push(y[i]);
+    }
+    [
+        ("linear regression", Regressor::Linear),
+        ("lasso (alpha 0.001)", Regressor::Lasso),
+    ]
+    .into_iter()
+    .map(|(name, r)| {
+        let s = match r.fit_predict(&xs, m, p, &ys, tx) {
+            Ok(pred) => Some(scores::r2(ty, &pred)),
+            Err(e) => {
+                eprintln!("dimension-wise prediction of column {ci}: {e}");
+                None
+            }
+        };
+        (name.to_string(), "r2".to_string(), s)
+    })
+    .collect()
 }

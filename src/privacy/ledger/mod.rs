@@ -174,6 +174,62 @@ fn now() -> String {
     format!("{s}")
 }
 
+/// Creates the ledger's tables, and adds the columns older ledgers lack.
+fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS dataset (
+             id TEXT PRIMARY KEY,
+             budget_epsilon REAL NOT NULL CHECK (budget_epsilon > 0),
+             budget_delta REAL NOT NULL CHECK (budget_delta > 0 AND budget_delta < 1),
+             created TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS entry (
+             id INTEGER PRIMARY KEY AUTOINCREMENT,
+             dataset_id TEXT NOT NULL REFERENCES dataset(id),
+             state TEXT NOT NULL CHECK (state IN ('reserved', 'settled')),
+             planned_rdp TEXT NOT NULL,
+             spent_rdp TEXT,
+             description TEXT NOT NULL,
+             created TEXT NOT NULL,
+             settled TEXT);
+         CREATE INDEX IF NOT EXISTS entry_dataset ON entry(dataset_id);
+         CREATE TABLE IF NOT EXISTS budget_change (
+             id INTEGER PRIMARY KEY AUTOINCREMENT,
+             dataset_id TEXT NOT NULL,
+             epsilon REAL NOT NULL,
+             delta REAL NOT NULL,
+             was_epsilon REAL NOT NULL,
+             was_delta REAL NOT NULL,
+             was_default INTEGER NOT NULL,
+             created TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS exposure (
+             id INTEGER PRIMARY KEY AUTOINCREMENT,
+             dataset_id TEXT NOT NULL,
+             description TEXT NOT NULL,
+             created TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS estimate (
+             dataset_id TEXT NOT NULL,
+             digest TEXT NOT NULL,
+             created TEXT NOT NULL,
+             PRIMARY KEY (dataset_id, digest));
+         CREATE TABLE IF NOT EXISTS key_alias (
+             byte_key TEXT PRIMARY KEY,
+             content_key TEXT NOT NULL);",
+    )?;
+    // Ledgers written before charges were stored gain the columns (empty: RDP only).
+    for col in ["planned_charges", "spent_charges"] {
+        let has: bool = conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('entry') WHERE name = ?1",
+            params![col],
+            |r| r.get::<_, i64>(0),
+        )? > 0;
+        if !has {
+            conn.execute(&format!("ALTER TABLE entry ADD COLUMN {col} TEXT"), [])?;
+        }
+    }
+    Ok(())
+}
+
 impl Ledger {
     /// Opens (creating if needed) the ledger at `path`.
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
@@ -205,62 +261,7 @@ impl Ledger {
                 detail: ok,
             });
         }
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS dataset (
-                 id TEXT PRIMARY KEY,
-                 budget_epsilon REAL NOT NULL CHECK (budget_epsilon > 0),
-                 budget_delta REAL NOT NULL CHECK (budget_delta > 0 AND budget_delta < 1),
-                 created TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS entry (
-                 id INTEGER PRIMARY KEY AUTOINCREMENT,
-                 dataset_id TEXT NOT NULL REFERENCES dataset(id),
-                 state TEXT NOT NULL CHECK (state IN ('reserved', 'settled')),
-                 planned_rdp TEXT NOT NULL,
-                 spent_rdp TEXT,
-                 description TEXT NOT NULL,
-                 created TEXT NOT NULL,
-                 settled TEXT);
-             CREATE INDEX IF NOT EXISTS entry_dataset ON entry(dataset_id);
-             CREATE TABLE IF NOT EXISTS budget_change (
-                 id INTEGER PRIMARY KEY AUTOINCREMENT,
-                 dataset_id TEXT NOT NULL,
-                 epsilon REAL NOT NULL,
-                 delta REAL NOT NULL,
-                 was_epsilon REAL NOT NULL,
-                 was_delta REAL NOT NULL,
-                 was_default INTEGER NOT NULL,
-                 created TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS exposure (
-                 id INTEGER PRIMARY KEY AUTOINCREMENT,
-                 dataset_id TEXT NOT NULL,
-                 description TEXT NOT NULL,
-                 created TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS estimate (
-                 dataset_id TEXT NOT NULL,
-                 digest TEXT NOT NULL,
-                 created TEXT NOT NULL,
-                 PRIMARY KEY (dataset_id, digest));
-             CREATE TABLE IF NOT EXISTS key_alias (
-                 byte_key TEXT PRIMARY KEY,
-                 content_key TEXT NOT NULL);",
-        )
-        .map_err(db)?;
-        // Ledgers written before charges were stored gain the columns (empty: RDP only).
-        for col in ["planned_charges", "spent_charges"] {
-            let has: bool = conn
-                .query_row(
-                    "SELECT COUNT(*) FROM pragma_table_info('entry') WHERE name = ?1",
-                    params![col],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(db)?
-                > 0;
-            if !has {
-                conn.execute(&format!("ALTER TABLE entry ADD COLUMN {col} TEXT"), [])
-                    .map_err(db)?;
-            }
-        }
+        create_tables(&conn).map_err(db)?;
         // The order grid is fixed per ledger: stored curves are only comparable on it.
         let grid = serde_json::to_string(&product_orders()).unwrap_or_default();
         conn.execute(
