@@ -344,7 +344,7 @@ impl App {
         ui.label("dpsynth learns a generator of fake rows from a sensitive table (or small images), with a mathematical bound (ε, δ) on what the result can reveal about any one person.");
         ui.add_space(6.0);
         ui.label("1 · Open a CSV file (button above, type its path, or drop it on the window) — or try a bundled sample.");
-        ui.label("2 · Mark each column's kind and confirm its public range or categories.");
+        ui.label("2 · Mark each column's kind; type its public range or categories, or let each run estimate them privately.");
         ui.label("3 · Pick a method and a privacy budget, see what it costs, and train.");
         ui.label("4 · Compare the synthetic data with the real data, then export it.");
         ui.add_space(12.0);

@@ -141,23 +141,55 @@ impl Mechanism {
 
     /// A one-line description for statements and logs.
     pub fn describe(&self) -> String {
+        let n = short;
         match *self {
             Mechanism::SubsampledGaussian { q, sigma } => {
-                format!("Poisson-subsampled Gaussian (q={q}, σ={sigma})")
+                format!("Poisson-subsampled Gaussian (q={}, σ={})", n(q), n(sigma))
             }
             Mechanism::Gaussian { sensitivity, std } => {
-                format!("Gaussian (Δ₂={sensitivity}, std={std})")
+                format!("Gaussian (Δ₂={}, std={})", n(sensitivity), n(std))
             }
-            Mechanism::PureDp { epsilon } => format!("pure ε-DP (ε₀={epsilon})"),
+            Mechanism::PureDp { epsilon } => format!("pure ε-DP (ε₀={})", n(epsilon)),
             Mechanism::Exponential { epsilon } => {
-                format!("exponential mechanism (ε₀={epsilon}, bounded range)")
+                format!("exponential mechanism (ε₀={}, bounded range)", n(epsilon))
             }
-            Mechanism::GnMax { sigma } => format!("PATE Gaussian NoisyMax (σ={sigma})"),
-            Mechanism::LnMax { lambda } => format!("PATE Laplace NoisyMax (λ={lambda})"),
-            Mechanism::Zcdp { rho } => format!("ρ-zCDP (ρ={rho})"),
-            Mechanism::ThresholdedGaussian { std, delta_inf } => {
-                format!("thresholded Gaussian histogram (Δ₂=1, std={std}, δ∞={delta_inf})")
-            }
+            Mechanism::GnMax { sigma } => format!("PATE Gaussian NoisyMax (σ={})", n(sigma)),
+            Mechanism::LnMax { lambda } => format!("PATE Laplace NoisyMax (λ={})", n(lambda)),
+            Mechanism::Zcdp { rho } => format!("ρ-zCDP (ρ={})", n(rho)),
+            Mechanism::ThresholdedGaussian { std, delta_inf } => format!(
+                "thresholded Gaussian histogram (Δ₂=1, std={}, δ∞={})",
+                n(std),
+                n(delta_inf)
+            ),
         }
+    }
+}
+
+/// A parameter for a sentence: five significant digits, scientific when tiny or huge.
+fn short(x: f64) -> String {
+    if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e7) {
+        return format!("{x:.3e}");
+    }
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (4.0 - x.abs().log10().floor()).clamp(0.0, 9.0) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parameters_read_short() {
+        assert_eq!(super::short(131.6209184062677), "131.62");
+        assert_eq!(super::short(0.0033333), "0.0033333");
+        assert_eq!(super::short(3.333e-8), "3.333e-8");
+        assert_eq!(super::short(1.0), "1");
+        assert_eq!(super::short(0.01572), "0.01572");
     }
 }

@@ -334,8 +334,17 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
         _ => {}
     }
     ui.label("Every use of the private rows:");
+    // Uses of one mechanism are listed once, however the run interleaved them.
+    let mut merged: Vec<(String, u64)> = Vec::new();
     for m in &s.mechanisms {
-        ui.label(format!("  • {} × {}", m.mechanism.describe(), m.count));
+        let d = m.mechanism.describe();
+        match merged.iter_mut().find(|(k, _)| *k == d) {
+            Some((_, c)) => *c += m.count,
+            None => merged.push((d, m.count)),
+        }
+    }
+    for (d, count) in merged {
+        ui.label(format!("  • {d} × {count}"));
     }
     if s.non_private_domains.is_empty() {
         ui.label("Every column's domain was public (typed by you) or estimated privately within this ε, so the guarantee covers the whole release.");
