@@ -98,8 +98,18 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     let plan = method.plan(req.rows, budget, &prior)?;
     let charges: Vec<_> = prior.iter().chain(&plan.charges).copied().collect();
     let orders = ledger.orders();
-    let after = ledger.epsilon_after(&req.dataset, &charges)?.epsilon;
-    c.this_run = compose(&charges, orders, st.budget.delta).epsilon;
+    let (after, delta) = if st.budget_is_default {
+        // The run will create the dataset's record at its own δ (nothing is spent yet).
+        let alone = compose(&charges, orders, req.delta).epsilon;
+        (alone, req.delta)
+    } else {
+        (
+            ledger.epsilon_after(&req.dataset, &charges)?.epsilon,
+            st.budget.delta,
+        )
+    };
+    c.delta = delta;
+    c.this_run = compose(&charges, orders, delta).epsilon;
     c.domains = domain_plan.map(|d| d.epsilon);
     c.left_after = (c.total - after).max(0.0);
     c.summary = plan.summary;

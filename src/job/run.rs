@@ -21,7 +21,7 @@ use crate::nn::dpsgd::NoiseSource;
 use crate::privacy::accountant::PLAN_MARKS;
 use crate::privacy::compose::{compose, covered_by, plan_prefix};
 use crate::privacy::convert::to_epsilon;
-use crate::privacy::ledger::{Ledger, dataset_key_any};
+use crate::privacy::ledger::{DEFAULT_BUDGET, Ledger, dataset_key_any};
 use crate::privacy::{Accountant, Budget, Charge, charges_curve};
 
 /// The private data, encoded, and what kind it is.
@@ -168,12 +168,18 @@ impl Reservation {
         let key = key.to_string();
         let before = ledger.spent_curve(&key)?;
         let before_charges = ledger.spent_charges(&key)?;
-        let (budget, created_default) = ledger.budget(&key)?;
+        let (_, created_default) = ledger.budget(&key)?;
         let desc = format!(
             "{} ({}) ε={} δ={}",
             cfg.method, cfg.preset, cfg.epsilon, cfg.delta
         );
-        let id = ledger.reserve(&key, charges, &desc)?;
+        // A dataset's first run sets its δ: then its figures and the run's agree.
+        let first = Budget {
+            epsilon: DEFAULT_BUDGET.epsilon,
+            delta: cfg.delta,
+        };
+        let id = ledger.reserve_or_open(&key, charges, &desc, first)?;
+        let (budget, _) = ledger.budget(&key)?;
         Ok(Self {
             ledger,
             key,

@@ -353,6 +353,19 @@ impl Ledger {
         plan: &[Charge],
         description: &str,
     ) -> Result<i64, LedgerError> {
+        self.reserve_or_open(dataset, plan, description, DEFAULT_BUDGET)
+    }
+
+    /// [`Self::reserve`], creating the dataset's record with `first` when it has none (a
+    /// run passes its own δ, so the dataset's figures and the run's are read at one δ).
+    pub fn reserve_or_open(
+        &mut self,
+        dataset: &str,
+        plan: &[Charge],
+        description: &str,
+        first: Budget,
+    ) -> Result<i64, LedgerError> {
+        first.validate().map_err(LedgerError::Invalid)?;
         for c in plan {
             c.mechanism.validate().map_err(LedgerError::Invalid)?;
         }
@@ -367,8 +380,9 @@ impl Ledger {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db)?;
-        let (budget, is_default) = budget_of(&tx, dataset).map_err(db)?;
+        let (mut budget, is_default) = budget_of(&tx, dataset).map_err(db)?;
         if is_default {
+            budget = first;
             tx.execute(
                 "INSERT INTO dataset(id, budget_epsilon, budget_delta, created) VALUES (?1, ?2, ?3, ?4)",
                 params![dataset, budget.epsilon, budget.delta, now()],

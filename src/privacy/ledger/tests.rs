@@ -139,3 +139,29 @@ fn an_entry_without_stored_charges_makes_the_dataset_fall_back_to_rdp() {
     let l = Ledger::open(&path).unwrap();
     assert_eq!(l.standing("d").unwrap().entries.len(), 2);
 }
+
+#[test]
+fn a_first_run_opens_the_dataset_at_its_own_delta() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let plan = [Charge {
+        mechanism: Mechanism::SubsampledGaussian {
+            q: 0.01,
+            sigma: 2.0,
+        },
+        count: 10,
+    }];
+    let first = Budget {
+        epsilon: 3.0,
+        delta: 1e-7,
+    };
+    l.reserve_or_open("d", &plan, "run", first).unwrap();
+    assert_eq!(l.budget("d").unwrap(), (first, false));
+    // Later runs do not change it.
+    let other = Budget {
+        epsilon: 9.0,
+        delta: 1e-3,
+    };
+    l.reserve_or_open("d", &plan, "run 2", other).unwrap();
+    assert_eq!(l.budget("d").unwrap().0, first);
+}
