@@ -92,8 +92,11 @@ fn sigkill_never_loses_a_reservation() {
         }
         // Every kill leaves at most one open reservation behind (the step in flight).
         assert!(st.reserved_entries <= round + 1);
-        // Spent ε counts every open reservation in full.
-        assert!(st.spent > 0.0);
+        // Spent ε counts every open reservation in full (once there is one: a kill may
+        // land before the first).
+        if !seen_reserved.is_empty() {
+            assert!(st.spent > 0.0);
+        }
     }
     assert!(
         seen_settled.len() > 50,

@@ -74,6 +74,18 @@ impl Book {
     }
 
     /// The tighter of RDP (the summed curve) and PLD (the charges, when all are known).
+    /// Whether the book fits `budget`: RDP first (microseconds), PLD only when RDP alone
+    /// does not show it (the reported figure is the smaller, so either suffices).
+    pub(super) fn fits(&self, orders: &[f64], budget: Budget) -> bool {
+        let curve = if self.curve.is_empty() {
+            vec![0.0; orders.len()]
+        } else {
+            self.curve.clone()
+        };
+        to_epsilon(orders, &curve, budget.delta).epsilon <= budget.epsilon
+            || self.compose(orders, budget.delta).epsilon <= budget.epsilon
+    }
+
     pub(super) fn compose(&self, orders: &[f64], delta: f64) -> Composed {
         let curve = if self.curve.is_empty() {
             vec![0.0; orders.len()]

@@ -390,8 +390,7 @@ impl Ledger {
             .map_err(db)?;
         }
         let book = Book::read(&tx, dataset, &orders).map_err(db)?;
-        let after = book.with(plan, &orders).compose(&orders, budget.delta);
-        if after.epsilon > budget.epsilon {
+        if !book.with(plan, &orders).fits(&orders, budget) {
             let before = book.compose(&orders, budget.delta);
             let alone = Book::of(plan, &orders).compose(&orders, budget.delta);
             return Err(LedgerError::Insufficient {
@@ -484,14 +483,24 @@ impl Ledger {
         let rows = read_entries(&self.conn, dataset, n).map_err(self.db())?;
         let mut all = Book::default();
         let mut entries = Vec::new();
+        // Entries with the same charges have the same ε: each distinct one is composed once
+        // (a PLD costs milliseconds, and a book may hold thousands of identical runs).
+        let mut seen: std::collections::HashMap<String, f64> = Default::default();
         for row in rows {
             let one = Book {
                 curve: row.curve,
                 charges: row.charges,
             };
+            let id = match &one.charges {
+                Some(c) => charges_json(c),
+                None => curve_json(&one.curve),
+            };
+            let epsilon = *seen
+                .entry(id)
+                .or_insert_with(|| one.compose(&self.orders, budget.delta).epsilon);
             entries.push(Entry {
                 id: row.id,
-                epsilon: one.compose(&self.orders, budget.delta).epsilon,
+                epsilon,
                 state: row.state,
                 description: row.description,
                 created: row.created,
