@@ -91,20 +91,26 @@ pub fn pld_epsilon(charges: &[Charge], delta: f64) -> Option<f64> {
 /// ε of `charges` at `delta`: RDP on `orders` and PLD, reporting the smaller.
 pub fn compose(charges: &[Charge], orders: &[f64], delta: f64) -> Composed {
     let rdp = to_epsilon(orders, &charges_curve(charges, orders), delta).epsilon;
-    let pld = pld_epsilon(charges, delta);
-    match pld {
-        Some(p) if p < rdp => Composed {
-            epsilon: p,
-            by: Method::Pld,
-            rdp,
-            pld,
-        },
-        _ => Composed {
-            epsilon: rdp,
-            by: Method::Rdp,
-            rdp,
-            pld,
-        },
+    Composed::smaller(rdp, pld_epsilon(charges, delta))
+}
+
+impl Composed {
+    /// The smaller of an RDP and an (optional) PLD figure for the same composition.
+    pub fn smaller(rdp: f64, pld: Option<f64>) -> Self {
+        match pld {
+            Some(p) if p < rdp => Composed {
+                epsilon: p,
+                by: Method::Pld,
+                rdp,
+                pld,
+            },
+            _ => Composed {
+                epsilon: rdp,
+                by: Method::Rdp,
+                rdp,
+                pld,
+            },
+        }
     }
 }
 

@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::DEFAULT_BUDGET;
 use crate::privacy::accountant::{Budget, Charge, charges_curve};
-use crate::privacy::compose::{Composed, Method, pld_epsilon};
+use crate::privacy::compose::{Composed, pld_epsilon};
 use crate::privacy::convert::to_epsilon;
 
 /// What a dataset's entries add up to: the summed RDP curve, and every charge when all
@@ -93,21 +93,10 @@ impl Book {
             self.curve.clone()
         };
         let rdp = to_epsilon(orders, &curve, delta).epsilon;
-        let pld = self.charges.as_ref().and_then(|c| pld_epsilon(c, delta));
-        match pld {
-            Some(p) if p < rdp => Composed {
-                epsilon: p,
-                by: Method::Pld,
-                rdp,
-                pld,
-            },
-            _ => Composed {
-                epsilon: rdp,
-                by: Method::Rdp,
-                rdp,
-                pld,
-            },
-        }
+        Composed::smaller(
+            rdp,
+            self.charges.as_ref().and_then(|c| pld_epsilon(c, delta)),
+        )
     }
 }
 
