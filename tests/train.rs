@@ -31,6 +31,7 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         checkpoints: None,
         domains: Default::default(),
         force_delta: false,
+        public_rows: None,
     }
 }
 
@@ -106,6 +107,28 @@ fn dp_gan_round_trip_respects_the_budget() {
     let back = dpsynth::data::csv::load_csv(&csv, &Default::default()).unwrap();
     assert_eq!(back.n_rows, 500);
     assert_eq!(back.n_cols(), 15);
+    // The statement travels beside the CSV (which stays a plain table).
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("syn.csv.privacy.json")).unwrap())
+            .unwrap();
+    assert_eq!(side["rows"], 500);
+    assert_eq!(side["model"]["method"], "dp-gan");
+    assert_eq!(
+        side["privacy"]["epsilon"],
+        model.header.privacy.epsilon.unwrap()
+    );
+    assert!(
+        side["guarantee_covers"]
+            .as_str()
+            .unwrap()
+            .contains("the whole file")
+    );
+    assert!(
+        side["records"]
+            .as_str()
+            .unwrap()
+            .contains("treated as public")
+    );
     // The ledger holds the run, settled.
     let l = Ledger::open(&ledger).unwrap();
     let st = l
@@ -114,6 +137,77 @@ fn dp_gan_round_trip_respects_the_budget() {
     assert_eq!(st.entries.len(), 1);
     assert_eq!(st.entries[0].state, "settled");
     assert!(st.spent <= 1.0 + 1e-9);
+}
+
+#[test]
+fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let mut cfg = config(dir.path(), "dp-gan", 1.0, "tiny");
+    let key = dataset_key(&cfg.data, &ledger).unwrap();
+    // A record set at another δ with nothing spent: the first run's δ becomes the dataset's.
+    Ledger::open(&ledger)
+        .unwrap()
+        .set_budget(
+            &key,
+            dpsynth::privacy::Budget {
+                epsilon: 4.0,
+                delta: 1e-6,
+            },
+        )
+        .unwrap();
+    cfg.public_rows = Some(40_000);
+    let s = run(cfg.clone(), &ledger, None).unwrap();
+    let (b, _) = Ledger::open(&ledger).unwrap().budget(&key).unwrap();
+    assert_eq!((b.epsilon, b.delta), (4.0, 1e-5));
+    // σ and q come from the public N, and the statement says so.
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    assert_eq!(m.header.privacy.public_rows, Some(40_000));
+    let batch = job::preset_settings("dp-gan", "tiny").unwrap()["batch"]
+        .as_f64()
+        .unwrap();
+    match m.header.privacy.mechanisms[0].mechanism {
+        dpsynth::privacy::Mechanism::SubsampledGaussian { q, .. } => {
+            assert!((q - batch / 40_000.0).abs() < 1e-12, "q = {q}")
+        }
+        ref other => panic!("unexpected {other:?}"),
+    }
+    // Once spent, a run at another δ is refused before anything is reserved, and the
+    // preview says why.
+    let mut other = cfg.clone();
+    other.delta = 1e-7;
+    let e = run(other.clone(), &ledger, None).unwrap_err();
+    assert!(e.contains("kept at δ"), "{e}");
+    let cost = job::cost::cost(&job::cost::CostRequest {
+        dataset: key.clone(),
+        ledger: ledger.clone(),
+        method: "dp-gan".into(),
+        preset: "tiny".into(),
+        epsilon: 1.0,
+        delta: 1e-7,
+        rows: 40_000,
+        overrides: Default::default(),
+        schema: None,
+        domains: job::DomainPolicy::AllowData,
+    })
+    .unwrap();
+    assert!(cost.refused.unwrap().contains("kept at δ"));
+    assert_eq!(cost.dataset_delta, Some(1e-5));
+    assert_eq!(
+        Ledger::open(&ledger)
+            .unwrap()
+            .standing(&key)
+            .unwrap()
+            .entries
+            .len(),
+        1
+    );
+    // A DP method trained without privacy does not carry the DP method's name.
+    let mut open = config(dir.path(), "dp-auto-gan", f64::INFINITY, "tiny");
+    open.out = dir.path().join("open.dpsynth");
+    let s = run(open, &ledger, None).unwrap();
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    assert_eq!(m.header.method, "auto-gan (non-private)");
 }
 
 #[test]

@@ -24,6 +24,11 @@ pub struct TrainArgs {
     /// Share of the run's ε spent estimating domains (with --estimate-domains).
     #[arg(long, default_value_t = crate::data::estimate::DEFAULT_SHARE, requires = "estimate_domains")]
     pub domain_share: f64,
+    /// The number of records as a public fact (e.g. a published census count): sampling
+    /// rates and σ are computed from it instead of the file's exact row count, which is
+    /// otherwise treated as public (the usual convention; the statement says which).
+    #[arg(long, value_name = "N")]
+    pub public_rows: Option<usize>,
     /// Train even when δ ≥ 1/n (such a δ allows releasing a whole record outright).
     #[arg(long)]
     pub force: bool,
@@ -115,6 +120,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         overrides: parse_overrides(&a.set)?,
         checkpoints: a.checkpoints.clone(),
         force_delta: a.force,
+        public_rows: a.public_rows,
         domains: if a.estimate_domains {
             job::DomainPolicy::Estimate {
                 share: a.domain_share,
@@ -136,6 +142,9 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             summary.non_private_domains.join(", ")
         );
     }
+    if summary.epsilon_spent.is_some() {
+        eprintln!("dpsynth: note: {}", job::records_statement(a.public_rows));
+    }
     if a.json {
         return super::print_json(&json!({
             "epsilon_spent": summary.epsilon_spent,
@@ -147,6 +156,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             "not_for_release": summary.not_for_release,
             "non_private_domains": summary.non_private_domains,
             "estimated_domains": summary.estimated_domains,
+            "public_rows": a.public_rows,
         }));
     }
     let eps = summary
@@ -251,18 +261,18 @@ fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, ser
 
 pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
     let model = job::services::read_model(&a.model)?;
-    let t = job::services::sample(&a.model, a.rows, a.seed)?;
-    crate::data::export::write_csv(&t, &a.out)?;
+    let side = job::services::export_csv(&a.model, a.rows, a.seed, &a.out)?;
     eprintln!(
-        "dpsynth: wrote {} synthetic rows to {} (model: {}, ε = {} at δ = {})",
-        t.n_rows,
+        "dpsynth: wrote {} synthetic rows to {} (model: {}, ε = {} at δ = {}); statement: {}",
+        a.rows,
         a.out.display(),
         model.method,
         model
             .statement
             .epsilon
             .map_or("∞ (not private)".to_string(), |e| e.to_string()),
-        model.statement.delta
+        model.statement.delta,
+        side.display()
     );
     if !model.statement.non_private_domains.is_empty() {
         eprintln!(

@@ -41,6 +41,25 @@ pub struct Cost {
     pub summary: String,
     /// Why the run cannot start (over the dataset's budget); `None` when it can.
     pub refused: Option<String>,
+    /// How the run's δ relates to the dataset's.
+    pub delta_rule: Option<DeltaRule>,
+    /// The δ of the dataset's ledger record, when it has one (the window proposes it).
+    pub dataset_delta: Option<f64>,
+}
+
+impl Cost {
+    /// A sentence for when "left after" is more than total − spent − this run: ε of runs
+    /// composed together is less than the sum of their ε (composition is not additive).
+    pub fn composition_note(&self) -> Option<String> {
+        let additive = self.total - self.spent - self.this_run;
+        (self.spent > 0.0 && self.left_after > additive.max(0.0) + 5e-4).then(|| {
+            format!(
+                "Left after ({:.3}) is more than total − spent − this run ({:.3}): privacy loss composes, it does not add up. The ledger composes every run on this dataset together, and that is tighter than summing their ε.",
+                self.left_after,
+                additive.max(0.0)
+            )
+        })
+    }
 }
 
 /// The ledger key of a data file: a digest of its content ([`crate::data::digest`]), so
@@ -67,6 +86,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         total: st.budget.epsilon,
         delta: st.budget.delta,
         spent: st.spent,
+        dataset_delta: (!st.budget_is_default).then_some(st.budget.delta),
         ..Default::default()
     };
     if !info.is_private_at(req.epsilon) {
@@ -98,8 +118,10 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     let plan = method.plan(req.rows, budget, &prior)?;
     let charges: Vec<_> = prior.iter().chain(&plan.charges).copied().collect();
     let orders = ledger.orders();
-    let (after, delta) = if st.budget_is_default {
-        // The run will create the dataset's record at its own δ (nothing is spent yet).
+    let rule = DeltaRule::of(&ledger, &req.dataset, req.delta)?;
+    let (after, delta) = if st.budget_is_default || matches!(rule, DeltaRule::Adopt { .. }) {
+        // The run will create the dataset's record, or set its δ, at its own δ (nothing
+        // is spent yet).
         let alone = compose(&charges, orders, req.delta).epsilon;
         (alone, req.delta)
     } else {
@@ -113,7 +135,9 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     c.domains = domain_plan.map(|d| d.epsilon);
     c.left_after = (c.total - after).max(0.0);
     c.summary = plan.summary;
-    if after > c.total {
+    c.refused = rule.refusal(req.delta);
+    c.delta_rule = Some(rule);
+    if after > c.total && c.refused.is_none() {
         c.refused = Some(format!(
             "This run needs ε ≈ {:.3} but only {:.3} is left of the dataset's total {:.3}. Lower ε or raise the total.",
             c.this_run,
@@ -122,6 +146,45 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         ));
     }
     Ok(c)
+}
+
+/// How a run's δ relates to its dataset's: one δ for both, so that every figure the user
+/// sees (preview, gauges, label, statement, ledger) is read at the same δ.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeltaRule {
+    /// The dataset has no record yet, or it is kept at the run's δ.
+    Same,
+    /// Nothing was spent on the dataset yet: the run sets its δ (from `was`).
+    Adopt { was: f64 },
+    /// Runs have spent from the dataset at δ = `fixed`: a run at another δ is refused.
+    Fixed { fixed: f64 },
+}
+
+impl DeltaRule {
+    /// The rule for a run at `delta` on `dataset`.
+    pub fn of(ledger: &Ledger, dataset: &str, delta: f64) -> Result<Self, JobError> {
+        let (budget, is_default) = ledger.budget(dataset)?;
+        if is_default || (budget.delta - delta).abs() <= 1e-12 * delta.max(budget.delta) {
+            return Ok(Self::Same);
+        }
+        Ok(if ledger.has_entries(dataset)? {
+            Self::Fixed {
+                fixed: budget.delta,
+            }
+        } else {
+            Self::Adopt { was: budget.delta }
+        })
+    }
+
+    /// Why a run at `delta` cannot start, when it cannot.
+    pub fn refusal(&self, delta: f64) -> Option<String> {
+        match self {
+            Self::Fixed { fixed } => Some(format!(
+                "This dataset's budget is kept at δ = {fixed}, and runs have spent from it: a run at δ = {delta} would report its ε at another δ than the dataset's. Use δ = {fixed} (`dpsynth budget set --delta` may lower the dataset's δ, never raise it)."
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Sets the dataset's total budget (what all runs on it may spend together).
@@ -139,4 +202,25 @@ pub fn default_ledger_path() -> PathBuf {
 /// The folder the window keeps its models, schemas and settings in.
 pub fn data_dir() -> PathBuf {
     crate::privacy::ledger::data_dir()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_appears_only_when_composition_beats_the_sum() {
+        let c = |spent, this_run, left_after| Cost {
+            total: 3.0,
+            spent,
+            this_run,
+            left_after,
+            ..Default::default()
+        };
+        // 3 − 0.934 − 0.934 = 1.132, but composed the two runs leave 1.643.
+        let note = c(0.934, 0.934, 1.643).composition_note().unwrap();
+        assert!(note.contains("1.643") && note.contains("1.132"), "{note}");
+        assert_eq!(c(0.0, 0.934, 2.066).composition_note(), None);
+        assert_eq!(c(1.0, 1.0, 1.0).composition_note(), None);
+    }
 }

@@ -67,6 +67,11 @@ pub struct RunConfig {
     /// Train even when δ ≥ 1/n (refused otherwise: such a δ permits releasing a record).
     #[serde(default)]
     pub force_delta: bool,
+    /// The number of records as a public fact the user gives (e.g. from a census count):
+    /// sampling rates, steps and σ are then computed from it, so nothing in the release
+    /// depends on the exact row count. `None`: the data's row count is treated as public.
+    #[serde(default)]
+    pub public_rows: Option<usize>,
 }
 
 /// What a private run does with domains read off the rows (`from_data` in the schema).
@@ -87,6 +92,17 @@ fn default_preset() -> String {
 }
 
 /// Every method the product offers (the registry), in the order the window shows them.
+/// What a private release says about N, the number of records: one sentence for the CLI,
+/// the window's statement and the export's sidecar.
+pub fn records_statement(public_rows: Option<usize>) -> String {
+    match public_rows {
+        Some(n) => format!(
+            "The number of records was given as a public fact (N = {n}): sampling rates and noise were computed from it, not from the file."
+        ),
+        None => "The number of records is treated as public (the usual convention): the sampling rate in the statement reveals it. Give a public count instead with --public-rows N (window: Advanced settings).".into(),
+    }
+}
+
 pub fn methods() -> &'static [&'static MethodInfo] {
     crate::methods::registry::METHODS
 }

@@ -146,6 +146,8 @@ struct Reservation {
     key: String,
     /// This reservation created the dataset's record with the default total.
     created_default: bool,
+    /// The dataset's δ before this run set it to the run's (nothing had been spent).
+    adopted_from: Option<f64>,
     id: i64,
     plan: Vec<Charge>,
     before: Vec<f64>,
@@ -168,7 +170,22 @@ impl Reservation {
         let key = key.to_string();
         let before = ledger.spent_curve(&key)?;
         let before_charges = ledger.spent_charges(&key)?;
-        let (_, created_default) = ledger.budget(&key)?;
+        let (was, created_default) = ledger.budget(&key)?;
+        let rule = super::cost::DeltaRule::of(&ledger, &key, cfg.delta)?;
+        if let Some(why) = rule.refusal(cfg.delta) {
+            return Err(JobError::Usage(why));
+        }
+        let adopted_from = match rule {
+            super::cost::DeltaRule::Adopt { was: old } => {
+                let b = Budget {
+                    epsilon: was.epsilon,
+                    delta: cfg.delta,
+                };
+                ledger.set_budget(&key, b)?;
+                Some(old)
+            }
+            _ => None,
+        };
         let desc = format!(
             "{} ({}) ε={} δ={}",
             cfg.method, cfg.preset, cfg.epsilon, cfg.delta
@@ -184,6 +201,7 @@ impl Reservation {
             ledger,
             key,
             created_default,
+            adopted_from,
             id,
             plan: charges.to_vec(),
             before,
@@ -271,7 +289,7 @@ fn checked_input(
             }
         )));
     }
-    let n = loaded.rows();
+    let n = records(cfg, loaded.rows())?;
     if private && cfg.delta * n as f64 >= 1.0 && !cfg.force_delta {
         return Err(JobError::Usage(format!(
             "δ = {} is at least 1/n = 1/{n}: a mechanism may then publish one record outright and still meet (ε, δ). Use δ well below 1/n (e.g. {:.0e}), or --force",
@@ -280,6 +298,18 @@ fn checked_input(
         )));
     }
     Ok((loaded, key))
+}
+
+/// N as the run plans with it: the public number of records the user gave, else the
+/// rows' count (then treated as public, the usual convention; the statement says which).
+fn records(cfg: &RunConfig, rows: usize) -> Result<usize, JobError> {
+    match cfg.public_rows {
+        Some(0) => Err(JobError::Usage(
+            "the public number of records must be at least 1".into(),
+        )),
+        Some(p) => Ok(p),
+        None => Ok(rows),
+    }
 }
 
 /// A schema file can call any domain `dp_estimated`; only estimates this dataset's
@@ -419,6 +449,7 @@ fn train_and_save(
         Ok(method.train(TrainSetup {
             plan,
             data: &data,
+            records: records(cfg, n)?,
             encoding: &enc.encoding,
             accountant,
             noise,
@@ -431,7 +462,8 @@ fn train_and_save(
     if let Some(r) = reservation {
         r.settle(accountant)?;
     }
-    let model = trained?;
+    let mut model = trained?;
+    model.header.privacy.public_rows = cfg.public_rows;
     model
         .save(&cfg.out)
         .map_err(|e| JobError::write(&cfg.out, e))?;
@@ -449,7 +481,15 @@ pub(super) fn run(
     let (info, private) = method_for(cfg)?;
     let mut method = info.instantiate(&cfg.preset, cfg.epsilon, &cfg.overrides)?;
     let (mut loaded, key) = checked_input(cfg, info, private)?;
-    let n = loaded.rows();
+    let n = records(cfg, loaded.rows())?;
+    if let Some(p) = cfg.public_rows {
+        let actual = loaded.rows() as f64;
+        if (p as f64 - actual).abs() > 0.1 * actual {
+            send(Event::Notice(format!(
+                "the public number of records you gave ({p}) is far from the file's: sampling rates and means assume {p}, so the batches are larger or smaller than the preset's (the guarantee holds either way)"
+            )));
+        }
+    }
     let budget = Budget {
         epsilon: if private { cfg.epsilon } else { f64::MAX },
         delta: cfg.delta,
@@ -473,6 +513,12 @@ pub(super) fn run(
     };
     let mut reservation = if private {
         let r = Reservation::make(cfg, ledger_path, &key, &charges)?;
+        if let Some(old) = r.adopted_from {
+            send(Event::Notice(format!(
+                "nothing had been spent on this dataset yet: its δ is now this run's, {} (was {old}), so every figure is read at one δ",
+                r.budget.delta
+            )));
+        }
         if r.created_default {
             send(Event::Notice(format!(
                 "this dataset had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",

@@ -2,7 +2,7 @@
 //! it, export samples as CSV, copy it. All of it is post-processing of a DP release: no
 //! private row is read and nothing is charged.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{JobError, PrivacyStatement};
 use crate::data::Table;
@@ -44,15 +44,75 @@ pub fn sample(model: &Path, rows: usize, seed: Option<u64>) -> Result<Table, Job
         .map_err(|e| JobError::Training(format!("sampling {}: {e}", model.display())))
 }
 
-/// Samples `rows` rows from the model file and writes them as CSV (atomically).
-pub fn export_csv(model: &Path, rows: usize, out: &Path) -> Result<(), JobError> {
+/// Samples `rows` rows from the model file and writes them as CSV, with the statement
+/// beside it ([`sidecar_path`]); both atomically. Returns the sidecar's path.
+pub fn export_csv(
+    model: &Path,
+    rows: usize,
+    seed: Option<u64>,
+    out: &Path,
+) -> Result<PathBuf, JobError> {
     if out.as_os_str().is_empty() {
         return Err(JobError::Usage(
             "type a file path to export to first".into(),
         ));
     }
-    let t = sample(model, rows, None)?;
-    crate::data::export::write_csv(&t, out).map_err(|e| JobError::write(out, e))
+    let m = load(model)?;
+    let t = m
+        .sample(rows, seed)
+        .map_err(|e| JobError::Training(format!("sampling {}: {e}", model.display())))?;
+    crate::data::export::write_csv(&t, out).map_err(|e| JobError::write(out, e))?;
+    let side = sidecar_path(out);
+    let text = serde_json::to_string_pretty(&sidecar(&m, model, t.n_rows, out))
+        .map_err(|e| JobError::write(&side, e))?;
+    crate::util::atomic::write_atomic(&side, text.as_bytes())
+        .map_err(|e| JobError::write(&side, e))?;
+    Ok(side)
+}
+
+/// Where an exported CSV's statement goes: `synthetic.csv` → `synthetic.csv.privacy.json`.
+///
+/// A sidecar rather than a `#` comment line in the CSV: most readers (Excel, pandas'
+/// defaults, polars, R's `read.csv`) would take a comment line for a data row or fail, and
+/// a synthetic file that no longer loads where the real one did is worse than useless.
+/// The sidecar holds the whole statement, not a line of it.
+pub fn sidecar_path(csv: &Path) -> PathBuf {
+    let mut name = csv.file_name().unwrap_or_default().to_os_string();
+    name.push(".privacy.json");
+    csv.with_file_name(name)
+}
+
+/// The statement an exported CSV carries: the model's privacy statement, what it covers,
+/// and where the rows came from. Every value in it is the model header's (a DP output or
+/// a public fact), or about the synthetic file itself.
+fn sidecar(m: &ReleasedModel, model: &Path, rows: usize, out: &Path) -> serde_json::Value {
+    let p = &m.header.privacy;
+    let covers = match (p.epsilon, p.non_private_domains.is_empty()) {
+        (None, _) => "nothing: this data comes from a model trained WITHOUT privacy (ε = ∞); do not release it".to_string(),
+        (Some(e), true) => format!(
+            "the whole file: every row is sampled from a generator trained with ({e:.4}, {})-differential privacy, and every column's domain was public or estimated privately",
+            p.delta
+        ),
+        (Some(e), false) => format!(
+            "the rows, at ({e:.4}, {})-differential privacy, but NOT the domains of {}, which were read off the private rows",
+            p.delta,
+            p.non_private_domains.join(", ")
+        ),
+    };
+    serde_json::json!({
+        "synthetic_data": out.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "rows": rows,
+        "generated_by": format!("dpsynth {}", env!("CARGO_PKG_VERSION")),
+        "model": {
+            "file": model.display().to_string(),
+            "method": m.header.method,
+            "preset": m.header.preset,
+        },
+        "guarantee_covers": covers,
+        "records": super::records_statement(p.public_rows),
+        "not_for_release": p.not_for_release,
+        "privacy": p,
+    })
 }
 
 /// Copies the released model file. It holds the generator and its privacy statement only

@@ -380,7 +380,7 @@ impl DpAutoGan {
     /// σ₁ on every parameter). Returns the decoder; the encoder never leaves.
     fn train_autoencoder(&self, s: &mut TrainSetup<'_>, sigma: f64) -> Result<Net> {
         let c = &self.config;
-        let (n, d) = s.data.dims2()?;
+        let (n, d) = (s.records, s.data.dims2()?.1);
         let (ae, decoder) = autoencoder(c, s.encoding, d, s.device, s.noise.rng())?;
         ae.check_dp_compatible()?;
         let mut opt = Adam::new(c.ae_lr);

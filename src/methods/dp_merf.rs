@@ -184,7 +184,8 @@ impl Synthesizer for DpMerf {
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
-        let (n, width) = s.data.dims2()?;
+        let width = s.data.dims2()?.1;
+        let n = s.records;
         let omega = frequencies(&c, s.encoding, width, &mut s)?;
         let target = self.noisy_embedding(&mut s, &omega, n)?;
         let dev = s.device.clone();
@@ -224,7 +225,8 @@ impl Synthesizer for DpMerf {
 }
 
 impl DpMerf {
-    /// Charges the Gaussian release, then returns S̃ / N, the noisy mean embedding [1, 2D].
+    /// Charges the Gaussian release, then returns S̃ / N, the noisy mean embedding [1, 2D]
+    /// (N public: the user's, or the row count treated as public).
     fn noisy_embedding(&self, s: &mut TrainSetup<'_>, omega: &Tensor, n: usize) -> Result<Tensor> {
         let private = self.config.private;
         let std = match s.plan.charges.first().map(|c| c.mechanism) {
@@ -249,8 +251,9 @@ impl DpMerf {
         let mut sum = Tensor::zeros((1, omega.dims()[1] * 2), DType::F32, s.device)?;
         let chunk = 4_096;
         let mut start = 0;
-        while start < n {
-            let len = chunk.min(n - start);
+        let rows = s.data.dims2()?.0;
+        while start < rows {
+            let len = chunk.min(rows - start);
             let x = s.data.narrow(0, start, len)?;
             sum = (sum + features(&x, omega)?.sum_keepdim(0)?)?;
             start += len;

@@ -144,7 +144,7 @@ pub(crate) fn gan_loop(
     generator: &Net,
     decoder: Option<&Net>,
 ) -> Result<()> {
-    let (n, _) = s.data.dims2()?;
+    let n = s.records;
     critic.check_dp_compatible()?;
     let (opt_d, opt_g) = optimizers(cfg);
     let mut nets = Nets {
@@ -333,6 +333,16 @@ pub(crate) enum Accounting {
     Quick,
 }
 
+/// The method name a model file carries: a `dp-…` method trained at ε = ∞ is not that
+/// method, and its file must not read as if it were (`dp-auto-gan` → `auto-gan
+/// (non-private)`).
+fn released_name(method: &str, private: bool) -> String {
+    match method.strip_prefix("dp-") {
+        Some(rest) if !private => format!("{rest} (non-private)"),
+        _ => method.to_string(),
+    }
+}
+
 /// Builds the released model: the generator and the privacy statement.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn release(
@@ -365,7 +375,7 @@ pub(crate) fn release(
     let schema = s.encoding.schema.clone();
     let header = ModelHeader {
         format: MODEL_FORMAT.into(),
-        method: method.into(),
+        method: released_name(method, private),
         preset: preset.into(),
         library_version: env!("CARGO_PKG_VERSION").into(),
         latent_dim,
@@ -383,6 +393,7 @@ pub(crate) fn release(
                 .map(|c| c.to_string())
                 .collect(),
             not_for_release: s.noise.seeded_by_user,
+            public_rows: None,
         },
         schema,
         config,

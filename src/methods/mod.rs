@@ -117,6 +117,9 @@ pub struct TrainSetup<'a> {
     pub plan: &'a Plan,
     /// Encoded private rows [N, width] on the training device.
     pub data: &'a Tensor,
+    /// N as the plan used it: the public number of records the user gave, else the rows'
+    /// count (treated as public). Sampling rates, epochs and means are computed from it.
+    pub records: usize,
     pub encoding: &'a Encoding,
     pub accountant: &'a mut Accountant,
     pub noise: &'a mut NoiseSource,
@@ -251,7 +254,7 @@ where
 {
     use crate::nn::dpsgd::{gather_rows, private_gradient};
     use crate::nn::layers::{loss_grad, summed_grads};
-    let n = dp.n_records;
+    let n = s.data.dims2()?.0;
     if private {
         let step = private_gradient(net, s.data, None, dp, s.noise, s.accountant, |y, x, _| {
             loss(y, x)

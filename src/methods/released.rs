@@ -40,6 +40,11 @@ pub struct PrivacyStatement {
     pub non_private_domains: Vec<String>,
     /// True when a fixed seed was used: reproducible, not for release.
     pub not_for_release: bool,
+    /// The number of records the user gave as a public fact, which sampling rates and σ
+    /// were computed from; `None`: the data's row count was used and is treated as public
+    /// (the usual convention; q = batch / N in the statement reveals it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_rows: Option<usize>,
 }
 
 /// The JSON header of a model file.

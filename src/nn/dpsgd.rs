@@ -316,7 +316,10 @@ pub fn private_gradient<F: LossFn>(
     if accountant.charge(cfg.mechanism(), 1).is_err() {
         return Ok(None);
     }
-    let idx = noise.poisson_batch(cfg.n_records, cfg.sample_rate);
+    // Every row present is a candidate; `n_records` (which may be a public N the user
+    // gave) only sets the normalisation, as the accountant's q does.
+    let (rows, _) = data.dims2()?;
+    let idx = noise.poisson_batch(rows, cfg.sample_rate);
     let (signals, loss_sum) = if idx.is_empty() {
         (Vec::new(), 0.0)
     } else {

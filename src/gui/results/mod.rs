@@ -387,6 +387,7 @@ fn empty_statement() -> PrivacyStatement {
         mechanisms: vec![],
         non_private_domains: vec![],
         not_for_release: false,
+        public_rows: None,
     }
 }
 

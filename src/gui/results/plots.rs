@@ -358,7 +358,7 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
         );
     }
     if s.epsilon.is_some() {
-        ui.label("The number of records is treated as public (the usual convention): it sets the sampling rate the model file records.");
+        ui.label(crate::job::records_statement(s.public_rows));
     }
     if s.not_for_release {
         ui.colored_label(

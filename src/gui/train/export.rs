@@ -48,8 +48,12 @@ impl ExportView {
     fn start(&mut self, model: &Path, out: &Path, ctx: &egui::Context) {
         let (model, out, rows) = (model.to_path_buf(), out.to_path_buf(), self.rows);
         self.task = Some(Task::spawn(ctx, move || {
-            match job::services::export_csv(&model, rows, &out) {
-                Ok(()) => format!("wrote {rows} rows to {}", out.display()),
+            match job::services::export_csv(&model, rows, None, &out) {
+                Ok(side) => format!(
+                    "wrote {rows} rows to {}, and its privacy statement to {}",
+                    out.display(),
+                    side.display()
+                ),
                 Err(e) => format!("export failed: {e}"),
             }
         }));

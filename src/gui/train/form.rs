@@ -15,6 +15,8 @@ pub(super) struct Advanced {
     rows: Vec<(String, String, String)>,
     pub seed: String,
     pub threads: usize,
+    /// The number of records as a public fact (empty: the file's count, treated as public).
+    pub public_rows: String,
 }
 
 impl Advanced {
@@ -59,9 +61,34 @@ impl Advanced {
         })
     }
 
+    pub fn public_rows(&self) -> Result<Option<usize>, String> {
+        let t = self.public_rows.trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(Some)
+            .ok_or_else(|| {
+                format!("public number of records '{t}' is not a positive whole number (leave it empty to use the file's count)")
+            })
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui) {
         ui.label("The preset's values; change one to override it. The cost above follows.");
         egui::Grid::new("advanced").striped(true).show(ui, |ui| {
+            let l = ui.label("public number of records");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.public_rows)
+                    .hint_text("the file's count")
+                    .desired_width(120.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(
+                "A count you know from a public source (e.g. a census table). Sampling rates and noise are then computed from it, and the file's exact row count is not revealed. Empty: the file's count is used and treated as public, the usual convention.",
+            );
+            ui.end_row();
             let l = ui.label("seed");
             ui.add(
                 egui::TextEdit::singleline(&mut self.seed)
@@ -139,6 +166,10 @@ pub(super) struct Form {
     total_input: String,
     total_for: Option<String>,
     total_msg: Option<String>,
+    /// A new total typed and asked about, awaiting the user's answer.
+    total_confirm: Option<f64>,
+    /// The dataset whose ledger δ the δ field was last set to.
+    delta_synced_for: Option<String>,
 }
 
 impl Default for Form {
@@ -162,6 +193,8 @@ impl Default for Form {
             total_input: String::new(),
             total_for: None,
             total_msg: None,
+            total_confirm: None,
+            delta_synced_for: None,
         }
     }
 }
@@ -185,6 +218,15 @@ impl Form {
             .ok_or_else(|| format!("ε '{}' is not a positive number", self.epsilon.trim()))
     }
 
+    /// N as the run will use it: the public count typed in Advanced, else the file's.
+    fn records(&self) -> usize {
+        self.advanced
+            .public_rows()
+            .ok()
+            .flatten()
+            .unwrap_or(self.rows)
+    }
+
     pub fn delta(&self) -> Result<f64, String> {
         let d = self
             .delta
@@ -193,10 +235,10 @@ impl Form {
             .ok()
             .filter(|d| *d > 0.0 && *d < 1.0)
             .ok_or_else(|| format!("δ '{}' is not a number between 0 and 1", self.delta.trim()))?;
-        if self.info().private && self.rows > 0 && d * self.rows as f64 >= 1.0 {
+        let n = self.records();
+        if self.info().private && n > 0 && d * n as f64 >= 1.0 {
             return Err(format!(
-                "δ = {d} is at least 1/n = 1/{}: with such a δ a run may publish a record outright. Use δ well below 1/n",
-                self.rows
+                "δ = {d} is at least 1/n = 1/{n}: with such a δ a run may publish a record outright. Use δ well below 1/n"
             ));
         }
         Ok(d)
@@ -206,6 +248,7 @@ impl Form {
     fn cost_request(&self) -> Result<CostRequest, String> {
         let dataset = self.dataset_key.clone().ok_or("no dataset is open")?;
         self.advanced.seed()?;
+        self.advanced.public_rows()?;
         Ok(CostRequest {
             dataset,
             ledger: job::cost::default_ledger_path(),
@@ -213,7 +256,7 @@ impl Form {
             preset: self.preset.clone(),
             epsilon: self.epsilon()?,
             delta: self.delta()?,
-            rows: self.rows,
+            rows: self.records(),
             overrides: self.advanced.overrides(),
             schema: self.schema.clone(),
             domains: job::DomainPolicy::AllowData,
@@ -312,6 +355,7 @@ impl Form {
             _ => None,
         };
         let updating = req.as_ref().is_ok_and(|r| !self.cost.is_current(r));
+        self.sync_delta(shown.as_ref());
         ui.group(|ui| {
             ui.horizontal(|ui| {
                 ui.strong("Cost of this run");
@@ -338,6 +382,15 @@ impl Form {
                     if !c.summary.is_empty() {
                         ui.label(&c.summary);
                     }
+                    if let Some(job::cost::DeltaRule::Adopt { was }) = c.delta_rule {
+                        ui.label(format!(
+                            "Nothing has been spent on this dataset yet: this run sets its δ to {} (was {was}).",
+                            c.delta
+                        ));
+                    }
+                    if let Some(n) = c.composition_note() {
+                        ui.label(n);
+                    }
                 }
                 (Ok(_), None) => {
                     ui.label("computing the cost…");
@@ -356,36 +409,71 @@ impl Form {
                 self.total_for = self.dataset_key.clone();
             }
             if !running {
-                self.total_ui(ui, c.delta);
+                self.total_ui(ui, c.total, c.delta);
             }
         }
     }
 
+    /// Once per dataset: the δ field shows the dataset's δ when its ledger record has one
+    /// (a run at another δ is refused once anything is spent, see `DeltaRule`).
+    fn sync_delta(&mut self, shown: Option<&Cost>) {
+        let Some(c) = shown else { return };
+        if self.delta_synced_for == self.dataset_key {
+            return;
+        }
+        if let Some(d) = c.dataset_delta {
+            self.delta = crate::util::fmt::number(d);
+        }
+        self.delta_synced_for = self.dataset_key.clone();
+    }
+
     /// The dataset's total budget, editable: it is the ledger's, shared by every run on
-    /// this file (from the window or the command line).
-    fn total_ui(&mut self, ui: &mut egui::Ui, delta: f64) {
+    /// this file (from the window or the command line). A change is asked about first.
+    fn total_ui(&mut self, ui: &mut egui::Ui, total: f64, delta: f64) {
         ui.horizontal(|ui| {
             let l = ui.label("This dataset's total budget: ε");
             ui.add(egui::TextEdit::singleline(&mut self.total_input).desired_width(60.0))
                 .labelled_by(l.id);
             if ui
-                .button("Set total")
-                .on_hover_text("Raise or lower how much ε all runs on this file may spend together (the ledger keeps it; `dpsynth budget set` does the same)")
+                .button("Set total…")
+                .on_hover_text("Raise or lower how much ε all runs on this file may spend together (the ledger keeps it and logs the change; `dpsynth budget set` does the same)")
                 .clicked()
             {
-                self.total_msg = Some(self.set_total(delta));
-                self.ledger_changed();
+                match self.total_input.trim().parse::<f64>() {
+                    Ok(e) if e > 0.0 && e.is_finite() => {
+                        self.total_confirm = Some(e);
+                        self.total_msg = None;
+                    }
+                    _ => {
+                        self.total_msg =
+                            Some(format!("'{}' is not a positive number", self.total_input.trim()))
+                    }
+                }
             }
             if let Some(m) = &self.total_msg {
                 ui.label(m);
             }
         });
+        if let Some(e) = self.total_confirm {
+            ui.horizontal(|ui| {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("Change this dataset's total from ε {} to ε {}? Every run on this file, from the window or the command line, shares it; the ledger logs the change.", crate::util::fmt::number(total), crate::util::fmt::number(e)),
+                );
+                if ui.button("Change the total").clicked() {
+                    self.total_msg = Some(self.set_total(e, delta));
+                    self.total_confirm = None;
+                    self.ledger_changed();
+                }
+                if ui.button("Keep it").clicked() {
+                    self.total_confirm = None;
+                    self.total_input = crate::util::fmt::number(total);
+                }
+            });
+        }
     }
 
-    fn set_total(&self, delta: f64) -> String {
-        let Ok(epsilon) = self.total_input.trim().parse::<f64>() else {
-            return format!("'{}' is not a number", self.total_input.trim());
-        };
+    fn set_total(&self, epsilon: f64, delta: f64) -> String {
         let Some(key) = &self.dataset_key else {
             return "no dataset is open".into();
         };

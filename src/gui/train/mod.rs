@@ -34,6 +34,10 @@ pub struct TrainPanel {
     start_error: Option<String>,
     /// Train was pressed while the job was still pricing the form: start once it is.
     queued: bool,
+    /// Cancel was pressed: the question (keep the partial model or not) is showing.
+    cancel_asked: bool,
+    /// The user chose to stop and discard the partial model.
+    discard: bool,
 }
 
 impl TrainPanel {
@@ -113,6 +117,18 @@ impl TrainPanel {
     }
 
     fn finish(&mut self, r: Result<RunSummary, JobError>) {
+        self.cancel_asked = false;
+        let r = match r {
+            Ok(s) if s.cancelled && std::mem::take(&mut self.discard) => {
+                self.discard_partial(&s);
+                if let Some(j) = self.job.take() {
+                    j.join();
+                }
+                self.form.ledger_changed();
+                return;
+            }
+            r => r,
+        };
         match &r {
             Ok(s) => {
                 let eps = s
@@ -136,6 +152,24 @@ impl TrainPanel {
         }
         // The run settled its reservation: the ledger's standing changed.
         self.form.ledger_changed();
+    }
+
+    /// Removes a cancelled run's model at the user's request; what it spent stays spent.
+    fn discard_partial(&mut self, s: &RunSummary) {
+        let spent = s
+            .epsilon_spent
+            .map_or("nothing".to_string(), |e| format!("ε {e:.3}"));
+        match std::fs::remove_file(&s.model) {
+            Ok(()) => self.log.push(format!(
+                "stopped; the partial model was discarded. The {spent} it used stays spent in the ledger."
+            )),
+            Err(e) => self.log.push(format!(
+                "stopped; could not remove the partial model {}: {e}",
+                s.model.display()
+            )),
+        }
+        self.result = None;
+        self.view = Default::default();
     }
 
     /// Another file was opened: the last run's progress, export and log belong to the old
@@ -219,6 +253,7 @@ impl TrainPanel {
             // The window shows uncovered domains in the statement before and after a run.
             domains: job::DomainPolicy::AllowData,
             force_delta: false,
+            public_rows: self.form.advanced.public_rows()?,
         })
     }
 
@@ -315,20 +350,52 @@ impl TrainPanel {
                 ui.spinner();
                 ui.label("starting as soon as the cost is known…");
             }
-            if running {
-                let cancel = ui.button("Cancel").on_hover_text(
+            if running && !self.cancel_asked {
+                let cancel = ui.button("Cancel…").on_hover_text(
                     "Stops after the current step; the budget spent so far stays spent",
                 );
                 if cancel.clicked() {
-                    if let Some(j) = &self.job {
-                        j.cancel();
-                    }
-                    self.log.push("cancelling…".into());
+                    self.cancel_asked = true;
                 }
             }
             if let Some(e) = &self.start_error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
+        });
+        if running && self.cancel_asked {
+            self.cancel_ui(ui);
+        }
+    }
+
+    /// The question Cancel asks: what stopping charges, and whether to keep what was trained.
+    fn cancel_ui(&mut self, ui: &mut egui::Ui) {
+        ui.group(|ui| {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!(
+                    "Stop this run? It has spent ε {:.3} so far, and that stays spent in the ledger whatever you choose: the steps taken have used the data. The partial model is released under that ε.",
+                    self.view.spent()
+                ),
+            );
+            ui.horizontal(|ui| {
+                let mut stop = |discard: bool, log: &str| {
+                    if let Some(j) = &self.job {
+                        j.cancel();
+                    }
+                    self.discard = discard;
+                    self.cancel_asked = false;
+                    self.log.push(log.into());
+                };
+                if ui.button("Stop, keep the partial model").clicked() {
+                    stop(false, "stopping; the partial model will be kept…");
+                }
+                if ui.button("Stop, discard it").clicked() {
+                    stop(true, "stopping; the partial model will be discarded…");
+                }
+                if ui.button("Go on training").clicked() {
+                    self.cancel_asked = false;
+                }
+            });
         });
     }
 }

@@ -35,6 +35,15 @@ impl RunView {
         };
     }
 
+    /// ε this run has spent so far (at its δ), as the last event reported it.
+    pub fn spent(&self) -> f64 {
+        if self.epsilon_run.is_finite() {
+            self.epsilon_run
+        } else {
+            0.0
+        }
+    }
+
     /// Takes the events this view draws; the rest are the panel's.
     pub fn event(&mut self, ev: &Event, ctx: &egui::Context) {
         match ev {

@@ -340,6 +340,19 @@ impl Ledger {
         Ok(())
     }
 
+    /// Whether any run has reserved or spent from the dataset (its δ is then fixed).
+    pub fn has_entries(&self, dataset: &str) -> Result<bool, LedgerError> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM entry WHERE dataset_id = ?1",
+                params![dataset],
+                |r| r.get(0),
+            )
+            .map_err(self.db())?;
+        Ok(n > 0)
+    }
+
     /// The dataset's budget, and whether it is the default (never set).
     pub fn budget(&self, dataset: &str) -> Result<(Budget, bool), LedgerError> {
         budget_of(&self.conn, dataset).map_err(self.db())
