@@ -107,7 +107,11 @@ fn open_sample_change_columns_train_and_export() {
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.get_by_label("This dataset's total budget: ε")
         .type_text("5");
-    h.get_by_label("Set total").click();
+    h.get_by_label("Set total…").click();
+    h.run_steps(2);
+    // A change to what every run on the file shares is asked about first.
+    h.get_by_label_contains("Change this dataset's total from ε 3 to ε 5");
+    h.get_by_label("Change the total").click();
     wait_for(&mut h, "this dataset's budget: total ε 5.000", 20);
     h.get_by_label_contains("idea: Tantipongpipat");
     h.snapshot("train");
@@ -173,6 +177,9 @@ fn open_sample_change_columns_train_and_export() {
     h.get_by_label_contains("finished: ε = ");
     // The default export path is in the (temporary) data folder; sampling runs in a
     // worker.
+    // Below the run's curves: scrolled to, as a user would.
+    h.get_by_label("Export CSV").scroll_to_me();
+    h.run_steps(3);
     h.get_by_label("Export CSV").click();
     wait_for(&mut h, "wrote 1000 rows to", 60);
     let csv = dir.path().join("dpsynth").join("synthetic.csv");

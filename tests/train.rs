@@ -211,6 +211,46 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
 }
 
 #[test]
+fn pearl_spends_exactly_its_composed_releases() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let mut cfg = config(dir.path(), "pearl", 1.0, "tiny");
+    cfg.overrides
+        .insert("label".into(), serde_json::json!("income"));
+    let s = run(cfg.clone(), &ledger, None).unwrap();
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    let p = &m.header.privacy;
+    // The bandwidth, the income counts and the per-class embedding: three Gaussians.
+    assert_eq!(p.mechanisms.len(), 3, "{:?}", p.mechanisms);
+    let composed = dpsynth::privacy::compose::compose(
+        &p.mechanisms,
+        &dpsynth::privacy::rdp::product_orders(),
+        1e-5,
+    );
+    let spent = p.epsilon.unwrap();
+    assert!(spent <= 1.0 + 1e-9, "{spent}");
+    assert!(
+        (spent - composed.epsilon).abs() < 1e-9,
+        "{spent} vs {composed:?}"
+    );
+    assert!(
+        spent > 0.99,
+        "calibrated to the budget, not far below: {spent}"
+    );
+    // The generator learned the label with the rest: both classes appear.
+    let t = m.sample(2000, Some(1)).unwrap();
+    let col = t.column("income").unwrap();
+    let income: Vec<String> = (0..t.n_rows).filter_map(|r| col.text(r)).collect();
+    assert!(income.iter().any(|v| v.contains(">50K")));
+    assert!(income.iter().any(|v| v.contains("<=50K")));
+    // A label that is not in the data is refused before anything is charged.
+    cfg.overrides
+        .insert("label".into(), serde_json::json!("nope"));
+    let e = run(cfg, &ledger, None).unwrap_err();
+    assert!(e.contains("not in the data"), "{e}");
+}
+
+#[test]
 fn the_model_file_holds_no_training_rows() {
     let dir = tempfile::tempdir().unwrap();
     let s = run(

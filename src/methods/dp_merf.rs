@@ -17,9 +17,9 @@
 //! distance between two encoded rows), never the data's median distance as the paper's
 //! code takes it (that reads private rows without charging them).
 
-use candle_core::{DType, Tensor};
-use rand_distr::{Distribution, Normal};
+use candle_core::Tensor;
 
+use super::embedding::{self, features};
 use super::gan_phase::{Accounting, latent, release, sampling_heads};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
@@ -247,17 +247,8 @@ impl DpMerf {
                 MethodError::Plan(format!("the embedding release does not fit: {e}"))
             })?;
         }
-        // Σᵢ φ(xᵢ) in chunks (the data never leave this function un-noised).
-        let mut sum = Tensor::zeros((1, omega.dims()[1] * 2), DType::F32, s.device)?;
-        let chunk = 4_096;
-        let mut start = 0;
-        let rows = s.data.dims2()?.0;
-        while start < rows {
-            let len = chunk.min(rows - start);
-            let x = s.data.narrow(0, start, len)?;
-            sum = (sum + features(&x, omega)?.sum_keepdim(0)?)?;
-            start += len;
-        }
+        // Σᵢ φ(xᵢ) (the data never leave this function un-noised).
+        let sum = embedding::class_sums(s.data, omega, None)?;
         let noisy = (sum.clone() + s.noise.gaussian_like(&sum, std)?)?;
         Ok((noisy / n as f64)?)
     }
@@ -270,64 +261,16 @@ fn frequencies(
     width: usize,
     s: &mut TrainSetup<'_>,
 ) -> Result<Tensor> {
-    let columns = encoding.schema.columns.len().max(1) as f64;
     let ell = if c.bandwidth > 0.0 {
         c.bandwidth
     } else {
-        columns.sqrt()
+        embedding::public_bandwidth(encoding)
     };
-    let normal = Normal::new(0.0f32, (1.0 / ell) as f32)
-        .map_err(|e| MethodError::Plan(format!("bad bandwidth {ell}: {e}")))?;
-    let features = c.features.max(1);
-    let v: Vec<f32> = (0..width * features)
-        .map(|_| normal.sample(s.noise.rng()))
-        .collect();
-    Ok(Tensor::from_vec(v, (width, features), s.device)?)
-}
-
-/// φ(x) for every row of `x` [B, d]: [B, 2D], each row of L2 norm 1.
-fn features(x: &Tensor, omega: &Tensor) -> candle_core::Result<Tensor> {
-    let d = omega.dims()[1] as f64;
-    let proj = x.matmul(omega)?;
-    Tensor::cat(&[proj.cos()?, proj.sin()?], 1)? / d.sqrt()
+    embedding::frequencies(width, c.features, ell, s.noise.rng(), s.device)
 }
 
 /// ‖target − mean φ(y)‖²: the squared MMD estimate the generator minimises.
 fn mmd_to(y: &Tensor, omega: &Tensor, target: &Tensor) -> candle_core::Result<Tensor> {
     let mean = features(y, omega)?.mean_keepdim(0)?;
     (mean - target)?.sqr()?.sum_all()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::SeedableRng;
-
-    /// The sensitivity the accounting states: neighbouring tables (one row added) move
-    /// the summed embedding by exactly ‖φ(x)‖ = 1, whatever the row.
-    #[test]
-    fn one_row_moves_the_sum_by_exactly_one() {
-        let dev = candle_core::Device::Cpu;
-        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-        let normal = Normal::new(0.0f32, 3.0).unwrap();
-        let (d, big_d) = (7, 300);
-        let omega: Vec<f32> = (0..d * big_d).map(|_| normal.sample(&mut rng)).collect();
-        let omega = Tensor::from_vec(omega, (d, big_d), &dev).unwrap();
-        let rows: Vec<f32> = (0..20 * d).map(|i| ((i * 37) % 11) as f32 / 10.0).collect();
-        let x = Tensor::from_vec(rows, (20, d), &dev).unwrap();
-        let sum = |t: &Tensor| features(t, &omega).unwrap().sum(0).unwrap();
-        let without = sum(&x.narrow(0, 0, 19).unwrap());
-        let with = sum(&x);
-        let moved: f32 = (with - without)
-            .unwrap()
-            .sqr()
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .sqrt()
-            .unwrap()
-            .to_scalar()
-            .unwrap();
-        assert!((moved - 1.0).abs() < 1e-4, "moved {moved}");
-    }
 }

@@ -14,7 +14,9 @@
 pub mod dp_auto_gan;
 pub mod dp_gan;
 pub mod dp_merf;
+pub mod embedding;
 pub mod gan_phase;
+pub mod pearl;
 pub mod registry;
 pub mod released;
 

@@ -68,6 +68,10 @@ impl ExportView {
         let busy = self.task.is_some();
         ui.group(|ui| {
             ui.strong("Export");
+            // The outcome first: the group's end may be below the window's edge.
+            if let Some(m) = &self.msg {
+                ui.label(m);
+            }
             ui.horizontal(|ui| {
                 let l = ui.label("Rows:");
                 ui.add(egui::DragValue::new(&mut self.rows).range(1..=10_000_000))
@@ -102,9 +106,6 @@ impl ExportView {
                 }
             });
             ui.label(format!("released model: {}", model.display()));
-            if let Some(m) = &self.msg {
-                ui.label(m);
-            }
         });
     }
 }

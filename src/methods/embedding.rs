@@ -1,0 +1,301 @@
+//! Random-frequency embeddings of encoded rows, shared by DP-MERF and PEARL: the
+//! frequencies, the feature map, per-class sums of it over the private rows, and the
+//! moments that set the bandwidth. Computing these reads the private rows; releasing them
+//! (with noise, and the charge) is the caller's job, which states the mechanism.
+//!
+//! The feature map is φ(x) = k^{−1/2} [cos(t_j·x), sin(t_j·x)]_{j ≤ k}: the empirical
+//! characteristic function at k frequencies (PEARL), or equally the random Fourier
+//! features of a Gaussian kernel (DP-MERF). ‖φ(x)‖₂ = 1 for every x, which is what makes
+//! the sensitivities below exact rather than bounds found by clipping.
+
+use candle_core::{DType, Tensor};
+use rand_distr::{Distribution, Normal};
+
+use super::{MethodError, Result};
+use crate::data::encode::{Encoding, SpanKind};
+
+/// Rows per chunk when summing features: bounds the [chunk, 2k] intermediate.
+const CHUNK: usize = 4_096;
+
+/// k frequencies for `width` encoded dimensions, each N(0, ℓ⁻²) per coordinate: a
+/// [width, k] matrix drawn from the run's CSPRNG, independent of the data.
+pub fn frequencies(
+    width: usize,
+    k: usize,
+    bandwidth: f64,
+    rng: &mut impl rand::Rng,
+    dev: &candle_core::Device,
+) -> Result<Tensor> {
+    if !(bandwidth > 0.0 && bandwidth.is_finite()) {
+        return Err(MethodError::Plan(format!(
+            "the kernel bandwidth must be a positive number, got {bandwidth}"
+        )));
+    }
+    let normal = Normal::new(0.0f32, (1.0 / bandwidth) as f32)
+        .map_err(|e| MethodError::Plan(format!("bad bandwidth {bandwidth}: {e}")))?;
+    let v: Vec<f32> = (0..width * k.max(1)).map(|_| normal.sample(rng)).collect();
+    Ok(Tensor::from_vec(v, (width, k.max(1)), dev)?)
+}
+
+/// The public bandwidth rule: √(number of columns). Each column's span contributes at
+/// most 1 to the squared distance between two encoded rows (a one-hot pair differs by
+/// √2, but only with its level's probability; a [0,1] value by |a − b| ≤ 1), so √columns
+/// is the scale of a typical distance, known before any row is read.
+pub fn public_bandwidth(encoding: &Encoding) -> f64 {
+    (encoding.schema.columns.len().max(1) as f64).sqrt()
+}
+
+/// φ(x) for every row of `x` [B, d]: [B, 2k], each row of L2 norm 1.
+pub fn features(x: &Tensor, omega: &Tensor) -> candle_core::Result<Tensor> {
+    let k = omega.dims()[1] as f64;
+    let proj = x.matmul(omega)?;
+    Tensor::cat(&[proj.cos()?, proj.sin()?], 1)? / k.sqrt()
+}
+
+/// The label span a class-conditional embedding groups rows by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LabelSpan {
+    pub start: usize,
+    /// Number of classes: the span's width, or 2 for a binary column (one 0/1 value).
+    pub classes: usize,
+    pub binary: bool,
+}
+
+impl LabelSpan {
+    /// The span of column `name` in `encoding`; it must be categorical or binary.
+    pub fn find(encoding: &Encoding, name: &str) -> Result<Self> {
+        let col = encoding
+            .schema
+            .columns
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| {
+                MethodError::Plan(format!(
+                    "the label column '{name}' is not in the data (columns: {})",
+                    encoding
+                        .schema
+                        .columns
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+        let span = encoding
+            .spans
+            .iter()
+            .find(|s| s.column == col && s.kind != SpanKind::MissingIndicator)
+            .ok_or_else(|| MethodError::Plan(format!("column '{name}' has no encoding")))?;
+        match span.kind {
+            SpanKind::Categorical => Ok(Self {
+                start: span.start,
+                classes: span.len,
+                binary: false,
+            }),
+            SpanKind::Binary => Ok(Self {
+                start: span.start,
+                classes: 2,
+                binary: true,
+            }),
+            _ => Err(MethodError::Plan(format!(
+                "the label column '{name}' is continuous: a class-conditional embedding needs a binary or categorical label"
+            ))),
+        }
+    }
+
+    /// Class membership of each row of `x` [B, d] as [B, C] weights: one-hot for real
+    /// rows, the head's (soft) probabilities for generated ones.
+    pub fn membership(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        if self.binary {
+            let p = x.narrow(1, self.start, 1)?;
+            Tensor::cat(&[(1.0 - &p)?, p], 1)
+        } else {
+            x.narrow(1, self.start, self.classes)
+        }
+    }
+}
+
+/// Σᵢ m_i ⊗ φ(xᵢ) over the private rows, as a [C, 2k] matrix (C = 1 without a label): row c
+/// is the sum of φ over class c. Each row falls in one class (its membership is one-hot),
+/// so adding or removing one record moves the matrix by exactly ‖φ(x)‖ = 1 in Frobenius
+/// norm. Computed in chunks on the data's device.
+pub fn class_sums(data: &Tensor, omega: &Tensor, label: Option<LabelSpan>) -> Result<Tensor> {
+    let (rows, _) = data.dims2()?;
+    let classes = label.map_or(1, |l| l.classes);
+    let k2 = omega.dims()[1] * 2;
+    let mut sum = Tensor::zeros((classes, k2), DType::F32, data.device())?;
+    let mut start = 0;
+    while start < rows {
+        let len = CHUNK.min(rows - start);
+        let x = data.narrow(0, start, len)?;
+        let phi = features(&x, omega)?;
+        sum = match label {
+            Some(l) => (sum + l.membership(&x)?.t()?.matmul(&phi)?)?,
+            None => (sum + phi.sum_keepdim(0)?)?,
+        };
+        start += len;
+    }
+    Ok(sum)
+}
+
+/// Per-class counts [C] of the private rows (C = 1 without a label): one record moves
+/// one count by 1 (L2 sensitivity 1 under add/remove).
+pub fn class_counts(data: &Tensor, label: LabelSpan) -> Result<Tensor> {
+    let (rows, _) = data.dims2()?;
+    let mut sum = Tensor::zeros(label.classes, DType::F32, data.device())?;
+    let mut start = 0;
+    while start < rows {
+        let len = CHUNK.min(rows - start);
+        let x = data.narrow(0, start, len)?;
+        sum = (sum + label.membership(&x)?.sum(0)?)?;
+        start += len;
+    }
+    Ok(sum)
+}
+
+/// The moments that give the root-mean-square distance between two rows:
+/// u(x) = [x / √c, ‖x‖² / c] summed over the rows ([width + 1]), where c bounds ‖x‖².
+///
+/// Sensitivity: for encoded rows ‖x‖² ≤ c (each span adds at most 1: one-hot spans exactly
+/// 1, values in [0,1] at most 1 each), so ‖u(x)‖² = ‖x‖²/c + ‖x‖⁴/c² ≤ 2: adding or
+/// removing one record moves the sum by at most √2.
+pub fn distance_moments(data: &Tensor, c: f64) -> Result<Tensor> {
+    let (rows, width) = data.dims2()?;
+    let mut sum = Tensor::zeros(width + 1, DType::F32, data.device())?;
+    let mut start = 0;
+    while start < rows {
+        let len = CHUNK.min(rows - start);
+        let x = data.narrow(0, start, len)?;
+        let sq = (x.sqr()?.sum_keepdim(1)? / c)?;
+        let u = Tensor::cat(&[(x / c.sqrt())?, sq], 1)?;
+        sum = (sum + u.sum(0)?)?;
+        start += len;
+    }
+    Ok(sum)
+}
+
+/// The bound c on ‖x‖² of an encoded row: one per span.
+pub fn norm_bound(encoding: &Encoding) -> f64 {
+    encoding.spans.len().max(1) as f64
+}
+
+/// The RMS pairwise distance from (noisy) moments: E‖x − x'‖² = 2 (E‖x‖² − ‖E x‖²) for
+/// two independent rows. Post-processing of the released sum; floored at a small
+/// positive value so that a very noisy release still gives a usable bandwidth.
+pub fn rms_distance(moments: &[f32], c: f64, n: f64) -> f64 {
+    let width = moments.len() - 1;
+    let mean_sq = moments[width] as f64 * c / n;
+    let mean_norm2: f64 = moments[..width]
+        .iter()
+        .map(|m| (*m as f64 * c.sqrt() / n).powi(2))
+        .sum();
+    (2.0 * (mean_sq - mean_norm2)).max(0.0).sqrt().max(0.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn norm(t: &Tensor) -> f32 {
+        t.sqr()
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .sqrt()
+            .unwrap()
+            .to_scalar()
+            .unwrap()
+    }
+
+    fn omega(d: usize, k: usize) -> Tensor {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        frequencies(d, k, 0.4, &mut rng, &candle_core::Device::Cpu).unwrap()
+    }
+
+    /// Rows in [0,1]^7 whose first two values are a one-hot label.
+    fn rows(n: usize) -> Tensor {
+        let v: Vec<f32> = (0..n)
+            .flat_map(|i| {
+                let c = (i % 2) as f32;
+                let rest: Vec<f32> = (0..5)
+                    .map(|j| ((i * 37 + j * 11) % 13) as f32 / 12.0)
+                    .collect();
+                [vec![1.0 - c, c], rest].concat()
+            })
+            .collect();
+        Tensor::from_vec(v, (n, 7), &candle_core::Device::Cpu).unwrap()
+    }
+
+    const LABEL: LabelSpan = LabelSpan {
+        start: 0,
+        classes: 2,
+        binary: false,
+    };
+
+    /// The sensitivities the methods state, on neighbouring tables (one row added):
+    /// class sums move by exactly 1, counts by 1, moments by at most √2.
+    #[test]
+    fn one_row_moves_each_statistic_by_its_stated_sensitivity() {
+        let (x, w) = (rows(20), omega(7, 300));
+        let less = x.narrow(0, 0, 19).unwrap();
+        for label in [None, Some(LABEL)] {
+            let moved = (class_sums(&x, &w, label).unwrap()
+                - class_sums(&less, &w, label).unwrap())
+            .unwrap();
+            assert!(
+                (norm(&moved) - 1.0).abs() < 1e-4,
+                "{label:?}: {}",
+                norm(&moved)
+            );
+        }
+        let counts =
+            (class_counts(&x, LABEL).unwrap() - class_counts(&less, LABEL).unwrap()).unwrap();
+        assert!((norm(&counts) - 1.0).abs() < 1e-6);
+        // c = 6 spans bound ‖x‖² here (one-hot + five values).
+        let m =
+            (distance_moments(&x, 6.0).unwrap() - distance_moments(&less, 6.0).unwrap()).unwrap();
+        assert!(norm(&m) <= 2f32.sqrt() + 1e-5, "{}", norm(&m));
+        // The worst row (all ones) reaches the bound's order: √(5/6 + 25/36).
+        let ones = Tensor::ones((1, 7), DType::F32, &candle_core::Device::Cpu).unwrap();
+        let m1 = norm(&distance_moments(&ones, 7.0).unwrap());
+        assert!((m1 - 2f32.sqrt()).abs() < 1e-5, "{m1}");
+    }
+
+    /// Against a slow reference: the mean over all pairs of ‖x − x'‖².
+    #[test]
+    fn rms_distance_matches_all_pairs() {
+        let x = rows(30);
+        let v: Vec<Vec<f32>> = x.to_vec2().unwrap();
+        let mut s = 0.0;
+        let mut pairs = 0.0;
+        for a in &v {
+            for b in &v {
+                s += a
+                    .iter()
+                    .zip(b)
+                    .map(|(p, q)| ((p - q) as f64).powi(2))
+                    .sum::<f64>();
+                pairs += 1.0;
+            }
+        }
+        let want = (s / pairs).sqrt();
+        let m: Vec<f32> = distance_moments(&x, 6.0).unwrap().to_vec1().unwrap();
+        let got = rms_distance(&m, 6.0, 30.0);
+        assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+    }
+
+    /// Per-class sums against a row-by-row reference.
+    #[test]
+    fn class_sums_match_a_loop_over_rows() {
+        let (x, w) = (rows(9), omega(7, 50));
+        let got: Vec<Vec<f32>> = class_sums(&x, &w, Some(LABEL)).unwrap().to_vec2().unwrap();
+        let phi: Vec<Vec<f32>> = features(&x, &w).unwrap().to_vec2().unwrap();
+        for c in 0..2 {
+            for j in 0..100 {
+                let want: f32 = (0..9).filter(|i| i % 2 == c).map(|i| phi[i][j]).sum();
+                assert!((got[c][j] - want).abs() < 1e-5);
+            }
+        }
+    }
+}

@@ -1,0 +1,663 @@
+//! PEARL (Liew, Takahashi & Ueno, ICLR 2022): private embeddings and adversarial
+//! reconstruction learning. The private rows are read once, for up to three Gaussian
+//! releases; the generator and the critic then train on those releases alone, as long as
+//! they like, at no further privacy cost.
+//!
+//! Releases, each charged before its statistic is computed, under add/remove-one
+//! neighbouring (the relation of DP-SGD and the ledger; N is public, see
+//! [`crate::job::records_statement`]):
+//! 1. **Bandwidth** (when `bandwidth` = 0 and `aux_share` > 0): the moments
+//!    Σ [x/√c, ‖x‖²/c] (c = one per span bounds ‖x‖²), sensitivity √2
+//!    ([`embedding::distance_moments`]), giving the RMS distance between two rows ℓ, the
+//!    scale of the frequencies t ~ N(0, ℓ⁻²I). The paper releases the *mean* pairwise
+//!    distance at sensitivity 2√d/n (replace-one, O(n²) pairs); the RMS distance has an
+//!    exact O(nd) form and an exact sensitivity, and plays the same median-heuristic role.
+//!    `aux_share` = 0 takes the public rule √(columns) instead.
+//! 2. **Class counts** (with a label column): one record moves one count by 1:
+//!    `Gaussian { sensitivity: 1 }`.
+//! 3. **The characteristic-function embedding**: per class c, S_c = Σ_{y_i = c} φ(x_i) with
+//!    φ(x) = k^{−1/2}[cos(t_j·x), sin(t_j·x)], ‖φ‖ = 1; a record lies in one class, so the
+//!    [C, 2k] matrix moves by exactly 1: `Gaussian { sensitivity: 1 }`. (The paper's
+//!    2√k/n is the same release for the unnormalised mean under replace-one: two rows
+//!    change, each by √k, divided by n.)
+//!
+//! The budget is split as shares of the Gaussian's ρ = Δ²/(2 std²): the releases' RDP
+//! curves add to that of one Gaussian at the calibrated σ, and the whole plan (with any
+//! domain estimate before it) is calibrated by the tighter accountant.
+//!
+//! After the releases: the generator minimises Σ_j w_j Σ_c |Φ̃_c(t_j) − Φ̂_c(t_j)|² (the
+//! joint embedding of rows and label, mass-weighted, so an unconditional generator learns
+//! the label with the rest), plus the squared gap between the released class proportions
+//! and the generated ones. The critic (paper eq. 1) re-weights the fixed frequencies by
+//! the density ratio of N(0, diag(ℓ'_k⁻²)) to N(0, ℓ⁻²I), self-normalised, and every
+//! `critic_every` generator steps takes one Adam step *up* the same distance in log ℓ'.
+//! Both read only generated rows and the released statistics: post-processing.
+
+use candle_core::Tensor;
+
+use super::embedding::{self, LabelSpan, features};
+use super::gan_phase::{Accounting, latent, release, sampling_heads};
+use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::released::ReleasedModel;
+use super::{
+    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,
+    plan_preamble,
+};
+use crate::nn::layers::{Act, Block, Net, loss_grad, mlp, summed_grads};
+use crate::nn::optim::{Adam, Optimizer};
+use crate::privacy::calibrate::sigma_for;
+use crate::privacy::{Budget, Charge, Mechanism};
+
+/// PEARL settings; presets below.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PearlConfig {
+    pub preset: String,
+    /// Frequencies k (the embedding has 2k numbers per class).
+    pub features: usize,
+    /// Kernel length scale ℓ; 0 estimates it privately (`aux_share` > 0) or takes the
+    /// public rule √(number of columns) (`aux_share` = 0).
+    pub bandwidth: f64,
+    /// Share of the budget (of ρ) for the private bandwidth.
+    pub aux_share: f64,
+    /// Share of the budget (of ρ) for the class counts (with a label).
+    pub count_share: f64,
+    /// Class column of a class-conditional embedding ("" for none). For images, `label`.
+    pub label: String,
+    pub latent_dim: usize,
+    pub generator_hidden: Vec<usize>,
+    /// Generated rows per generator step.
+    pub batch: usize,
+    /// Generator steps (free: they never touch the private rows).
+    pub steps: u64,
+    pub lr: f64,
+    /// One critic (re-weighting) step per this many generator steps; 0: no critic.
+    pub critic_every: u64,
+    pub critic_lr: f64,
+    /// Gumbel-softmax temperature of the categorical heads.
+    pub tau: f64,
+    /// Release with noise (false: the exact statistics, ε = ∞).
+    pub private: bool,
+}
+
+impl PearlConfig {
+    pub fn preset(name: &str) -> Result<Self> {
+        let base = Self {
+            preset: name.into(),
+            features: 1_000,
+            bandwidth: 0.0,
+            aux_share: 0.1,
+            count_share: 0.05,
+            label: String::new(),
+            latent_dim: 32,
+            generator_hidden: vec![128, 128],
+            batch: 500,
+            steps: 2_000,
+            lr: 0.002,
+            critic_every: 10,
+            critic_lr: 0.01,
+            tau: 0.2,
+            private: true,
+        };
+        match name {
+            "quick" => Ok(base),
+            "tiny" => Ok(Self {
+                features: 200,
+                steps: 200,
+                batch: 256,
+                generator_hidden: vec![64],
+                ..base
+            }),
+            // Tuned on public UCI Adult (its income column as the label).
+            "adult" => Ok(Self {
+                features: 2_000,
+                batch: 1_000,
+                steps: 3_000,
+                label: "income".into(),
+                ..base
+            }),
+            // The paper's tabular script: 500 frequencies (1,000 features), batches of a
+            // tenth of the data, lr 0.01, 8,000 steps, a critic step every 10, the budget
+            // split equally between the bandwidth and the embedding.
+            "paper-adult" => Ok(Self {
+                features: 500,
+                batch: 2_000,
+                steps: 8_000,
+                lr: 0.01,
+                aux_share: 0.5,
+                count_share: 0.05,
+                label: "income".into(),
+                ..base
+            }),
+            "mnist" => Ok(Self {
+                features: 5_000,
+                generator_hidden: vec![256, 512],
+                batch: 500,
+                steps: 3_000,
+                label: "label".into(),
+                ..base
+            }),
+            // The paper's image script: 1,500 frequencies, batches of 100, 5 × 600 steps,
+            // a critic step every 5, the budget split equally.
+            "paper-mnist" => Ok(Self {
+                features: 1_500,
+                generator_hidden: vec![200, 512],
+                batch: 100,
+                steps: 3_000,
+                lr: 0.01,
+                critic_every: 5,
+                aux_share: 0.5,
+                label: "label".into(),
+                ..base
+            }),
+            _ => Err(INFO.unknown_preset(name)),
+        }
+    }
+
+    /// The releases' shares of ρ: (bandwidth, counts, embedding).
+    fn shares(&self) -> Result<(Option<f64>, Option<f64>, f64)> {
+        let aux = (self.bandwidth <= 0.0 && self.aux_share > 0.0).then_some(self.aux_share);
+        let count = (!self.label.is_empty() && self.count_share > 0.0).then_some(self.count_share);
+        let emb = 1.0 - aux.unwrap_or(0.0) - count.unwrap_or(0.0);
+        // The embedding carries the method: it keeps at least a tenth of the budget.
+        if !(emb >= 0.1 - 1e-12 && emb <= 1.0) || self.aux_share < 0.0 || self.count_share < 0.0 {
+            return Err(MethodError::Plan(format!(
+                "aux_share and count_share must be ≥ 0 and leave at least 0.1 for the embedding, got {} + {}",
+                self.aux_share, self.count_share
+            )));
+        }
+        Ok((aux, count, emb))
+    }
+
+    /// The releases at the Gaussian-equivalent σ, in the order they are made.
+    fn releases(&self, sigma: f64) -> Result<Vec<Charge>> {
+        let (aux, count, emb) = self.shares()?;
+        let gauss = |sensitivity: f64, share: f64| Charge {
+            mechanism: Mechanism::Gaussian {
+                sensitivity,
+                std: sensitivity * sigma / share.sqrt(),
+            },
+            count: 1,
+        };
+        let mut out = Vec::new();
+        if let Some(a) = aux {
+            out.push(gauss(2f64.sqrt(), a));
+        }
+        if let Some(c) = count {
+            out.push(gauss(1.0, c));
+        }
+        out.push(gauss(1.0, emb));
+        Ok(out)
+    }
+}
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "quick",
+        doc: "1,000 frequencies, 2,000 generator steps, no label: about a minute on two cores",
+    },
+    Preset {
+        name: "tiny",
+        doc: "seconds: for tests and smoke checks",
+    },
+    Preset {
+        name: "adult",
+        doc: "UCI Adult, class-conditional on income: 2,000 frequencies, 3,000 steps (tuned on the public Adult data)",
+    },
+    Preset {
+        name: "paper-adult",
+        doc: "the paper's tabular settings: 500 frequencies, 8,000 steps, budget split equally (label: income)",
+    },
+    Preset {
+        name: "mnist",
+        doc: "digits, one embedding per digit: 5,000 frequencies, a wider generator",
+    },
+    Preset {
+        name: "paper-mnist",
+        doc: "the paper's image settings: 1,500 frequencies, batches of 100, 3,000 steps, budget split equally",
+    },
+];
+
+impl MethodConfig for PearlConfig {
+    fn preset(name: &str) -> Result<Self> {
+        Self::preset(name)
+    }
+
+    fn set_private(&mut self, private: bool) {
+        self.private = private;
+    }
+
+    fn into_method(self) -> Box<dyn Synthesizer + Send> {
+        Box::new(Pearl { config: self })
+    }
+}
+
+/// The registry entry of PEARL.
+pub const INFO: MethodInfo = MethodInfo {
+    id: "pearl",
+    title: "PEARL",
+    sentence: "Measures the data once (a noisy summary per class, and its scale), then trains a generator against it with a critic that looks where the two differ most: longer training costs no privacy.",
+    paper: "Liew, Takahashi & Ueno, PEARL: Data Synthesis via Private Embeddings and Adversarial Reconstruction Learning (ICLR 2022)",
+    url: "https://arxiv.org/abs/2106.04590",
+    kinds: &[DataKind::Table, DataKind::Images],
+    private: true,
+    presets: PRESETS,
+    settings: settings::<PearlConfig>,
+    build: build::<PearlConfig>,
+};
+
+/// The PEARL method.
+pub struct Pearl {
+    pub config: PearlConfig,
+}
+
+impl Synthesizer for Pearl {
+    fn id(&self) -> &'static str {
+        INFO.id
+    }
+
+    fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
+        if let Some(p) = plan_preamble(n, self.config.private, budget)? {
+            return Ok(p);
+        }
+        let c = &self.config;
+        c.shares()?;
+        let orders = crate::privacy::rdp::product_orders();
+        // The shares' RDP curves add to one Gaussian's at σ: its RDP σ is the hint.
+        let rdp = sigma_for(1.0, 1, budget.epsilon, budget.delta, &orders, &[], 1e-4)
+            .map_err(|e| MethodError::Plan(e.to_string()))?;
+        let make = |s| c.releases(s).unwrap_or_default();
+        let (_, charges, whole) = calibrated(prior, make, budget, rdp, "PEARL's releases")?;
+        let stds: Vec<String> = charges
+            .iter()
+            .map(|ch| match ch.mechanism {
+                Mechanism::Gaussian { std, .. } => format!("{std:.2}"),
+                _ => "?".into(),
+            })
+            .collect();
+        let (aux, count, emb) = c.shares()?;
+        let mut parts = Vec::new();
+        if aux.is_some() {
+            parts.push(format!(
+                "the data's scale ({:.0} %)",
+                100.0 * aux.unwrap_or(0.0)
+            ));
+        } else {
+            parts.push(format!(
+                "no scale (bandwidth {})",
+                if c.bandwidth > 0.0 {
+                    c.bandwidth.to_string()
+                } else {
+                    "√columns, public".into()
+                }
+            ));
+        }
+        if let Some(share) = count {
+            parts.push(format!("'{}' counts ({:.0} %)", c.label, 100.0 * share));
+        }
+        parts.push(format!(
+            "a {}-number embedding{} ({:.0} %)",
+            2 * c.features,
+            if c.label.is_empty() {
+                String::new()
+            } else {
+                format!(" per '{}' class", c.label)
+            },
+            100.0 * emb
+        ));
+        Ok(Plan {
+            charges,
+            epsilon: whole.epsilon,
+            accountant: whole.by.name(),
+            summary: format!(
+                "Gaussian releases of {} (noise std {}), then {} free generator steps with a critic",
+                parts.join(", "),
+                stds.join(" / "),
+                c.steps
+            ),
+        })
+    }
+
+    fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
+        let c = self.config.clone();
+        let label = match c.label.as_str() {
+            "" => None,
+            name => Some(LabelSpan::find(s.encoding, name)?),
+        };
+        let width = s.data.dims2()?.1;
+        let n = s.records as f64;
+        let mut stds = planned_stds(&c, s.plan)?.into_iter();
+        let aux_std = c.shares()?.0.map(|_| stds.next().unwrap_or(0.0));
+        let count_std = label.and(c.shares()?.1).map(|_| stds.next().unwrap_or(0.0));
+        let emb_std = stds.next().unwrap_or(0.0);
+        let ell = bandwidth(&c, &mut s, aux_std, n)?;
+        let omega = embedding::frequencies(width, c.features, ell, s.noise.rng(), s.device)?;
+        let released = Released {
+            proportions: match (label, count_std) {
+                (Some(l), Some(std)) => Some(noisy_proportions(&mut s, l, std, c.private)?),
+                _ => None,
+            },
+            target: noisy_embedding(&mut s, &omega, label, emb_std, c.private, n)?,
+            label,
+        };
+        let generator = self.fit(&mut s, &c, &omega, &released, ell)?;
+        release(
+            &s,
+            Accounting::Best,
+            c.private,
+            self.id(),
+            &c.preset,
+            c.latent_dim,
+            sampling_heads(generator),
+            serde_json::to_value(&c).unwrap_or_default(),
+        )
+    }
+}
+
+/// What the releases give the training loop: all DP outputs (or public facts).
+struct Released {
+    /// S̃ / N, [C, 2k].
+    target: Tensor,
+    /// Released class proportions [1, C], when there is a label.
+    proportions: Option<Tensor>,
+    label: Option<LabelSpan>,
+}
+
+impl Pearl {
+    /// The minimax loop on the released statistics alone.
+    fn fit(
+        &self,
+        s: &mut TrainSetup<'_>,
+        c: &PearlConfig,
+        omega: &Tensor,
+        r: &Released,
+        ell: f64,
+    ) -> Result<Net> {
+        let dev = s.device.clone();
+        let width = s.data.dims2()?.1;
+        let mut dims = vec![c.latent_dim];
+        dims.extend(&c.generator_hidden);
+        dims.push(width);
+        let mut blocks = mlp(&dims, Act::LeakyRelu(0.2), &dev, s.noise.rng())?;
+        blocks.push(Block::Head(heads_for(s.encoding, c.tau)));
+        let generator = Net::new(blocks, &dev);
+        let mut opt = Adam::new(c.lr);
+        let params = generator.params();
+        let mut critic = Critic::new(omega, ell)?;
+        for step in 0..c.steps {
+            let z = latent(s.noise, c.batch, c.latent_dim, &dev)?;
+            let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
+            let w = critic.weights_tensor(&dev)?;
+            let (l, dy) = loss_grad(&y, |y| distance(y, omega, r, &w))?;
+            let (_, signals) = generator.backward(&caches, &dy)?;
+            opt.step(&params, &summed_grads(&signals)?)?;
+            if c.critic_every > 0 && (step + 1) % c.critic_every == 0 {
+                critic.ascend(&per_frequency(&y, omega, r)?, c.critic_lr);
+            }
+            if (step + 1) % 50 == 0 || step + 1 == c.steps {
+                let losses = vec![("weighted CF distance".into(), l)];
+                let p = Progress::at(s, c.private, "generator", (step + 1, c.steps), losses);
+                if (s.observer)(p) == Flow::Stop {
+                    break;
+                }
+            }
+        }
+        Ok(generator)
+    }
+}
+
+/// The noise std of each planned release, in order (none for a non-private run).
+fn planned_stds(c: &PearlConfig, plan: &Plan) -> Result<Vec<f64>> {
+    if !c.private {
+        return Ok(Vec::new());
+    }
+    let stds: Vec<f64> = plan
+        .charges
+        .iter()
+        .filter_map(|ch| match ch.mechanism {
+            Mechanism::Gaussian { std, .. } => Some(std),
+            _ => None,
+        })
+        .collect();
+    if stds.len() != c.releases(1.0)?.len() {
+        return Err(MethodError::Plan(
+            "the reserved plan does not match PEARL's releases".into(),
+        ));
+    }
+    Ok(stds)
+}
+
+/// Charges one Gaussian release of `sensitivity` (nothing when not private).
+fn charge(s: &mut TrainSetup<'_>, sensitivity: f64, std: f64, private: bool) -> Result<()> {
+    if !private {
+        return Ok(());
+    }
+    s.accountant
+        .charge(Mechanism::Gaussian { sensitivity, std }, 1)
+        .map_err(|e| MethodError::Plan(format!("a PEARL release does not fit its plan: {e}")))
+}
+
+/// ℓ: given, released privately (release 1), or the public rule.
+fn bandwidth(c: &PearlConfig, s: &mut TrainSetup<'_>, std: Option<f64>, n: f64) -> Result<f64> {
+    if c.bandwidth > 0.0 {
+        return Ok(c.bandwidth);
+    }
+    let Some(std) = std else {
+        return Ok(embedding::public_bandwidth(s.encoding));
+    };
+    charge(s, 2f64.sqrt(), std, c.private)?;
+    let bound = embedding::norm_bound(s.encoding);
+    let m = embedding::distance_moments(s.data, bound)?;
+    let noisy = (m.clone() + s.noise.gaussian_like(&m, std)?)?;
+    Ok(embedding::rms_distance(&noisy.to_vec1()?, bound, n))
+}
+
+/// Release 2: the class counts, as proportions [1, C] (post-processing: clamped, summed to 1).
+fn noisy_proportions(
+    s: &mut TrainSetup<'_>,
+    label: LabelSpan,
+    std: f64,
+    private: bool,
+) -> Result<Tensor> {
+    charge(s, 1.0, std, private)?;
+    let counts = embedding::class_counts(s.data, label)?;
+    let noisy: Vec<f32> = (counts.clone() + s.noise.gaussian_like(&counts, std)?)?.to_vec1()?;
+    let clamped: Vec<f32> = noisy.iter().map(|v| v.max(0.0)).collect();
+    let total: f32 = clamped.iter().sum();
+    let props: Vec<f32> = if total > 0.0 {
+        clamped.iter().map(|v| v / total).collect()
+    } else {
+        vec![1.0 / label.classes as f32; label.classes]
+    };
+    Ok(Tensor::from_vec(props, (1, label.classes), s.device)?)
+}
+
+/// Release 3: S̃ / N, the noisy per-class embedding [C, 2k].
+fn noisy_embedding(
+    s: &mut TrainSetup<'_>,
+    omega: &Tensor,
+    label: Option<LabelSpan>,
+    std: f64,
+    private: bool,
+    n: f64,
+) -> Result<Tensor> {
+    charge(s, 1.0, std, private)?;
+    let sum = embedding::class_sums(s.data, omega, label)?;
+    let noisy = (sum.clone() + s.noise.gaussian_like(&sum, std)?)?;
+    Ok((noisy / n)?)
+}
+
+/// The generated rows' joint embedding [C, 2k] and class shares [1, C].
+fn generated(
+    y: &Tensor,
+    omega: &Tensor,
+    label: Option<LabelSpan>,
+) -> candle_core::Result<(Tensor, Option<Tensor>)> {
+    let b = y.dims()[0] as f64;
+    let phi = features(y, omega)?;
+    match label {
+        Some(l) => {
+            let m = l.membership(y)?;
+            Ok(((m.t()?.matmul(&phi)? / b)?, Some(m.mean_keepdim(0)?)))
+        }
+        None => Ok((phi.mean_keepdim(0)?, None)),
+    }
+}
+
+/// The generator's loss: Σ_j w_j Σ_c |Φ̃_c(t_j) − Φ̂_c(t_j)|² (w from the critic, k·p so a
+/// uniform critic gives the plain squared distance), plus the class-proportion gap.
+fn distance(y: &Tensor, omega: &Tensor, r: &Released, w: &Tensor) -> candle_core::Result<Tensor> {
+    let (emb, shares) = generated(y, omega, r.label)?;
+    let cf = (r.target.clone() - emb)?
+        .sqr()?
+        .broadcast_mul(w)?
+        .sum_all()?;
+    match (shares, &r.proportions) {
+        (Some(g), Some(p)) => cf + (p - g)?.sqr()?.sum_all()?,
+        _ => Ok(cf),
+    }
+}
+
+/// |Φ̃(t_j) − Φ̂(t_j)|² per frequency j, summed over classes: what the critic weighs.
+fn per_frequency(y: &Tensor, omega: &Tensor, r: &Released) -> Result<Vec<f64>> {
+    let (emb, _) = generated(&y.detach(), omega, r.label)?;
+    let d: Vec<f32> = (r.target.clone() - emb)?.sqr()?.sum(0)?.to_vec1()?;
+    let k = d.len() / 2;
+    Ok((0..k).map(|j| (d[j] + d[k + j]) as f64).collect())
+}
+
+/// PEARL's critic: per-dimension log length scales s_k = ln(ℓ'_k / ℓ), re-weighting the
+/// fixed frequencies by N(0, diag(ℓ'⁻²)) / N(0, ℓ⁻²I), self-normalised (the softmax of
+/// the log ratio), so the weights stay a distribution whatever the critic does.
+struct Critic {
+    /// t_kj² ℓ² / 2 for dimension k and frequency j, [width][k].
+    half_t2: Vec<Vec<f64>>,
+    s: Vec<f64>,
+    /// Adam moments.
+    m: Vec<f64>,
+    v: Vec<f64>,
+    steps: i32,
+    /// The current weights p_j.
+    p: Vec<f64>,
+}
+
+impl Critic {
+    fn new(omega: &Tensor, ell: f64) -> Result<Self> {
+        let t: Vec<Vec<f32>> = omega.to_vec2()?;
+        let half_t2: Vec<Vec<f64>> = t
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v| (*v as f64).powi(2) * ell * ell / 2.0)
+                    .collect()
+            })
+            .collect();
+        let (width, k) = (t.len(), t.first().map_or(0, |r| r.len()));
+        Ok(Self {
+            half_t2,
+            s: vec![0.0; width],
+            m: vec![0.0; width],
+            v: vec![0.0; width],
+            steps: 0,
+            p: vec![1.0 / k.max(1) as f64; k],
+        })
+    }
+
+    /// p_j ∝ exp(Σ_k t_kj² ℓ²/2 · (1 − e^{2 s_k})).
+    fn reweigh(&mut self) {
+        let k = self.p.len();
+        let mut logw = vec![0.0; k];
+        for (row, s) in self.half_t2.iter().zip(&self.s) {
+            let a = 1.0 - (2.0 * s).exp();
+            if a == 0.0 {
+                continue;
+            }
+            for (l, t) in logw.iter_mut().zip(row) {
+                *l += t * a;
+            }
+        }
+        let max = logw.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = logw.iter().map(|l| (l - max).exp()).collect();
+        let z: f64 = e.iter().sum();
+        self.p = e.iter().map(|x| x / z).collect();
+    }
+
+    /// k·p as a [1, 2k] tensor (cos and sin parts of a frequency share its weight).
+    fn weights_tensor(&self, dev: &candle_core::Device) -> Result<Tensor> {
+        let k = self.p.len() as f64;
+        let w: Vec<f32> = self
+            .p
+            .iter()
+            .chain(&self.p)
+            .map(|p| (p * k) as f32)
+            .collect();
+        let len = w.len();
+        Ok(Tensor::from_vec(w, (1, len), dev)?)
+    }
+
+    /// One Adam step up Σ_j p_j D_j in s: ∂/∂s_k = Σ_j p_j (D_j − D̄)(−t_kj² ℓ² e^{2 s_k}).
+    fn ascend(&mut self, d: &[f64], lr: f64) {
+        let mean: f64 = self.p.iter().zip(d).map(|(p, d)| p * d).sum();
+        self.steps += 1;
+        let (b1, b2) = (0.9f64, 0.999f64);
+        for (k, row) in self.half_t2.iter().enumerate() {
+            let e = (2.0 * self.s[k]).exp();
+            let g: f64 = row
+                .iter()
+                .zip(self.p.iter().zip(d))
+                .map(|(t, (p, dj))| p * (dj - mean) * (-2.0 * t * e))
+                .sum();
+            self.m[k] = b1 * self.m[k] + (1.0 - b1) * g;
+            self.v[k] = b2 * self.v[k] + (1.0 - b2) * g * g;
+            let mh = self.m[k] / (1.0 - b1.powi(self.steps));
+            let vh = self.v[k] / (1.0 - b2.powi(self.steps));
+            // Ascent, kept within a factor e³ of the released scale.
+            self.s[k] = (self.s[k] + lr * mh / (vh.sqrt() + 1e-12)).clamp(-3.0, 3.0);
+        }
+        self.reweigh();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The releases' RDP adds to one Gaussian's at σ, whatever the split.
+    #[test]
+    fn shares_compose_to_one_gaussian() {
+        let mut c = PearlConfig::preset("adult").unwrap();
+        for (aux, count) in [(0.1, 0.05), (0.5, 0.05), (0.0, 0.2)] {
+            c.aux_share = aux;
+            c.count_share = count;
+            let rs = c.releases(2.0).unwrap();
+            let rho: f64 = rs
+                .iter()
+                .map(|r| match r.mechanism {
+                    Mechanism::Gaussian { sensitivity, std } => (sensitivity / std).powi(2),
+                    _ => 0.0,
+                })
+                .sum();
+            assert!((rho - 0.25).abs() < 1e-12, "{aux}/{count}: {rho}");
+        }
+        c.aux_share = 0.7;
+        c.count_share = 0.3;
+        assert!(c.releases(1.0).is_err());
+    }
+
+    /// The critic moves weight toward the frequencies where the distance is largest.
+    #[test]
+    fn the_critic_weighs_up_discriminating_frequencies() {
+        let dev = candle_core::Device::Cpu;
+        // Two dimensions; frequencies large in dimension 0 differ most.
+        let t = vec![0.1f32, 2.0, 0.1, 2.0, 1.0, 1.0, 1.0, 1.0];
+        let omega = Tensor::from_vec(t, (2, 4), &dev).unwrap();
+        let mut critic = Critic::new(&omega, 1.0).unwrap();
+        let d = [0.0, 1.0, 0.0, 1.0];
+        let before: f64 = critic.p.iter().zip(&d).map(|(p, d)| p * d).sum();
+        for _ in 0..50 {
+            critic.ascend(&d, 0.05);
+        }
+        let after: f64 = critic.p.iter().zip(&d).map(|(p, d)| p * d).sum();
+        assert!(after > before + 0.2, "{before} → {after}");
+        assert!((critic.p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+}
