@@ -77,7 +77,11 @@ impl Advanced {
 
     fn ui(&mut self, ui: &mut egui::Ui) {
         ui.label("The preset's values; change one to override it. The cost above follows.");
-        egui::Grid::new("advanced").striped(true).show(ui, |ui| {
+        // Wide enough for a list setting such as `[128, 128]` and a row count.
+        egui::Grid::new("advanced")
+            .striped(true)
+            .min_col_width(160.0)
+            .show(ui, |ui| {
             let l = ui.label("public number of records");
             ui.add(
                 egui::TextEdit::singleline(&mut self.public_rows)

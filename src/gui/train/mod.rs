@@ -373,7 +373,7 @@ impl TrainPanel {
             ui.colored_label(
                 ui.visuals().warn_fg_color,
                 format!(
-                    "Stop this run? It has spent ε {:.3} so far, and that stays spent in the ledger whatever you choose: the steps taken have used the data. The partial model is released under that ε.",
+                    "Stop this run? It has spent ε {:.3} so far, and that stays spent in the ledger whatever you choose: what was measured so far has used the data. A partial model is released under that ε.",
                     self.view.spent()
                 ),
             );
