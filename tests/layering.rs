@@ -83,6 +83,24 @@ fn methods_and_nn_never_reach_up() {
     }
 }
 
+/// Compute kernels take and return plain numbers: the GPU layer knows no method, tensor
+/// library, privacy code or window.
+#[test]
+fn the_gpu_layer_stands_alone() {
+    let (_, found) = violations(
+        "gpu",
+        &[
+            "crate::methods",
+            "crate::privacy",
+            "crate::job",
+            "crate::gui",
+            "crate::nn",
+            "candle",
+        ],
+    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 /// The check itself must be able to fail: a banned line in a scratch module is found.
 #[test]
 fn the_layering_check_finds_a_planted_import() {

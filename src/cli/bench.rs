@@ -1,4 +1,4 @@
-//! `dpsynth bench dpsgd [--json]`, `dpsynth bench evaluate [--json]`
+//! `dpsynth bench dpsgd [--json]`, `dpsynth bench embed [--json]`, `dpsynth bench evaluate [--json]`
 
 use serde_json::json;
 
@@ -14,6 +14,28 @@ pub enum BenchCmd {
         /// Training device: cpu, cuda, cuda:N or metal.
         #[arg(long, default_value = "cpu")]
         device: String,
+    },
+    /// The characteristic-function embedding of PEARL / DP-MERF (per-class sums of k
+    /// frequencies over n rows): the CPU path (candle) against the WGSL kernel.
+    Embed {
+        #[arg(long)]
+        json: bool,
+        /// Row counts to time (comma-separated).
+        #[arg(long, value_delimiter = ',', default_values_t = vec![32_561, 60_000])]
+        rows: Vec<usize>,
+        /// Frequency counts k to time (comma-separated).
+        #[arg(long, value_delimiter = ',', default_values_t = vec![1_000, 10_000])]
+        features: Vec<usize>,
+        /// Encoded width d (108: UCI Adult under its public schema; 794: MNIST with its label).
+        #[arg(long, default_value_t = 108)]
+        width: usize,
+        /// Classes of the label (2: Adult's income).
+        #[arg(long, default_value_t = 2)]
+        classes: usize,
+        /// Time the CPU path only (a software Vulkan adapter such as lavapipe is
+        /// correct but many times slower than the CPU path, so timing it says little).
+        #[arg(long)]
+        cpu_only: bool,
     },
     /// Time and peak memory of the full evaluation report (defaults: ADULT train, test and
     /// train-as-synthetic, 32k/16k/32k rows, label income, with the HTML report).
@@ -97,6 +119,14 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        BenchCmd::Embed {
+            json,
+            rows,
+            features,
+            width,
+            classes,
+            cpu_only,
+        } => embed(json, &rows, &features, width, classes, cpu_only),
         BenchCmd::Dpsgd {
             json,
             steps,
@@ -135,4 +165,88 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Times the embedding on the CPU and through the WGSL kernel, on uniform rows whose first
+/// `classes` columns are a one-hot label; reports the largest gap between the two.
+fn embed(
+    json: bool,
+    rows: &[usize],
+    features: &[usize],
+    width: usize,
+    classes: usize,
+    cpu_only: bool,
+) -> anyhow::Result<()> {
+    use crate::methods::embedding::{self, EmbedDevice, LabelSpan};
+    use rand::{Rng as _, SeedableRng as _};
+    let dev = candle_core::Device::Cpu;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let gpu = if cpu_only {
+        Err("not timed (--cpu-only)".to_string())
+    } else {
+        crate::gpu::context().map(|g| g.name.clone())
+    };
+    let label = LabelSpan {
+        start: 0,
+        classes: classes.max(1),
+        binary: false,
+    };
+    if width <= label.classes {
+        anyhow::bail!("--width must exceed --classes");
+    }
+    let mut out = Vec::new();
+    for &n in rows {
+        let v: Vec<f32> = (0..n)
+            .flat_map(|i| {
+                let mut row: Vec<f32> = (0..width).map(|_| rng.random::<f32>()).collect();
+                row[..label.classes].iter_mut().for_each(|x| *x = 0.0);
+                row[i % label.classes] = 1.0;
+                row
+            })
+            .collect();
+        let x = candle_core::Tensor::from_vec(v, (n, width), &dev)?;
+        for &k in features {
+            let omega = embedding::frequencies(width, k, (width as f64).sqrt(), &mut rng, &dev)?;
+            let time = |on| -> anyhow::Result<(f64, candle_core::Tensor, String)> {
+                let t0 = std::time::Instant::now();
+                let (s, name) = embedding::class_sums_on(&x, &omega, Some(label), on)?;
+                Ok((t0.elapsed().as_secs_f64(), s, name))
+            };
+            let (cpu_s, cpu, _) = time(EmbedDevice::Cpu)?;
+            let gpu_row = match &gpu {
+                Ok(_) => {
+                    let (s, g, name) = time(EmbedDevice::Gpu)?;
+                    let gap = (cpu.clone() - g)?.abs()?.max_all()?.to_scalar::<f32>()?;
+                    Some((s, name, gap))
+                }
+                Err(_) => None,
+            };
+            eprintln!(
+                "rows {n:>6}  k {k:>6}  cpu {cpu_s:>7.2} s  {}",
+                gpu_row
+                    .as_ref()
+                    .map_or("no GPU".to_string(), |(s, name, gap)| format!(
+                        "wgpu {s:>7.2} s on {name} (largest gap {gap:.2e})"
+                    ))
+            );
+            out.push(json!({
+                "rows": n,
+                "features": k,
+                "width": width,
+                "classes": label.classes,
+                "cpu_seconds": cpu_s,
+                "gpu_seconds": gpu_row.as_ref().map(|r| r.0),
+                "gpu": gpu_row.as_ref().map(|r| r.1.clone()),
+                "largest_gap": gpu_row.as_ref().map(|r| r.2),
+            }));
+        }
+    }
+    if json {
+        return super::print_json(&json!({
+            "embedding": out,
+            "threads": rayon::current_num_threads(),
+            "gpu_error": gpu.err(),
+        }));
+    }
+    Ok(())
 }

@@ -138,6 +138,57 @@ pub fn class_sums(data: &Tensor, omega: &Tensor, label: Option<LabelSpan>) -> Re
     Ok(sum)
 }
 
+/// Where the embedding's sums are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedDevice {
+    /// A hardware GPU when there is one (the WGSL kernel), else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    /// The WGSL kernel on whatever adapter wgpu finds (a software one included).
+    Gpu,
+}
+
+/// [`class_sums`] on the device `on` asks for: the same statistic (same sensitivity),
+/// up to float rounding. Returns the sums and the device that computed them.
+pub fn class_sums_on(
+    data: &Tensor,
+    omega: &Tensor,
+    label: Option<LabelSpan>,
+    on: EmbedDevice,
+) -> Result<(Tensor, String)> {
+    let classes = label.map_or(1, |l| l.classes);
+    let gpu = match on {
+        EmbedDevice::Cpu => None,
+        EmbedDevice::Gpu => Some(crate::gpu::context().map_err(MethodError::Plan)?),
+        EmbedDevice::Auto => crate::gpu::context()
+            .ok()
+            .filter(|g| !g.software && classes <= crate::gpu::embed::MAX_CLASSES),
+    };
+    let Some(gpu) = gpu else {
+        return Ok((class_sums(data, omega, label)?, "cpu".into()));
+    };
+    let (rows, width) = data.dims2()?;
+    let k = omega.dims()[1];
+    let class: Vec<u32> = match label {
+        Some(l) => l
+            .membership(data)?
+            .argmax(1)?
+            .to_dtype(DType::U32)?
+            .to_vec1()?,
+        None => vec![0; rows],
+    };
+    let x: Vec<f32> = data.flatten_all()?.to_vec1()?;
+    let w: Vec<f32> = omega.flatten_all()?.to_vec1()?;
+    let sums = crate::gpu::embed::class_sums(gpu, &x, width, &w, k, &class, classes)
+        .map_err(MethodError::Plan)?;
+    Ok((
+        Tensor::from_vec(sums, (classes, 2 * k), data.device())?,
+        gpu.name.clone(),
+    ))
+}
+
 /// Per-class counts [C] of the private rows (C = 1 without a label): one record moves
 /// one count by 1 (L2 sensitivity 1 under add/remove).
 pub fn class_counts(data: &Tensor, label: LabelSpan) -> Result<Tensor> {
@@ -283,6 +334,27 @@ mod tests {
         let m: Vec<f32> = distance_moments(&x, 6.0).unwrap().to_vec1().unwrap();
         let got = rms_distance(&m, 6.0, 30.0);
         assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+    }
+
+    /// The WGSL kernel against the CPU path, on more rows than one chunk and with a
+    /// label; CI runs it on Mesa's lavapipe (a machine with no Vulkan driver at all
+    /// skips it, saying so).
+    #[test]
+    fn the_wgsl_kernel_matches_the_cpu_path() {
+        if let Err(e) = crate::gpu::context() {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        let (x, w) = (rows(1_000), omega(7, 300));
+        for label in [None, Some(LABEL)] {
+            let cpu: Vec<Vec<f32>> = class_sums(&x, &w, label).unwrap().to_vec2().unwrap();
+            let (gpu, on) = class_sums_on(&x, &w, label, EmbedDevice::Gpu).unwrap();
+            assert_ne!(on, "cpu");
+            let gpu: Vec<Vec<f32>> = gpu.to_vec2().unwrap();
+            for (a, b) in cpu.iter().flatten().zip(gpu.iter().flatten()) {
+                assert!((a - b).abs() < 1e-3 * (1.0 + a.abs()), "{a} vs {b} ({on})");
+            }
+        }
     }
 
     /// Per-class sums against a row-by-row reference.

@@ -77,6 +77,10 @@ pub struct PearlConfig {
     pub tau: f64,
     /// Release with noise (false: the exact statistics, ε = ∞).
     pub private: bool,
+    /// Where the embedding is computed: `auto` (a hardware GPU through the WGSL kernel
+    /// when there is one), `cpu` or `gpu`.
+    #[serde(default)]
+    pub embed_device: embedding::EmbedDevice,
 }
 
 impl PearlConfig {
@@ -97,6 +101,7 @@ impl PearlConfig {
             critic_lr: 0.01,
             tau: 0.2,
             private: true,
+            embed_device: embedding::EmbedDevice::Auto,
         };
         match name {
             "quick" => Ok(base),
@@ -336,7 +341,13 @@ impl Synthesizer for Pearl {
                 (Some(l), Some(std)) => Some(noisy_proportions(&mut s, l, std, c.private)?),
                 _ => None,
             },
-            target: noisy_embedding(&mut s, &omega, label, emb_std, c.private, n)?,
+            target: noisy_embedding(
+                &mut s,
+                &omega,
+                label,
+                (emb_std, c.private, n),
+                c.embed_device,
+            )?,
             label,
         };
         let generator = self.fit(&mut s, &c, &omega, &released, ell)?;
@@ -476,12 +487,11 @@ fn noisy_embedding(
     s: &mut TrainSetup<'_>,
     omega: &Tensor,
     label: Option<LabelSpan>,
-    std: f64,
-    private: bool,
-    n: f64,
+    (std, private, n): (f64, bool, f64),
+    on: embedding::EmbedDevice,
 ) -> Result<Tensor> {
     charge(s, 1.0, std, private)?;
-    let sum = embedding::class_sums(s.data, omega, label)?;
+    let (sum, _) = embedding::class_sums_on(s.data, omega, label, on)?;
     let noisy = (sum.clone() + s.noise.gaussian_like(&sum, std)?)?;
     Ok((noisy / n)?)
 }
