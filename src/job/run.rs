@@ -594,11 +594,13 @@ fn checkpoint_sink(
         Some(dir) => {
             let gen_path = dir.join(format!("epoch-{:03}.dpsynth", c.epoch));
             c.generator.save(&gen_path).map_err(|e| e.to_string())?;
-            save_net(
-                &c.critic,
-                &dir.join(format!("epoch-{:03}.critic.safetensors", c.epoch)),
-            )
-            .map_err(|e| e.to_string())?;
+            if let Some(critic) = &c.critic {
+                save_net(
+                    critic,
+                    &dir.join(format!("epoch-{:03}.critic.safetensors", c.epoch)),
+                )
+                .map_err(|e| e.to_string())?;
+            }
             Some(gen_path)
         }
         None => None,

@@ -278,7 +278,7 @@ fn checkpoint(
         epoch,
         step,
         generator: model,
-        critic: nets.critic.snapshot()?,
+        critic: Some(nets.critic.snapshot()?),
     };
     match s.checkpoint.as_mut() {
         Some(sink) => sink(ck).map_err(MethodError::Model),

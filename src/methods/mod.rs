@@ -131,8 +131,9 @@ pub struct TrainSetup<'a> {
     pub checkpoint: Option<&'a mut dyn FnMut(Checkpoint) -> std::result::Result<(), String>>,
 }
 
-/// The state of a GAN run at the end of an epoch (⌈N / batch⌉ critic steps): what private
-/// post-GAN boosting chooses among, and what the window previews while training.
+/// The state of a run at the end of an epoch (⌈N / batch⌉ critic steps of a GAN; a tenth
+/// of the steps of a one-shot method): what private post-GAN boosting chooses among, and
+/// what the window previews while training.
 ///
 /// Both networks are outputs of DP-SGD, so keeping them is post-processing; the critic
 /// still never goes into a released model file (DESIGN.md §2), only into the run's own
@@ -142,7 +143,9 @@ pub struct Checkpoint {
     pub step: u64,
     /// The generator as released at this point; its statement gives the ε spent so far.
     pub generator: released::ReleasedModel,
-    pub critic: crate::nn::layers::Net,
+    /// The critic network, for methods that train one (PEARL's critic is a weighting of
+    /// its frequencies, and the one-shot methods have none).
+    pub critic: Option<crate::nn::layers::Net>,
 }
 
 /// A synthetic-data method.

@@ -394,6 +394,8 @@ impl Pearl {
         let mut opt = Adam::new(c.lr);
         let params = generator.params();
         let mut critic = Critic::new(omega, ell)?;
+        // Ten snapshots a run (the window previews images from them).
+        let tenth = c.steps / 10;
         for step in 0..c.steps {
             let z = latent(s.noise, c.batch, c.latent_dim, &dev)?;
             let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
@@ -404,6 +406,9 @@ impl Pearl {
             if c.critic_every > 0 && (step + 1) % c.critic_every == 0 {
                 critic.ascend(&per_frequency(&y, omega, r)?, c.critic_lr);
             }
+            if tenth > 0 && (step + 1) % tenth == 0 {
+                snapshot(s, c, &generator, (step + 1) / tenth, step + 1)?;
+            }
             if (step + 1) % 50 == 0 || step + 1 == c.steps {
                 let losses = vec![("weighted CF distance".into(), l)];
                 let p = Progress::at(s, c.private, "generator", (step + 1, c.steps), losses);
@@ -413,6 +418,40 @@ impl Pearl {
             }
         }
         Ok(generator)
+    }
+}
+
+/// The generator as it would be released now, to the run's checkpoint sink (free: the
+/// releases are all made before training starts).
+fn snapshot(
+    s: &mut TrainSetup<'_>,
+    c: &PearlConfig,
+    generator: &Net,
+    epoch: u64,
+    step: u64,
+) -> Result<()> {
+    if s.checkpoint.is_none() {
+        return Ok(());
+    }
+    let model = release(
+        s,
+        Accounting::Best,
+        c.private,
+        INFO.id,
+        &c.preset,
+        c.latent_dim,
+        sampling_heads(generator.snapshot()?),
+        serde_json::to_value(c).unwrap_or_default(),
+    )?;
+    let ck = super::Checkpoint {
+        epoch,
+        step,
+        generator: model,
+        critic: None,
+    };
+    match s.checkpoint.as_mut() {
+        Some(sink) => sink(ck).map_err(MethodError::Model),
+        None => Ok(()),
     }
 }
 
