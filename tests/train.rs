@@ -237,7 +237,19 @@ fn pearl_spends_exactly_its_composed_releases() {
         spent > 0.99,
         "calibrated to the budget, not far below: {spent}"
     );
-    // The generator learned the label with the rest: both classes appear.
+    // A class-conditional generator: classes are drawn from the released proportions
+    // (about a quarter of Adult earns >50K), and both appear.
+    let cond = m
+        .header
+        .conditioning
+        .clone()
+        .expect("conditional on income");
+    assert_eq!((cond.classes, cond.binary), (2, true));
+    assert!(
+        (cond.proportions[1] - 0.24).abs() < 0.05,
+        "{:?}",
+        cond.proportions
+    );
     let t = m.sample(2000, Some(1)).unwrap();
     let col = t.column("income").unwrap();
     let income: Vec<String> = (0..t.n_rows).filter_map(|r| col.text(r)).collect();

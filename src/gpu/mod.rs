@@ -31,8 +31,11 @@ pub fn context() -> Result<&'static Gpu, String> {
 }
 
 fn open() -> Result<Gpu, String> {
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    // Vulkan, Metal and DX12 only (`WGPU_BACKEND` overrides): GL has no compute shaders,
+    // and probing it without a display prints alarming errors on a headless machine.
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+    let instance = wgpu::Instance::new(desc);
     let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
         ..Default::default()

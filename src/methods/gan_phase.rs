@@ -397,6 +397,7 @@ pub(crate) fn release(
         },
         schema,
         config,
+        conditioning: None,
     };
     Ok(ReleasedModel { header, generator })
 }

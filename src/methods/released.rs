@@ -47,6 +47,71 @@ pub struct PrivacyStatement {
     pub public_rows: Option<usize>,
 }
 
+/// A class-conditional generator: its input is the latent vector followed by a one-hot
+/// class, and its output's label span is set to that class. Sampling draws the class from
+/// `proportions` — a DP release (PEARL's noisy class counts) or a public uniform default —
+/// so the file holds nothing beyond what the statement covers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conditioning {
+    /// The label's span in the encoding.
+    pub start: usize,
+    pub classes: usize,
+    /// A binary label is one 0/1 value, not a one-hot span.
+    pub binary: bool,
+    pub proportions: Vec<f64>,
+}
+
+impl Conditioning {
+    /// `m` classes drawn from the proportions.
+    pub fn draw(&self, m: usize, rng: &mut impl rand::Rng) -> Vec<usize> {
+        let total: f64 = self
+            .proportions
+            .iter()
+            .filter(|p| p.is_finite())
+            .map(|p| p.max(0.0))
+            .sum();
+        (0..m)
+            .map(|_| {
+                if total <= 0.0 {
+                    return rng.random_range(0..self.classes.max(1));
+                }
+                let mut u = rng.random::<f64>() * total;
+                for (c, p) in self.proportions.iter().enumerate() {
+                    let p = if p.is_finite() { p.max(0.0) } else { 0.0 };
+                    if u < p {
+                        return c;
+                    }
+                    u -= p;
+                }
+                self.classes - 1
+            })
+            .collect()
+    }
+
+    /// One-hot rows [m, classes] for `classes`.
+    pub fn one_hot(&self, classes: &[usize]) -> Vec<f32> {
+        let mut v = vec![0f32; classes.len() * self.classes];
+        for (i, c) in classes.iter().enumerate() {
+            v[i * self.classes + c.min(&(self.classes - 1))] = 1.0;
+        }
+        v
+    }
+
+    /// The label span's values for `classes` (one-hot, or 0/1 for a binary label), as
+    /// rows of `span_width()`.
+    pub fn span_values(&self, classes: &[usize]) -> Vec<f32> {
+        if self.binary {
+            classes.iter().map(|c| (*c == 1) as u8 as f32).collect()
+        } else {
+            self.one_hot(classes)
+        }
+    }
+
+    pub fn span_width(&self) -> usize {
+        if self.binary { 1 } else { self.classes }
+    }
+}
+
 /// The JSON header of a model file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelHeader {
@@ -60,6 +125,9 @@ pub struct ModelHeader {
     pub privacy: PrivacyStatement,
     /// The run configuration, as given (everything needed to reproduce the run).
     pub config: serde_json::Value,
+    /// Set for a class-conditional generator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditioning: Option<Conditioning>,
 }
 
 /// A trained generator with its header.
@@ -151,9 +219,28 @@ impl ReleasedModel {
             let z: Vec<f32> = (0..m * self.header.latent_dim)
                 .map(|_| StandardNormal.sample(&mut rng))
                 .collect();
-            let z = Tensor::from_vec(z, (m, self.header.latent_dim), &dev)?;
+            let (z, classes) = match &self.header.conditioning {
+                Some(c) => {
+                    let classes = c.draw(m, &mut rng);
+                    let h = Tensor::from_vec(c.one_hot(&classes), (m, c.classes), &dev)?;
+                    let z = Tensor::from_vec(z, (m, self.header.latent_dim), &dev)?;
+                    (Tensor::cat(&[z, h], 1)?, Some(classes))
+                }
+                None => (
+                    Tensor::from_vec(z, (m, self.header.latent_dim), &dev)?,
+                    None,
+                ),
+            };
             let y = self.generator.forward(&z, None)?;
-            values.extend(y.flatten_all()?.to_vec1::<f32>()?);
+            let mut rows = y.flatten_all()?.to_vec1::<f32>()?;
+            if let (Some(c), Some(classes)) = (&self.header.conditioning, classes) {
+                let w = c.span_width();
+                let span = c.span_values(&classes);
+                for (i, row) in rows.chunks_mut(enc.width).enumerate() {
+                    row[c.start..c.start + w].copy_from_slice(&span[i * w..(i + 1) * w]);
+                }
+            }
+            values.extend(rows);
             done += m;
         }
         Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
