@@ -20,6 +20,7 @@ for spec in "$@"; do
   fi
   export DPSYNTH_LEDGER="$out/$name.ledger.sqlite3"
   rm -f "$DPSYNTH_LEDGER"
+  "$bin" budget set --data "$train" --epsilon "$eps" --delta 1e-5 > /dev/null
   "$bin" train --data "$train" --schema "$schema" --method "$method" --preset "$preset" \
     --epsilon "$eps" --delta 1e-5 --out "$out/$name.dpsynth" --json "${args[@]}" \
     > "$out/$name.train.json" 2> "$out/$name.train.err"

@@ -11,6 +11,8 @@ for eps in "$@"; do
   name=$method-$preset-eps$eps
   export DPSYNTH_LEDGER="$out/$name.ledger.sqlite3"
   rm -f "$DPSYNTH_LEDGER"
+  # Each run on its own ledger, with a total that fits it (the default total is ε = 3).
+  "$bin" budget set --data "$dir/train-images-idx3-ubyte.gz" --epsilon "$eps" --delta 1e-6 > /dev/null
   "$bin" train --data "$dir/train-images-idx3-ubyte.gz" --method "$method" --preset "$preset" \
     --epsilon "$eps" --delta 1e-6 --out "$out/$name.dpsynth" --json \
     > "$out/$name.train.json" 2> "$out/$name.train.err"
