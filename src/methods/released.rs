@@ -62,6 +62,29 @@ pub struct Conditioning {
 }
 
 impl Conditioning {
+    /// Whether a header's conditioning fits an encoding of `width` (a damaged or
+    /// hand-edited file must not make sampling index out of range).
+    pub fn check(&self, width: usize) -> std::result::Result<(), String> {
+        if self.classes == 0 || self.proportions.len() != self.classes {
+            return Err(format!(
+                "the conditioning names {} classes with {} proportions",
+                self.classes,
+                self.proportions.len()
+            ));
+        }
+        if self.binary && self.classes != 2 {
+            return Err("a binary label's conditioning must have 2 classes".into());
+        }
+        if self.start + self.span_width() > width {
+            return Err(format!(
+                "the conditioning's label span ({}..{}) is outside the {width} encoded columns",
+                self.start,
+                self.start + self.span_width()
+            ));
+        }
+        Ok(())
+    }
+
     /// `m` classes drawn from the proportions.
     pub fn draw(&self, m: usize, rng: &mut impl rand::Rng) -> Vec<usize> {
         let total: f64 = self
@@ -183,6 +206,12 @@ impl ReleasedModel {
                 header.format
             )));
         }
+        if let Some(c) = &header.conditioning {
+            let width = Encoding::new(&header.schema)
+                .map_err(|e| bad(e.to_string()))?
+                .width;
+            c.check(width).map_err(bad)?;
+        }
         let tensors: Vec<(String, Tensor)> = candle_core::safetensors::load_buffer(bytes, dev)
             .map_err(|e| bad(format!("the weights are damaged: {e}")))?
             .into_iter()
@@ -258,4 +287,45 @@ pub fn save_net(net: &Net, path: &Path) -> Result<()> {
         .map_err(|e| MethodError::Model(format!("cannot write the weights: {e}")))?;
     crate::util::atomic::write_atomic(path, &bytes)
         .map_err(|e| MethodError::Model(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cond(classes: usize, proportions: Vec<f64>) -> Conditioning {
+        Conditioning {
+            start: 0,
+            classes,
+            binary: false,
+            proportions,
+        }
+    }
+
+    /// A damaged header is refused instead of panicking when sampling.
+    #[test]
+    fn conditioning_that_does_not_fit_is_refused() {
+        assert!(cond(3, vec![0.2, 0.3, 0.5]).check(10).is_ok());
+        assert!(cond(0, vec![]).check(10).is_err());
+        assert!(cond(3, vec![0.5, 0.5]).check(10).is_err());
+        assert!(cond(3, vec![0.2, 0.3, 0.5]).check(2).is_err());
+        let mut b = cond(3, vec![0.2, 0.3, 0.5]);
+        b.binary = true;
+        assert!(b.check(10).is_err());
+    }
+
+    /// Classes follow the released proportions; junk proportions fall back to uniform.
+    #[test]
+    fn draws_follow_the_proportions() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let d = cond(3, vec![0.1, 0.0, 0.9]).draw(20_000, &mut rng);
+        let share = |c| d.iter().filter(|x| **x == c).count() as f64 / d.len() as f64;
+        assert!(
+            (share(0) - 0.1).abs() < 0.01 && share(1) == 0.0,
+            "{}",
+            share(0)
+        );
+        let d = cond(2, vec![f64::NAN, -1.0]).draw(2_000, &mut rng);
+        assert!(d.iter().any(|c| *c == 0) && d.iter().any(|c| *c == 1));
+    }
 }
