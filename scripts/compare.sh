@@ -12,7 +12,8 @@ mkdir -p "$out"
 rows=$(($(wc -l < "$train") - 1))
 for spec in "$@"; do
   IFS=: read -r method preset sets <<< "$spec"
-  name=$method-$preset-eps$eps
+  tag=${sets:+-$(printf %s "$sets" | tr "=,./" "_-__")}
+  name=$method-$preset$tag-eps$eps
   args=()
   if [ -n "${sets:-}" ]; then
     IFS=, read -ra kv <<< "$sets"

@@ -140,7 +140,7 @@ fn unknown_methods_are_bad_usage_and_planned_ones_say_so() {
     let o = run("no-such-method");
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("dp-auto-gan"));
-    let o = run("pate-gan");
+    let o = run("mst");
     assert_eq!(o.status.code(), Some(1));
     assert!(common::stderr(&o).contains("not available yet"));
 }

@@ -678,3 +678,56 @@ fn a_schema_cannot_claim_an_estimate_the_ledger_never_charged() {
     let s = run(cfg, &ledger, None).unwrap();
     assert_eq!(s.estimated_domains, vec!["age".to_string()]);
 }
+
+#[test]
+fn pate_gan_charges_one_query_per_label_and_releases_only_the_generator() {
+    use dpsynth::methods::pate_gan::PateGanConfig;
+    use dpsynth::privacy::Mechanism;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let mut cfg = config(dir.path(), "pate-gan", 1.0, "tiny");
+    let ck = dir.path().join("checkpoints");
+    cfg.checkpoints = Some(ck.clone());
+    let s = run(cfg.clone(), &ledger, None).unwrap();
+    let tiny = PateGanConfig::preset("tiny").unwrap();
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    let p = &m.header.privacy;
+    // One charge, counted once per labelled generated row: the soft-vote sum (each
+    // teacher contributes at most 1) with Gaussian noise.
+    assert_eq!(p.mechanisms.len(), 1, "{:?}", p.mechanisms);
+    assert_eq!(p.mechanisms[0].count, tiny.queries());
+    assert_eq!(tiny.queries(), 40 * 16);
+    assert!(matches!(
+        p.mechanisms[0].mechanism,
+        Mechanism::Gaussian { sensitivity, .. } if sensitivity == 1.0
+    ));
+    let spent = p.epsilon.unwrap();
+    assert!(spent <= 1.0 + 1e-9 && spent > 0.98, "{spent}");
+    assert_eq!(m.sample(100, Some(1)).unwrap().n_rows, 100);
+    // The file holds the generator alone: as many tensors as its parameters, none named
+    // after a teacher or the student.
+    let bytes = std::fs::read(&s.model).unwrap();
+    let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    for name in file.names() {
+        for word in ["teacher", "student", "critic"] {
+            assert!(!name.contains(word), "tensor '{name}' in the released file");
+        }
+    }
+    assert_eq!(
+        file.names().len(),
+        m.generator.params().len(),
+        "only the generator's weights"
+    );
+    // Ten snapshots, the student kept beside each as the checkpoint's critic.
+    let names = std::fs::read_dir(&ck).unwrap().count();
+    assert_eq!(names, 20);
+    // Cancelled after ten generator steps or so: the statement (and the ledger, which settles
+    // to it) holds exactly the queries made.
+    let s = run(cfg.clone(), &ledger, Some(10)).unwrap();
+    // (A run's steps are its charges: here one per labelled row, sixteen a step.)
+    assert!(s.cancelled && s.steps >= 160 && s.steps < 640, "{}", s.steps);
+    assert_eq!(s.steps % 16, 0);
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    assert_eq!(m.header.privacy.mechanisms[0].count, s.steps);
+    assert!(m.header.privacy.epsilon.unwrap() < spent);
+}

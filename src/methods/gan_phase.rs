@@ -35,7 +35,7 @@ pub enum GanLoss {
 }
 
 /// softplus(x) = log(1 + eˣ), computed stably as max(x, 0) + log(1 + e^−|x|).
-fn softplus(x: &Tensor) -> candle_core::Result<Tensor> {
+pub(crate) fn softplus(x: &Tensor) -> candle_core::Result<Tensor> {
     x.relu()? + (x.abs()?.neg()?.exp()? + 1.0)?.log()?
 }
 

@@ -16,6 +16,7 @@ pub mod dp_gan;
 pub mod dp_merf;
 pub mod embedding;
 pub mod gan_phase;
+pub mod pate_gan;
 pub mod pearl;
 pub mod registry;
 pub mod released;

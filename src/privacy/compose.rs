@@ -3,7 +3,7 @@
 //! RDP and PLD are each a valid upper bound on the same composition, so their minimum is
 //! one too. PLD is the tighter for Gaussian-type mechanisms (often by half at ε ≈ 1) and
 //! RDP is the only one for the mechanisms the PLD code does not model (exponential,
-//! pure-DP, PATE's NoisyMax); a history mixing both is composed by RDP alone.
+//! pure-DP, PATE's Laplace NoisyMax); a history mixing both is composed by RDP alone.
 //!
 //! Everything that spends or checks budget (calibration, a run's accountant, the ledger)
 //! goes through [`compose`], so the figure that decides is the figure that is shown.
@@ -55,6 +55,9 @@ fn pld_of(ch: &Charge) -> Option<Option<Pld>> {
         Mechanism::SubsampledGaussian { q, sigma } => (q, sigma),
         Mechanism::Gaussian { sensitivity, std } if sensitivity > 0.0 => (1.0, std / sensitivity),
         Mechanism::Gaussian { .. } => return Some(None),
+        // GNMax releases (a function of) the vote histogram plus N(0, σ²) per bin, whose
+        // L2 sensitivity is √2: the Gaussian mechanism at noise multiplier σ/√2.
+        Mechanism::GnMax { sigma } => (1.0, sigma / std::f64::consts::SQRT_2),
         _ => return None,
     };
     if q <= 0.0 || ch.count == 0 {
@@ -156,6 +159,34 @@ pub fn plan_prefix(plan: &[Charge], fraction: f64) -> Vec<Charge> {
 mod tests {
     use super::*;
     use crate::privacy::rdp::product_orders;
+
+    #[test]
+    fn gnmax_composes_as_the_gaussian_of_its_histogram() {
+        // Noise σ per bin, one vote moved: the Gaussian mechanism with sensitivity √2.
+        let one = |mechanism| {
+            [Charge {
+                mechanism,
+                count: 2_000,
+            }]
+        };
+        let gn = compose(
+            &one(Mechanism::GnMax { sigma: 60.0 }),
+            &product_orders(),
+            1e-5,
+        );
+        let g = compose(
+            &one(Mechanism::Gaussian {
+                sensitivity: std::f64::consts::SQRT_2,
+                std: 60.0,
+            }),
+            &product_orders(),
+            1e-5,
+        );
+        assert!(gn.pld.is_some(), "PLD models GNMax");
+        assert!((gn.rdp - g.rdp).abs() < 1e-9, "{gn:?} vs {g:?}");
+        assert!((gn.epsilon - g.epsilon).abs() < 1e-9, "{gn:?} vs {g:?}");
+        assert!(gn.epsilon <= gn.rdp);
+    }
 
     fn sg(q: f64, sigma: f64, count: u64) -> Charge {
         Charge {

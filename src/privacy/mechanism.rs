@@ -30,6 +30,8 @@ pub enum Mechanism {
     /// PATE's Gaussian NoisyMax on the teachers' vote histogram, data-independent bound:
     /// one record changes one teacher's vote, moving two histogram bins by one each, so the
     /// L2 sensitivity is √2 and with noise N(0, σ²) per bin the RDP is α·2/(2σ²) = α/σ².
+    /// The bound covers the whole noisy histogram (its argmax is post-processing), and PLD
+    /// composes it exactly as the Gaussian mechanism at noise multiplier σ/√2.
     GnMax { sigma: f64 },
     /// PATE 2017's Laplace NoisyMax with noise Lap(1/λ), data-independent part of its
     /// moments bound: log-moment α(l) ≤ 2λ²·l(l+1) at integer l (Papernot et al. 2017,

@@ -153,7 +153,7 @@ impl RunView {
                     p.line(Line::new(name.as_str(), PlotPoints::from(pts.clone())));
                 }
             });
-        ui.small("Curves are computed from generated rows and what the run has already released privately (the DP-trained critic, the noisy embedding): a loss on the real rows (the autoencoder's, the critic's on real data) would itself reveal something about them, so none is shown.");
+        ui.small("Curves are computed from generated rows and what the run has already released privately (the DP-trained critic, the noisy embedding, PATE-GAN's noisy teacher votes): a loss on the real rows (the autoencoder's, the critic's on real data) would itself reveal something about them, so none is shown.");
     }
 
     /// For image data: 100 digits from the generator of the last finished epoch.
