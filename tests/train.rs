@@ -725,7 +725,11 @@ fn pate_gan_charges_one_query_per_label_and_releases_only_the_generator() {
     // to it) holds exactly the queries made.
     let s = run(cfg.clone(), &ledger, Some(10)).unwrap();
     // (A run's steps are its charges: here one per labelled row, sixteen a step.)
-    assert!(s.cancelled && s.steps >= 160 && s.steps < 640, "{}", s.steps);
+    assert!(
+        s.cancelled && s.steps >= 160 && s.steps < 640,
+        "{}",
+        s.steps
+    );
     assert_eq!(s.steps % 16, 0);
     let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
     assert_eq!(m.header.privacy.mechanisms[0].count, s.steps);
