@@ -387,7 +387,7 @@ fn train_cli_json_shape_and_the_non_private_reference() {
         "--data",
         data.to_str().unwrap(),
         "--method",
-        "pate-gan",
+        "mst",
         "--epsilon",
         "1",
         "--delta",
