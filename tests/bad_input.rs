@@ -49,6 +49,27 @@ fn bad_usage_exits_with_2() {
     assert_eq!(out.status.code(), Some(2));
     let out = dpsynth(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
+    // Semantic usage errors of `train` too: a device or a setting that does not parse.
+    let data = repo("assets/adult/adult_test.csv");
+    let schema = repo("assets/adult/adult.schema.json");
+    let (data, schema) = (data.to_str().unwrap(), schema.to_str().unwrap());
+    let train = |extra: &[&str]| {
+        let mut a = vec![
+            "train", "--data", data, "--schema", schema, "--method", "dp-gan",
+        ];
+        a.extend(["--epsilon", "1", "--delta", "1e-5"]);
+        a.extend(extra);
+        dpsynth(&a)
+    };
+    for extra in [&["--device", "nope"][..], &["--set", "no-equals-sign"][..]] {
+        let out = train(extra);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{extra:?}: {}",
+            common::stderr(&out)
+        );
+    }
 }
 
 #[test]

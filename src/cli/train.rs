@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::job::{self, DeviceChoice, Event, RunConfig};
+use crate::job::{self, DeviceChoice, Event, JobError, RunConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
@@ -114,7 +114,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         delta: a.delta,
         seed: a.seed,
         out,
-        device: DeviceChoice::parse(&a.device)?,
+        device: DeviceChoice::parse(&a.device).map_err(|e| JobError::Usage(e.to_string()))?,
         threads: None,
         ledger: a.ledger.clone(),
         overrides: parse_overrides(&a.set)?,
@@ -250,7 +250,7 @@ fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, ser
     let mut m = serde_json::Map::new();
     for s in set {
         let Some((k, v)) = s.split_once('=') else {
-            anyhow::bail!("--set expects NAME=VALUE, got '{s}'");
+            return Err(JobError::Usage(format!("--set expects NAME=VALUE, got '{s}'")).into());
         };
         let val =
             serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
