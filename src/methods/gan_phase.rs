@@ -248,10 +248,7 @@ fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) ->
         _ => dfake,
     };
     let (_, g_sig) = nets.generator.backward(&g_caches, &dh)?;
-    let gg: Vec<Tensor> = summed_grads(&g_sig)?
-        .into_iter()
-        .map(|g| g / b as f64)
-        .collect::<candle_core::Result<_>>()?;
+    let gg = crate::nn::layers::mean_grads(&g_sig, b)?;
     nets.opt_g.step(&nets.generator.params(), &gg)?;
     Ok(gl / b as f64)
 }

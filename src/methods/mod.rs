@@ -259,7 +259,7 @@ where
     F: Fn(&Tensor, &Tensor) -> candle_core::Result<Tensor>,
 {
     use crate::nn::dpsgd::{gather_rows, private_gradient};
-    use crate::nn::layers::{loss_grad, summed_grads};
+    use crate::nn::layers::loss_grad;
     let n = s.data.dims2()?.0;
     if private {
         let step = private_gradient(net, s.data, None, dp, s.noise, s.accountant, |y, x, _| {
@@ -278,10 +278,5 @@ where
     let (y, caches) = net.forward_train(&x, None)?;
     let (_, dy) = loss_grad(&y, |y| loss(y, &x))?;
     let (_, signals) = net.backward(&caches, &dy)?;
-    Ok(Some(
-        summed_grads(&signals)?
-            .into_iter()
-            .map(|g| g / b as f64)
-            .collect::<candle_core::Result<_>>()?,
-    ))
+    Ok(Some(crate::nn::layers::mean_grads(&signals, b)?))
 }

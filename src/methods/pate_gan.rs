@@ -52,8 +52,8 @@ use super::{
     Checkpoint, Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated,
     heads_for, plan_preamble,
 };
-use crate::nn::dpsgd::gather_rows;
-use crate::nn::layers::{Act, Block, Net, loss_grad, mlp, summed_grads};
+use crate::nn::dpsgd::{gather_rows, plain_step};
+use crate::nn::layers::{Act, Block, Net, loss_grad, mean_grads, mlp};
 use crate::nn::optim::{Adam, Optimizer};
 use crate::privacy::{Budget, Charge, Mechanism};
 
@@ -811,15 +811,7 @@ fn student_step(
     t: &Tensor,
     target: StudentTarget,
 ) -> Result<()> {
-    let m = x.dims2()?.0.max(1);
-    let (y, caches) = student.forward_train(x, None)?;
-    let (_, dy) = loss_grad(&y, |y| student_loss(y, t, target))?;
-    let (_, sig) = student.backward(&caches, &dy)?;
-    let g: Vec<Tensor> = summed_grads(&sig)?
-        .into_iter()
-        .map(|g| g / m as f64)
-        .collect::<candle_core::Result<_>>()?;
-    opt.step(&student.params(), &g)?;
+    plain_step(student, opt, x, None, |y, _, _| student_loss(y, t, target))?;
     Ok(())
 }
 
@@ -839,11 +831,7 @@ fn generator_step(
     let (l, dy) = loss_grad(&y, |y| softplus(&y.neg()?)?.sum(1))?;
     let (dfake, _) = student.backward(&s_caches, &dy)?;
     let (_, sig) = generator.backward(&g_caches, &dfake)?;
-    let g: Vec<Tensor> = summed_grads(&sig)?
-        .into_iter()
-        .map(|g| g / b as f64)
-        .collect::<candle_core::Result<_>>()?;
-    opt.step(&generator.params(), &g)?;
+    opt.step(&generator.params(), &mean_grads(&sig, b)?)?;
     Ok(l / b as f64)
 }
 

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 
 use super::Result;
 use super::dpsgd::{DpSgdConfig, NoiseSource, gather_rows, private_gradient};
-use super::layers::{Act, Block, HeadKind, HeadSpan, Net, bce_rows, loss_grad, mlp, summed_grads};
+use super::layers::{Act, Block, HeadKind, HeadSpan, Net, bce_rows, loss_grad, mlp};
 use super::optim::{Adam, Optimizer, RmsProp};
 use super::reference;
 
@@ -112,11 +112,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
         let (y, caches) = c.net.forward_train(&x, None)?;
         let (_, dy) = loss_grad(&y, |y| loss(y, &x, None))?;
         let (_, signals) = c.net.backward(&caches, &dy)?;
-        let b = c.batch as f64;
-        let g: Vec<Tensor> = summed_grads(&signals)?
-            .into_iter()
-            .map(|g| g / b)
-            .collect::<candle_core::Result<_>>()?;
+        let g = crate::nn::layers::mean_grads(&signals, c.batch)?;
         plain_opt.step(&params, &g)?;
         if i >= warmup {
             private.push((t1 - t0).as_secs_f64());

@@ -15,7 +15,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::layers::{Net, Signal, summed_grads};
+use super::layers::{Net, Signal};
 use super::optim::Optimizer;
 use super::{NnError, Result};
 use crate::privacy::{Accountant, Mechanism};
@@ -373,11 +373,7 @@ pub fn plain_step<F: LossFn>(
     let (y, caches) = net.forward_train(x, None)?;
     let (l, dy) = super::layers::loss_grad(&y, |y| loss(y, x, t))?;
     let (_, signals) = net.backward(&caches, &dy)?;
-    let b = x.dims()[0].max(1) as f64;
-    let grads: Vec<Tensor> = summed_grads(&signals)?
-        .into_iter()
-        .map(|g| g / b)
-        .collect::<candle_core::Result<_>>()?;
+    let grads = super::layers::mean_grads(&signals, x.dims()[0])?;
     opt.step(&net.params(), &grads)?;
     Ok(l)
 }

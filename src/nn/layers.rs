@@ -571,6 +571,15 @@ fn backward_blocks(
     Ok(d)
 }
 
+/// The mean (non-private) gradient over a batch of `n` rows: [`summed_grads`] / n.
+pub fn mean_grads(signals: &[Signal], n: usize) -> Result<Vec<Tensor>> {
+    let n = n.max(1) as f64;
+    summed_grads(signals)?
+        .into_iter()
+        .map(|g| (g / n).map_err(Into::into))
+        .collect()
+}
+
 /// The summed (non-private) gradient of every parameter, in [`Net::params`] order.
 pub fn summed_grads(signals: &[Signal]) -> Result<Vec<Tensor>> {
     let mut out = Vec::with_capacity(signals.len() * 2);
