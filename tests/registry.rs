@@ -42,6 +42,7 @@ fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
         domains: job::DomainPolicy::AllowData,
         force_delta: false,
         public_rows: None,
+        boost: None,
     };
     // A ledger per method: each run is judged on its own budget.
     let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);

@@ -32,6 +32,7 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         domains: Default::default(),
         force_delta: false,
         public_rows: None,
+        boost: None,
     }
 }
 
@@ -189,6 +190,7 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
         overrides: Default::default(),
         schema: None,
         domains: job::DomainPolicy::AllowData,
+        boost: None,
     })
     .unwrap();
     assert!(cost.refused.unwrap().contains("kept at δ"));
@@ -734,4 +736,108 @@ fn pate_gan_charges_one_query_per_label_and_releases_only_the_generator() {
     let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
     assert_eq!(m.header.privacy.mechanisms[0].count, s.steps);
     assert!(m.header.privacy.epsilon.unwrap() < spent);
+}
+
+/// Post-GAN boosting: priced as its own line, charged inside the run's budget, and the
+/// released file holds the generator and the weighted sample set, never a critic.
+#[test]
+fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
+    use dpsynth::job::{BoostConfig, Draw};
+    use dpsynth::privacy::Mechanism;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let boost = BoostConfig {
+        generators: 5,
+        samples_per_generator: 200,
+        rounds: 50,
+        ..Default::default()
+    };
+    let mut cfg = config(dir.path(), "dp-gan", 1.0, "tiny");
+    cfg.boost = Some(boost.clone());
+    let ck = dir.path().join("checkpoints");
+    cfg.checkpoints = Some(ck.clone());
+    let key = dataset_key(&cfg.data, &ledger).unwrap();
+    let cost = job::cost::cost(&job::cost::CostRequest {
+        dataset: key.clone(),
+        ledger: ledger.clone(),
+        method: "dp-gan".into(),
+        preset: "tiny".into(),
+        epsilon: 1.0,
+        delta: 1e-5,
+        rows: 32_561,
+        overrides: Default::default(),
+        schema: None,
+        domains: job::DomainPolicy::AllowData,
+        boost: Some(boost.clone()),
+    })
+    .unwrap();
+    let b = cost.boost.expect("boosting priced on its own line");
+    assert!(b > 0.09 && b <= 0.1 + 1e-9, "{b}");
+    assert!(cost.this_run <= 1.0 + 1e-9 && cost.this_run > 0.98);
+
+    let s = run(cfg.clone(), &ledger, None).unwrap();
+    assert!(s.boosted);
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    let p = &m.header.privacy;
+    let spent = p.epsilon.unwrap();
+    assert!(spent <= 1.0 + 1e-9 && spent > 0.95, "{spent}");
+    let rounds: u64 = p
+        .mechanisms
+        .iter()
+        .filter(|c| matches!(c.mechanism, Mechanism::Exponential { .. }))
+        .map(|c| c.count)
+        .sum();
+    assert_eq!(rounds, 50, "{:?}", p.mechanisms);
+    let mix = m.header.mixture.as_ref().unwrap();
+    assert_eq!(mix.rounds, 50);
+    assert_eq!(mix.generator_steps.len(), 5);
+    assert_eq!(
+        *mix.generator_steps.last().unwrap(),
+        300,
+        "the last step is kept"
+    );
+    assert_eq!(mix.picks.iter().sum::<u64>(), 50);
+    assert!(mix.epsilon0.is_some());
+    let set = m.mixture.as_ref().unwrap();
+    assert_eq!(set.weights.len(), 1000);
+    // The file: generator weights and the mixture's three tensors, nothing else.
+    let bytes = std::fs::read(&s.model).unwrap();
+    let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut mixture = 0;
+    for name in file.names() {
+        assert!(
+            !name.contains("critic"),
+            "tensor '{name}' in the released file"
+        );
+        if name.starts_with("mixture.") {
+            mixture += 1;
+        } else {
+            assert!(name.starts_with("generator."), "{name}");
+        }
+    }
+    assert_eq!(mixture, 3);
+    assert_eq!(file.names().len(), m.generator.params().len() + 3);
+    // The three draws sample through the same call; the boosted rows are rows of the set.
+    for d in [Draw::Generator, Draw::Boosted, Draw::BoostedDrs] {
+        assert_eq!(m.sample_with(300, Some(2), d).unwrap().n_rows, 300);
+    }
+    assert_eq!(m.default_draw(), Draw::BoostedDrs);
+    // The job's checkpoint folder keeps epoch ends only (tiny: 300 steps of 128 rows,
+    // 255 steps an epoch → one), though boosting took five snapshots.
+    assert_eq!(std::fs::read_dir(&ck).unwrap().count(), 2);
+    // The ledger holds what the statement says.
+    let st = Ledger::open(&ledger).unwrap().standing(&key).unwrap();
+    assert!(
+        st.spent <= 1.0 + 1e-9 && (st.spent - spent).abs() < 0.02,
+        "{}",
+        st.spent
+    );
+
+    // A method without a critic is refused before anything is reserved.
+    let mut merf = config(dir.path(), "dp-merf", 1.0, "tiny");
+    merf.boost = Some(boost);
+    let e = run(merf, &ledger, None).unwrap_err();
+    assert!(e.contains("trains no discriminator"), "{e}");
+    let after = Ledger::open(&ledger).unwrap().standing(&key).unwrap();
+    assert_eq!(after.entries.len(), st.entries.len());
 }

@@ -1,4 +1,5 @@
-//! `dpsynth bench dpsgd [--json]`, `dpsynth bench embed [--json]`, `dpsynth bench evaluate [--json]`
+//! `dpsynth bench dpsgd [--json]`, `dpsynth bench embed [--json]`, `dpsynth bench evaluate [--json]`,
+//! `dpsynth bench modes --synthetic S.csv … [--png-dir D] [--json]`
 
 use serde_json::json;
 
@@ -51,6 +52,80 @@ pub enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
+    /// The post-GAN boosting paper's 25-Gaussians scores of synthetic samples (share of
+    /// high-quality samples, capped per mode; modes covered), with a scatter PNG of each.
+    Modes {
+        /// Synthetic CSVs with the two coordinates (repeatable).
+        #[arg(long, required = true)]
+        synthetic: Vec<std::path::PathBuf>,
+        /// The coordinate columns.
+        #[arg(long, default_value = "Var1")]
+        x: String,
+        #[arg(long, default_value = "Var2")]
+        y: String,
+        /// Write `<file stem>.png` scatters into this folder.
+        #[arg(long)]
+        png_dir: Option<std::path::PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The 25-Gaussians scores of each file (see [`crate::eval::modes`]).
+fn modes(
+    files: &[std::path::PathBuf],
+    (x, y): (&str, &str),
+    png_dir: Option<&std::path::Path>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut out = Vec::new();
+    for f in files {
+        let t = match crate::data::open(f, &crate::data::csv::LoadOptions::default())? {
+            crate::data::Dataset::Table(t) => t,
+            crate::data::Dataset::Images(_) => {
+                anyhow::bail!("{}: images, not a table", f.display())
+            }
+        };
+        let col = |name: &str| -> anyhow::Result<Vec<Option<f64>>> {
+            match t.column(name).map(|c| &c.values) {
+                Some(crate::data::table::Values::Number(v)) => Ok(v.clone()),
+                Some(_) => anyhow::bail!("{}: column '{name}' is not numeric", f.display()),
+                None => anyhow::bail!("{}: no column '{name}'", f.display()),
+            }
+        };
+        let pts: Vec<(f64, f64)> = col(x)?
+            .into_iter()
+            .zip(col(y)?)
+            .filter_map(|(a, b)| Some((a?, b?)))
+            .collect();
+        let s = crate::eval::modes::score(&pts);
+        if let Some(dir) = png_dir {
+            let stem = f
+                .file_stem()
+                .map_or("sample".into(), |s| s.to_string_lossy().into_owned());
+            crate::eval::modes::scatter_png(&pts, &dir.join(format!("{stem}.png")))
+                .map_err(|e| anyhow::anyhow!(e))?;
+        }
+        out.push((f.display().to_string(), s));
+    }
+    if json {
+        let v: Vec<_> = out
+            .iter()
+            .map(|(f, s)| json!({"file": f, "scores": s}))
+            .collect();
+        return super::print_json(&json!({ "files": v }));
+    }
+    println!(
+        "{:<48} {:>8} {:>9} {:>6}",
+        "file", "quality", "uncapped", "modes"
+    );
+    for (f, s) in &out {
+        println!(
+            "{:<48} {:>8.4} {:>9.4} {:>6}",
+            f, s.quality, s.uncapped, s.modes_covered
+        );
+    }
+    Ok(())
 }
 
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
@@ -63,6 +138,13 @@ fn peak_rss() -> Option<u64> {
 
 pub fn run(cmd: BenchCmd) -> anyhow::Result<()> {
     match cmd {
+        BenchCmd::Modes {
+            synthetic,
+            x,
+            y,
+            png_dir,
+            json,
+        } => modes(&synthetic, (&x, &y), png_dir.as_deref(), json),
         BenchCmd::Evaluate {
             real_train,
             real_test,

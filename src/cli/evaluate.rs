@@ -79,6 +79,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
             dimwise_rows: a.dimwise_rows.max(10),
             wasserstein_repeats: a.wasserstein_repeats.max(1),
         },
+        draw: None,
     };
     let start = std::time::Instant::now();
     let named = |t, p: &PathBuf| Named {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::job::{self, DeviceChoice, Event, JobError, RunConfig};
+use crate::job::{self, DeviceChoice, Draw, Event, JobError, RunConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
@@ -69,6 +69,44 @@ pub struct TrainArgs {
     /// as safetensors), for post-GAN boosting.
     #[arg(long, value_name = "DIR")]
     pub checkpoints: Option<PathBuf>,
+    /// Private post-GAN boosting after training (GAN methods): combine the last
+    /// generators by the exponential mechanism and multiplicative weights, with a share of
+    /// ε (--boost-share); the model then samples from the boosted mixture.
+    #[arg(long)]
+    pub boost: bool,
+    /// Share of ε the boosting rounds cost alone (the GAN gets the rest).
+    #[arg(long, value_name = "SHARE", requires = "boost")]
+    pub boost_share: Option<f64>,
+    /// How many of the last generators to combine.
+    #[arg(long, value_name = "N", requires = "boost")]
+    pub boost_generators: Option<usize>,
+    /// Rows drawn from each generator into the boosted set.
+    #[arg(long, value_name = "R", requires = "boost")]
+    pub boost_samples: Option<usize>,
+    /// Rounds of the boosting game.
+    #[arg(long, value_name = "T", requires = "boost")]
+    pub boost_rounds: Option<u64>,
+    /// Sample the boosted mixture without discriminator rejection sampling by default.
+    #[arg(long, requires = "boost")]
+    pub no_drs: bool,
+}
+
+impl TrainArgs {
+    /// The boosting settings the flags ask for (`None` without --boost).
+    fn boost(&self) -> Option<job::BoostConfig> {
+        if !self.boost {
+            return None;
+        }
+        let d = job::BoostConfig::default();
+        Some(job::BoostConfig {
+            share: self.boost_share.unwrap_or(d.share),
+            generators: self.boost_generators.unwrap_or(d.generators),
+            samples_per_generator: self.boost_samples.unwrap_or(d.samples_per_generator),
+            rounds: self.boost_rounds.unwrap_or(d.rounds),
+            drs: !self.no_drs,
+            ..d
+        })
+    }
 }
 
 fn parse_epsilon(s: &str) -> Result<f64, String> {
@@ -93,6 +131,11 @@ pub struct SampleArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
+    /// For a boosted model: draw from `boosted-drs` (its default unless trained with
+    /// --no-drs), `boosted` (the mixture without rejection sampling) or `generator` (the
+    /// last generator, as without boosting).
+    #[arg(long, value_parser = Draw::parse)]
+    pub draw: Option<Draw>,
 }
 
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
@@ -121,6 +164,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         checkpoints: a.checkpoints.clone(),
         force_delta: a.force,
         public_rows: a.public_rows,
+        boost: a.boost(),
         domains: if a.estimate_domains {
             job::DomainPolicy::Estimate {
                 share: a.domain_share,
@@ -157,6 +201,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             "non_private_domains": summary.non_private_domains,
             "estimated_domains": summary.estimated_domains,
             "public_rows": a.public_rows,
+            "boosted": summary.boosted,
         }));
     }
     let eps = summary
@@ -261,12 +306,18 @@ fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, ser
 
 pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
     let model = job::services::read_model(&a.model)?;
-    let side = job::services::export_csv(&a.model, a.rows, a.seed, &a.out)?;
+    let side = job::services::export_csv_with(&a.model, a.rows, a.seed, a.draw, &a.out)?;
+    let drawn = a.draw.unwrap_or(model.draw);
     eprintln!(
-        "dpsynth: wrote {} synthetic rows to {} (model: {}, ε = {} at δ = {}); statement: {}",
+        "dpsynth: wrote {} synthetic rows to {} (model: {}{}, ε = {} at δ = {}); statement: {}",
         a.rows,
         a.out.display(),
         model.method,
+        if model.boosted {
+            format!(", drawn from: {}", drawn.name())
+        } else {
+            String::new()
+        },
         model
             .statement
             .epsilon

@@ -11,6 +11,7 @@ pub mod images;
 pub mod linalg;
 pub mod marginals;
 pub mod models;
+pub mod modes;
 pub mod net;
 pub mod pca;
 pub mod report;

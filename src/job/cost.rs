@@ -24,6 +24,8 @@ pub struct CostRequest {
     /// The table's schema, when its domains may be estimated privately ([`DomainPolicy`]).
     pub schema: Option<crate::data::schema::Schema>,
     pub domains: DomainPolicy,
+    /// Post-GAN boosting after training, when asked for.
+    pub boost: Option<super::BoostConfig>,
 }
 
 /// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
@@ -36,6 +38,8 @@ pub struct Cost {
     pub this_run: f64,
     /// ε of the private domain estimate alone (part of `this_run`), when there is one.
     pub domains: Option<f64>,
+    /// ε of the post-GAN boosting rounds alone (part of `this_run`), when boosting.
+    pub boost: Option<f64>,
     pub left_after: f64,
     /// The plan in words.
     pub summary: String,
@@ -99,7 +103,8 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         delta: req.delta,
     };
     budget.validate().map_err(JobError::Usage)?;
-    let method = info.instantiate(&req.preset, req.epsilon, &req.overrides)?;
+    let method =
+        info.instantiate_boosted(&req.preset, req.epsilon, &req.overrides, req.boost.as_ref())?;
     let domain_plan = match (&req.schema, req.domains) {
         (Some(schema), policy) => {
             let (share, all) = match policy {
@@ -133,6 +138,13 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     c.delta = delta;
     c.this_run = compose(&charges, orders, delta).epsilon;
     c.domains = domain_plan.map(|d| d.epsilon);
+    let boosting: Vec<_> = plan
+        .charges
+        .iter()
+        .filter(|ch| matches!(ch.mechanism, crate::privacy::Mechanism::Exponential { .. }))
+        .copied()
+        .collect();
+    c.boost = (!boosting.is_empty()).then(|| compose(&boosting, orders, delta).epsilon);
     c.left_after = (c.total - after).max(0.0);
     c.summary = plan.summary;
     c.refused = rule.refusal(req.delta);

@@ -19,6 +19,8 @@ pub struct EvalSpec {
     /// window's evaluation of a run falls back to [`default_label`]).
     pub label: Option<String>,
     pub options: Options,
+    /// What to draw from a boosted model (`None`: its default; see [`super::Draw`]).
+    pub draw: Option<super::Draw>,
 }
 
 impl EvalSpec {
@@ -33,6 +35,7 @@ impl EvalSpec {
                 wasserstein_repeats: 10,
                 ..Options::default()
             },
+            draw: None,
         }
     }
 }
@@ -123,7 +126,12 @@ pub fn evaluate_model(
 ) -> Result<Evaluated, JobError> {
     let rows = spec.rows.unwrap_or(real.n_rows).max(1);
     progress(&format!("sampling {rows} synthetic rows"));
-    let syn = super::services::sample(model, rows, Some(spec.options.seed.wrapping_add(2)))?;
+    let syn = super::services::sample_with(
+        model,
+        rows,
+        Some(spec.options.seed.wrapping_add(2)),
+        spec.draw,
+    )?;
     let held_out =
         sibling_test(data_path).and_then(|p| match data::open(&p, &Default::default()) {
             Ok(Dataset::Table(t)) => Some((t, p)),

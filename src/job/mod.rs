@@ -25,8 +25,9 @@ use std::sync::mpsc::{Receiver, channel};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::methods::post_gan_boosting::BoostConfig;
 pub use crate::methods::registry::{DataKind, MethodInfo, Preset};
-pub use crate::methods::released::PrivacyStatement;
+pub use crate::methods::released::{Draw, PrivacyStatement};
 pub use crate::nn::device::DeviceChoice;
 pub use error::JobError;
 
@@ -72,6 +73,9 @@ pub struct RunConfig {
     /// depends on the exact row count. `None`: the data's row count is treated as public.
     #[serde(default)]
     pub public_rows: Option<usize>,
+    /// Private post-GAN boosting over the run's last generators (GAN methods only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boost: Option<BoostConfig>,
 }
 
 /// What a private run does with domains read off the rows (`from_data` in the schema).
@@ -137,6 +141,9 @@ pub struct RunSummary {
     pub seconds: f64,
     pub cancelled: bool,
     pub not_for_release: bool,
+    /// Whether the model carries a post-GAN-boosted mixture (boosting is skipped when the
+    /// run was cancelled or took no snapshot).
+    pub boosted: bool,
 }
 
 /// A loss or ε report of a running method. Only post-processing-safe figures: losses on

@@ -419,7 +419,7 @@ fn train_and_save(
     let mut steps = 0u64;
     let mut cancelled = false;
     let mut observer = |p: Progress| {
-        steps = p.step;
+        steps = steps.max(p.step);
         if let Some(r) = &reservation {
             send(Event::Budget {
                 run: p.epsilon_spent,
@@ -456,6 +456,7 @@ fn train_and_save(
             device: &device,
             observer: &mut observer,
             checkpoint: Some(&mut checkpoint),
+            snapshots: None,
         })?)
     })();
     // Settle to what was actually charged, whatever happened.
@@ -479,7 +480,8 @@ pub(super) fn run(
 ) -> Result<RunSummary, JobError> {
     let t0 = Instant::now();
     let (info, private) = method_for(cfg)?;
-    let mut method = info.instantiate(&cfg.preset, cfg.epsilon, &cfg.overrides)?;
+    let mut method =
+        info.instantiate_boosted(&cfg.preset, cfg.epsilon, &cfg.overrides, cfg.boost.as_ref())?;
     let (mut loaded, key) = checked_input(cfg, info, private)?;
     let n = records(cfg, loaded.rows())?;
     if let Some(p) = cfg.public_rows {
@@ -579,6 +581,7 @@ pub(super) fn run(
         seconds: t0.elapsed().as_secs_f64(),
         cancelled,
         not_for_release: model.header.privacy.not_for_release,
+        boosted: model.mixture.is_some(),
     })
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{JobError, PrivacyStatement};
+use super::{Draw, JobError, PrivacyStatement};
 use crate::data::Table;
 use crate::data::schema::Schema;
 use crate::methods::released::ReleasedModel;
@@ -18,6 +18,12 @@ pub struct ModelSummary {
     pub schema: Schema,
     /// The image side when the model generates `label, pixel0, …` images.
     pub image_side: Option<usize>,
+    /// Whether the model carries a post-GAN-boosted mixture.
+    pub boosted: bool,
+    /// What sampling draws by default.
+    pub draw: Draw,
+    /// How the mixture was made, for a boosted model.
+    pub mixture: Option<crate::methods::released::Mixture>,
 }
 
 fn load(path: &Path) -> Result<ReleasedModel, JobError> {
@@ -34,14 +40,40 @@ pub fn read_model(path: &Path) -> Result<ModelSummary, JobError> {
         statement: m.header.privacy.clone(),
         image_side: image_side(&schema),
         schema,
+        boosted: m.mixture.is_some(),
+        draw: m.default_draw(),
+        mixture: m.header.mixture.clone(),
     })
 }
 
 /// `rows` synthetic rows from a model file, decoded (a fixed `seed` reproduces them).
 pub fn sample(model: &Path, rows: usize, seed: Option<u64>) -> Result<Table, JobError> {
-    load(model)?
-        .sample(rows, seed)
-        .map_err(|e| JobError::Training(format!("sampling {}: {e}", model.display())))
+    sample_with(model, rows, seed, None)
+}
+
+/// [`sample`] by `draw` (`None`: the model's default; see [`Draw`]).
+pub fn sample_with(
+    model: &Path,
+    rows: usize,
+    seed: Option<u64>,
+    draw: Option<Draw>,
+) -> Result<Table, JobError> {
+    let m = load(model)?;
+    draw_rows(&m, model, rows, seed, draw)
+}
+
+fn draw_rows(
+    m: &ReleasedModel,
+    model: &Path,
+    rows: usize,
+    seed: Option<u64>,
+    draw: Option<Draw>,
+) -> Result<Table, JobError> {
+    m.sample_with(rows, seed, draw.unwrap_or_else(|| m.default_draw()))
+        .map_err(|e| match e {
+            crate::methods::MethodError::Usage(u) => JobError::Usage(u),
+            e => JobError::Training(format!("sampling {}: {e}", model.display())),
+        })
 }
 
 /// Samples `rows` rows from the model file and writes them as CSV, with the statement
@@ -52,18 +84,28 @@ pub fn export_csv(
     seed: Option<u64>,
     out: &Path,
 ) -> Result<PathBuf, JobError> {
+    export_csv_with(model, rows, seed, None, out)
+}
+
+/// [`export_csv`] by `draw` (`None`: the model's default).
+pub fn export_csv_with(
+    model: &Path,
+    rows: usize,
+    seed: Option<u64>,
+    draw: Option<Draw>,
+    out: &Path,
+) -> Result<PathBuf, JobError> {
     if out.as_os_str().is_empty() {
         return Err(JobError::Usage(
             "type a file path to export to first".into(),
         ));
     }
     let m = load(model)?;
-    let t = m
-        .sample(rows, seed)
-        .map_err(|e| JobError::Training(format!("sampling {}: {e}", model.display())))?;
+    let draw = draw.unwrap_or_else(|| m.default_draw());
+    let t = draw_rows(&m, model, rows, seed, Some(draw))?;
     crate::data::export::write_csv(&t, out).map_err(|e| JobError::write(out, e))?;
     let side = sidecar_path(out);
-    let text = serde_json::to_string_pretty(&sidecar(&m, model, t.n_rows, out))
+    let text = serde_json::to_string_pretty(&sidecar(&m, model, t.n_rows, out, draw))
         .map_err(|e| JobError::write(&side, e))?;
     crate::util::atomic::write_atomic(&side, text.as_bytes())
         .map_err(|e| JobError::write(&side, e))?;
@@ -85,7 +127,13 @@ pub fn sidecar_path(csv: &Path) -> PathBuf {
 /// The statement an exported CSV carries: the model's privacy statement, what it covers,
 /// and where the rows came from. Every value in it is the model header's (a DP output or
 /// a public fact), or about the synthetic file itself.
-fn sidecar(m: &ReleasedModel, model: &Path, rows: usize, out: &Path) -> serde_json::Value {
+fn sidecar(
+    m: &ReleasedModel,
+    model: &Path,
+    rows: usize,
+    out: &Path,
+    draw: Draw,
+) -> serde_json::Value {
     let p = &m.header.privacy;
     let covers = match (p.epsilon, p.non_private_domains.is_empty()) {
         (None, _) => "nothing: this data comes from a model trained WITHOUT privacy (ε = ∞); do not release it".to_string(),
@@ -108,6 +156,8 @@ fn sidecar(m: &ReleasedModel, model: &Path, rows: usize, out: &Path) -> serde_js
             "method": m.header.method,
             "preset": m.header.preset,
         },
+        "drawn_from": draw.name(),
+        "boosting": m.header.mixture,
         "guarantee_covers": covers,
         "records": super::records_statement(p.public_rows),
         "not_for_release": p.not_for_release,

@@ -193,6 +193,7 @@ pub const INFO: MethodInfo = MethodInfo {
     url: "https://arxiv.org/abs/1912.03250",
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
+    critic: true,
     presets: PRESETS,
     settings: settings::<DpAutoGanConfig>,
     build: build::<DpAutoGanConfig>,

@@ -145,6 +145,7 @@ pub const INFO: MethodInfo = MethodInfo {
     url: "https://arxiv.org/abs/1802.06739",
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
+    critic: true,
     presets: PRESETS,
     settings: settings::<DpGanConfig>,
     build: build::<DpGanConfig>,

@@ -137,6 +137,7 @@ pub const INFO: MethodInfo = MethodInfo {
     url: "https://arxiv.org/abs/2002.11603",
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
+    critic: false,
     presets: PRESETS,
     settings: settings::<DpMerfConfig>,
     build: build::<DpMerfConfig>,

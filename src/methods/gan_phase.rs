@@ -169,8 +169,13 @@ pub(crate) fn gan_loop(
         if (step + 1) % cfg.n_critic == 0 {
             g_loss = generator_step(s, cfg, &mut nets)?;
         }
-        if s.checkpoint.is_some() && (step + 1) % steps_per_epoch == 0 {
-            checkpoint(s, cfg, &nets, (step + 1) / steps_per_epoch, step + 1)?;
+        let epoch_end = (step + 1) % steps_per_epoch == 0;
+        let extra = s
+            .snapshots
+            .is_some_and(|sn| sn.due(step + 1, cfg.critic_steps));
+        if s.checkpoint.is_some() && (epoch_end || extra) {
+            let at = ((step + 1) / steps_per_epoch, step + 1);
+            checkpoint(s, cfg, &nets, at, epoch_end)?;
         }
         if (step + 1) % 50 == 0 || step + 1 == cfg.critic_steps {
             let losses = vec![
@@ -258,8 +263,8 @@ fn checkpoint(
     s: &mut TrainSetup<'_>,
     cfg: &GanLoop,
     nets: &Nets<'_>,
-    epoch: u64,
-    step: u64,
+    (epoch, step): (u64, u64),
+    epoch_end: bool,
 ) -> Result<()> {
     let model = release(
         s,
@@ -276,6 +281,9 @@ fn checkpoint(
         step,
         generator: model,
         critic: Some(nets.critic.snapshot()?),
+        // The logistic critic outputs a logit; a WGAN critic's score is read the same way.
+        critic_scale: 1.0,
+        epoch_end,
     };
     match s.checkpoint.as_mut() {
         Some(sink) => sink(ck).map_err(MethodError::Model),
@@ -340,6 +348,48 @@ fn released_name(method: &str, private: bool) -> String {
     }
 }
 
+/// The privacy statement of what `accountant` has charged so far.
+pub(crate) fn statement(
+    accountant: &crate::privacy::Accountant,
+    accounting: Accounting,
+    private: bool,
+    schema: &crate::data::schema::Schema,
+    seeded_by_user: bool,
+) -> PrivacyStatement {
+    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::Quick {
+        let rdp = accountant.spent().epsilon;
+        let quick = accountant.spent_upper();
+        let name = if quick < rdp {
+            "pld (plan mark)"
+        } else {
+            "rdp"
+        };
+        (Some(quick), name.to_string(), Some(rdp), None)
+    } else if private {
+        let rdp = accountant.spent().epsilon;
+        let pld = accountant.spent_pld();
+        let (best, name) = accountant.spent_best();
+        (Some(best), name.to_string(), Some(rdp), pld)
+    } else {
+        (None, "none".to_string(), None, None)
+    };
+    PrivacyStatement {
+        epsilon: eps,
+        delta: accountant.budget().delta,
+        accountant: acc_name,
+        epsilon_rdp: eps_rdp,
+        epsilon_pld: eps_pld,
+        mechanisms: accountant.history().to_vec(),
+        non_private_domains: schema
+            .non_private_domains()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+        not_for_release: seeded_by_user,
+        public_rows: None,
+    }
+}
+
 /// Builds the released model: the generator and the privacy statement.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn release(
@@ -352,23 +402,6 @@ pub(crate) fn release(
     generator: Net,
     config: serde_json::Value,
 ) -> Result<ReleasedModel> {
-    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::Quick {
-        let rdp = s.accountant.spent().epsilon;
-        let quick = s.accountant.spent_upper();
-        let name = if quick < rdp {
-            "pld (plan mark)"
-        } else {
-            "rdp"
-        };
-        (Some(quick), name.to_string(), Some(rdp), None)
-    } else if private {
-        let rdp = s.accountant.spent().epsilon;
-        let pld = s.accountant.spent_pld();
-        let (best, name) = s.accountant.spent_best();
-        (Some(best), name.to_string(), Some(rdp), pld)
-    } else {
-        (None, "none".to_string(), None, None)
-    };
     let schema = s.encoding.schema.clone();
     let header = ModelHeader {
         format: MODEL_FORMAT.into(),
@@ -377,24 +410,21 @@ pub(crate) fn release(
         library_version: env!("CARGO_PKG_VERSION").into(),
         latent_dim,
         generator: generator.spec()?,
-        privacy: PrivacyStatement {
-            epsilon: eps,
-            delta: s.accountant.budget().delta,
-            accountant: acc_name,
-            epsilon_rdp: eps_rdp,
-            epsilon_pld: eps_pld,
-            mechanisms: s.accountant.history().to_vec(),
-            non_private_domains: schema
-                .non_private_domains()
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
-            not_for_release: s.noise.seeded_by_user,
-            public_rows: None,
-        },
+        privacy: statement(
+            s.accountant,
+            accounting,
+            private,
+            &schema,
+            s.noise.seeded_by_user,
+        ),
         schema,
         config,
         conditioning: None,
+        mixture: None,
     };
-    Ok(ReleasedModel { header, generator })
+    Ok(ReleasedModel {
+        header,
+        generator,
+        mixture: None,
+    })
 }

@@ -6,6 +6,8 @@
 //!
 //! - [`dp_gan`]: the DP-GAN baseline (WGAN, critic trained by DP-SGD).
 //! - [`dp_auto_gan`]: DP-auto-GAN, both phases DP-trained and composed by RDP.
+//! - [`post_gan_boosting`]: private post-GAN boosting and rejection sampling over any GAN
+//!   method's snapshots (a wrapper, not a method of its own).
 //! - [`released`]: the `.dpsynth` model file: safetensors weights + a JSON header with the
 //!   schema, the privacy statement and the run configuration.
 //!
@@ -18,6 +20,7 @@ pub mod embedding;
 pub mod gan_phase;
 pub mod pate_gan;
 pub mod pearl;
+pub mod post_gan_boosting;
 pub mod registry;
 pub mod released;
 
@@ -130,6 +133,31 @@ pub struct TrainSetup<'a> {
     pub observer: &'a mut dyn FnMut(Progress) -> Flow,
     /// Receives a snapshot at the end of every epoch of a GAN phase (`None`: none taken).
     pub checkpoint: Option<&'a mut dyn FnMut(Checkpoint) -> std::result::Result<(), String>>,
+    /// Extra snapshots between epochs (post-GAN boosting asks for its generators here);
+    /// `None`: epoch ends only.
+    pub snapshots: Option<Snapshots>,
+}
+
+/// Snapshots a GAN phase takes besides its epoch ends: `count` of them, evenly spaced over
+/// the last `span` (a fraction) of the phase's steps, the last on its final step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Snapshots {
+    pub count: usize,
+    pub span: f64,
+}
+
+impl Snapshots {
+    /// Whether 1-based `step` of a phase of `total` steps is one of them.
+    pub fn due(&self, step: u64, total: u64) -> bool {
+        if self.count == 0 || step > total {
+            return false;
+        }
+        let every = ((total as f64 * self.span.clamp(0.0, 1.0)) / self.count as f64)
+            .floor()
+            .max(1.0) as u64;
+        let back = total - step;
+        back % every == 0 && back / every < self.count as u64
+    }
 }
 
 /// The state of a run at the end of an epoch (⌈N / batch⌉ critic steps of a GAN; a tenth
@@ -147,6 +175,12 @@ pub struct Checkpoint {
     /// The critic network, for methods that train one (PEARL's critic is a weighting of
     /// its frequencies, and the one-shot methods have none).
     pub critic: Option<crate::nn::layers::Net>,
+    /// The critic's output y reads as the probability "real" σ(`critic_scale`·y): 1 for a
+    /// logit, 2 for PATE-GAN's student trained on tanh(y) ∈ [−1, 1] (σ(2y) = (1+tanh y)/2).
+    pub critic_scale: f64,
+    /// False for an extra snapshot between epochs ([`Snapshots`]): the job keeps epoch
+    /// ends only.
+    pub epoch_end: bool,
 }
 
 /// A synthetic-data method.

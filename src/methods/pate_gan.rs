@@ -266,6 +266,7 @@ pub const INFO: MethodInfo = MethodInfo {
     url: "https://openreview.net/forum?id=S1zk9iRqF7",
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
+    critic: true,
     presets: PRESETS,
     settings: settings::<PateGanConfig>,
     build: build::<PateGanConfig>,
@@ -424,13 +425,22 @@ impl Synthesizer for PateGan {
                 student_step(&student, &mut opt_s, &bx, &bt, c.student_target)?;
             }
             let g_loss = generator_step(&generator, &student, &mut opt_g, &c, &mut s)?;
-            if s.checkpoint.is_some() && (step + 1) % snapshot_every == 0 {
+            let epoch_end = (step + 1) % snapshot_every == 0;
+            let extra = s
+                .snapshots
+                .is_some_and(|sn| sn.due(step + 1, c.generator_steps));
+            if s.checkpoint.is_some() && (epoch_end || extra) {
                 let model = self.released(&s, Accounting::Quick, &generator)?;
                 let ck = Checkpoint {
                     epoch: (step + 1) / snapshot_every,
                     step: step + 1,
                     generator: model,
                     critic: Some(student.snapshot()?),
+                    critic_scale: match c.student_target {
+                        StudentTarget::Label => 1.0,
+                        StudentTarget::Margin => 2.0,
+                    },
+                    epoch_end,
                 };
                 if let Some(sink) = s.checkpoint.as_mut() {
                     sink(ck).map_err(MethodError::Model)?;

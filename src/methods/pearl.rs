@@ -248,6 +248,7 @@ pub const INFO: MethodInfo = MethodInfo {
     url: "https://arxiv.org/abs/2106.04590",
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
+    critic: false,
     presets: PRESETS,
     settings: settings::<PearlConfig>,
     build: build::<PearlConfig>,
@@ -513,6 +514,8 @@ fn snapshot(
         step,
         generator: model,
         critic: None,
+        critic_scale: 1.0,
+        epoch_end: true,
     };
     match s.checkpoint.as_mut() {
         Some(sink) => sink(ck).map_err(MethodError::Model),

@@ -41,6 +41,8 @@ pub struct MethodInfo {
     pub kinds: &'static [DataKind],
     /// `false` for the non-private reference (ε = ∞ whatever the user typed).
     pub private: bool,
+    /// Trains a critic whose snapshots post-GAN boosting can combine (`train --boost`).
+    pub critic: bool,
     /// The first is the default.
     pub presets: &'static [Preset],
     /// A preset's settings as a JSON object (what `overrides` may name).
@@ -153,6 +155,35 @@ impl MethodInfo {
             return Err(self.unknown_preset(preset));
         }
         (self.build)(preset, self.is_private_at(epsilon), overrides)
+    }
+
+    /// [`Self::instantiate`], followed by post-GAN boosting over the run's last snapshots
+    /// when `boost` is given (refused for a method without a critic to boost with).
+    pub fn instantiate_boosted(
+        &self,
+        preset: &str,
+        epsilon: f64,
+        overrides: &serde_json::Map<String, serde_json::Value>,
+        boost: Option<&super::post_gan_boosting::BoostConfig>,
+    ) -> Result<Box<dyn Synthesizer + Send>> {
+        let method = self.instantiate(preset, epsilon, overrides)?;
+        let Some(b) = boost else {
+            return Ok(method);
+        };
+        if !self.critic {
+            let able: Vec<&str> = METHODS.iter().filter(|m| m.critic).map(|m| m.id).collect();
+            return Err(MethodError::Usage(format!(
+                "{} trains no discriminator, so post-GAN boosting has nothing to combine; boost one of {}",
+                self.id,
+                able.join(", ")
+            )));
+        }
+        b.validate().map_err(MethodError::Usage)?;
+        Ok(super::post_gan_boosting::boosted(
+            method,
+            b.clone(),
+            self.is_private_at(epsilon),
+        ))
     }
 }
 

@@ -5,6 +5,7 @@
 //! - [`convert`]: RDP → (ε, δ) with the conversion dp-accounting uses, and δ for a given ε.
 //! - [`calibrate`]: the smallest noise multiplier for a target, the most steps that fit.
 //! - [`compose`]: ε of a list of charges by RDP and PLD, reporting the smaller.
+//! - [`exponential`]: the exponential mechanism's sampler and its per-round ε₀.
 //! - [`estimators`]: DP estimates of a column's bounds and categories.
 //! - [`accountant`]: a run's [`Accountant`]: budget, charges, spent and remaining ε.
 //! - [`ledger`]: the per-dataset budget book on disk (SQLite, WAL, synchronous=FULL).
@@ -17,6 +18,7 @@ pub mod calibrate;
 pub mod compose;
 pub mod convert;
 pub mod estimators;
+pub mod exponential;
 pub mod ledger;
 pub mod mechanism;
 pub mod pld;

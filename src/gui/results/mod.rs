@@ -15,6 +15,7 @@ use eframe::egui;
 
 use crate::data::Table;
 use crate::data::schema::Schema;
+use crate::eval::report::Report;
 use crate::job::PrivacyStatement;
 use crate::job::evaluation::{EvalSpec, Evaluated, evaluate_model};
 use plots::*;
@@ -33,10 +34,11 @@ enum View {
     PrivacyRisk,
     Statement,
     Compare,
+    Boost,
 }
 
 impl View {
-    const ALL: [(View, &'static str); 8] = [
+    const ALL: [(View, &'static str); 9] = [
         (View::Prediction, "Dimension-wise prediction"),
         (View::Probability, "Dimension-wise probability"),
         (View::Histograms, "Histograms"),
@@ -45,6 +47,7 @@ impl View {
         (View::PrivacyRisk, "Privacy risk"),
         (View::Statement, "Privacy statement"),
         (View::Compare, "Compare runs"),
+        (View::Boost, "Before / after boosting"),
     ];
 }
 
@@ -75,6 +78,8 @@ struct RunResult {
     statement: PrivacyStatement,
     state: EvalState,
     report_msg: Option<String>,
+    /// For a boosted run: the entry of the same model drawn from its last generator.
+    before: Option<usize>,
 }
 
 /// State of the results view.
@@ -104,33 +109,45 @@ impl ResultsPanel {
         schema: &Schema,
         ctx: &egui::Context,
     ) {
-        let statement = match crate::job::services::read_model(model_path) {
-            Ok(m) => m.statement,
+        let summary = match crate::job::services::read_model(model_path) {
+            Ok(m) => m,
             Err(e) => {
                 self.push(title, empty_statement(), EvalState::Failed(e.to_string()));
                 return;
             }
         };
-        let (tx, rx) = channel();
-        let (model, data) = (model_path.to_path_buf(), data_path.to_path_buf());
-        let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
-        std::thread::spawn(move || {
-            let send = |m: Msg| {
-                let _ = tx.send(m);
-                ctx.request_repaint();
-            };
-            let mut progress = |l: &str| send(Msg::Progress(l.to_string()));
-            let spec = EvalSpec::quick();
-            let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress)
-                .map(Box::new)
-                .map_err(|e| e.to_string());
-            send(Msg::Done(result));
-        });
-        let state = EvalState::Running {
-            rx,
-            line: "starting".into(),
-        };
-        self.push(title, statement, state);
+        let statement = summary.statement;
+        if !summary.boosted {
+            let state = evaluate_in_background(model_path, data_path, real, schema, None, ctx);
+            self.push(title, statement, state);
+            return;
+        }
+        // A boosted model: its last generator beside its boosted mixture, one entry each.
+        use crate::job::Draw;
+        let state = evaluate_in_background(
+            model_path,
+            data_path,
+            real,
+            schema,
+            Some(Draw::Generator),
+            ctx,
+        );
+        self.push(
+            format!("{title} · last generator"),
+            statement.clone(),
+            state,
+        );
+        let before = self.runs.len() - 1;
+        let state = evaluate_in_background(model_path, data_path, real, schema, None, ctx);
+        self.push(
+            format!("{title} · {}", summary.draw.name()),
+            statement,
+            state,
+        );
+        if let Some(r) = self.runs.last_mut() {
+            r.before = Some(before);
+        }
+        self.view = View::Boost;
     }
 
     fn push(&mut self, title: String, statement: PrivacyStatement, state: EvalState) {
@@ -139,6 +156,7 @@ impl ResultsPanel {
             statement,
             state,
             report_msg: None,
+            before: None,
         });
         self.selected = self.runs.len() - 1;
     }
@@ -239,6 +257,10 @@ impl ResultsPanel {
             self.compare_ui(ui);
             return;
         }
+        if self.view == View::Boost {
+            self.boost_ui(ui);
+            return;
+        }
         let Some(run) = self.runs.get(self.selected) else {
             return;
         };
@@ -287,10 +309,68 @@ impl ResultsPanel {
                     View::Pca => pca_ui(ui, rep),
                     View::Tstr => tstr_ui(ui, rep),
                     View::PrivacyRisk => risk_ui(ui, rep),
-                    View::Statement | View::Compare => {}
+                    View::Statement | View::Compare | View::Boost => {}
                 }
             }
         }
+    }
+
+    /// The last generator and the boosted mixture of one run, side by side: 1-way
+    /// histograms of one column and the 2-way PCA projection.
+    fn boost_ui(&mut self, ui: &mut egui::Ui) {
+        let pair = self
+            .runs
+            .get(self.selected)
+            .and_then(|r| r.before.map(|b| (b, self.selected)));
+        let pair = pair.or_else(|| {
+            // The selected entry may be the "before" half of a pair.
+            self.runs
+                .iter()
+                .position(|r| r.before == Some(self.selected))
+                .map(|after| (self.selected, after))
+        });
+        let Some((before, after)) = pair else {
+            ui.label("This run was not boosted. Tick \"Boost: private post-GAN boosting\" on the Train tab (DP-GAN, DP-auto-GAN, PATE-GAN) to see the last generator and the boosted mixture side by side here.");
+            return;
+        };
+        ui.label("Left: the last generator as training left it. Right: the boosted mixture, the same run's last generators re-weighted by private post-GAN boosting. Both sampled from one model file, scored against the same real rows.");
+        let reports: Vec<Option<&Report>> = [before, after]
+            .iter()
+            .map(|i| match &self.runs[*i].state {
+                EvalState::Done(ev) => Some(&ev.report),
+                _ => None,
+            })
+            .collect();
+        let mut column = self.hist_column;
+        ui.columns(2, |cols| {
+            for (k, ui) in cols.iter_mut().enumerate() {
+                let i = [before, after][k];
+                ui.push_id(("boost", k), |ui| {
+                    ui.strong(&self.runs[i].title);
+                    match reports[k] {
+                        Some(rep) => {
+                            let tv = rep.histograms.iter().map(|h| h.tvd).sum::<f64>()
+                                / rep.histograms.len().max(1) as f64;
+                            ui.label(format!(
+                                "mean 1-way TV {tv:.3} · PCA Wasserstein score {:.3}",
+                                rep.pca.wasserstein.score
+                            ));
+                            egui::ScrollArea::vertical().show(ui, |ui| {
+                                histogram_ui(ui, rep, &mut column);
+                                pca_ui(ui, rep);
+                            });
+                        }
+                        None => {
+                            ui.horizontal(|ui| {
+                                ui.spinner();
+                                ui.label("evaluating…");
+                            });
+                        }
+                    }
+                });
+            }
+        });
+        self.hist_column = column;
     }
 
     fn compare_ui(&self, ui: &mut egui::Ui) {
@@ -352,6 +432,40 @@ impl ResultsPanel {
                 ui.end_row();
             }
         });
+    }
+}
+
+/// Starts the job's evaluation of `model` (drawn by `draw`) against the real table in a
+/// worker thread, on seeded samples of 5,000 rows a side.
+fn evaluate_in_background(
+    model: &Path,
+    data: &Path,
+    real: &Table,
+    schema: &Schema,
+    draw: Option<crate::job::Draw>,
+    ctx: &egui::Context,
+) -> EvalState {
+    let (tx, rx) = channel();
+    let (model, data) = (model.to_path_buf(), data.to_path_buf());
+    let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
+    std::thread::spawn(move || {
+        let send = |m: Msg| {
+            let _ = tx.send(m);
+            ctx.request_repaint();
+        };
+        let mut progress = |l: &str| send(Msg::Progress(l.to_string()));
+        let spec = EvalSpec {
+            draw,
+            ..EvalSpec::quick()
+        };
+        let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress)
+            .map(Box::new)
+            .map_err(|e| e.to_string());
+        send(Msg::Done(result));
+    });
+    EvalState::Running {
+        rx,
+        line: "starting".into(),
     }
 }
 

@@ -254,6 +254,7 @@ impl TrainPanel {
             domains: job::DomainPolicy::AllowData,
             force_delta: false,
             public_rows: self.form.advanced.public_rows()?,
+            boost: self.form.boost_config()?,
         })
     }
 

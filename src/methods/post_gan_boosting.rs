@@ -1,0 +1,665 @@
+//! Private post-GAN boosting (Neunhoeffer, Wu & Dwork, ICLR 2021) and discriminator
+//! rejection sampling, over the generators and critics a GAN run passed through.
+//!
+//! A run boosted this way keeps its last `generators` snapshots (generator and critic,
+//! [`Snapshots`]), draws `samples_per_generator` rows from each — the set B, concrete rows
+//! (categories drawn from the generator's probabilities) — and plays T rounds of the
+//! post-GAN zero-sum game: the distinguisher picks a critic D_j by the exponential
+//! mechanism on the payoff U(φ, D_j) = mean over the private rows of D_j(x) + 1 −
+//! Σ_b φ(b)·D_j(b), then the synthetic player re-weights B by multiplicative weights,
+//! φ(b) ∝ φ(b)·exp(η·D_j(b)). The released model carries B with the averaged weights φ̄,
+//! and with φ̄ after discriminator rejection sampling by the mixture critic D̄.
+//!
+//! **Mapping critics into [0, 1].** A critic's output y reads as σ(s·y) (s = 1 for a
+//! logit, 2 for PATE-GAN's tanh-trained student; see [`Checkpoint::critic_scale`]); a
+//! non-finite output reads 1/2. A WGAN critic's unbounded score goes through the same
+//! sigmoid.
+//!
+//! **Sensitivity and accounting.** The payoff's private part is the *sum* of D_j(x) ∈
+//! [0, 1] over all private rows (never a subsample — the reference code's subsample breaks
+//! the bound it assumes) divided by the public N: adding or removing one record moves
+//! every payoff by at most 1/N, and all in the same direction (up when a record is added).
+//! For such monotone utilities the exponential mechanism may use P(j) ∝ exp(ε₀·N·U_j)
+//! instead of exp(ε₀·N·U_j / 2) and is still ε₀-bounded-range
+//! ([`crate::privacy::exponential`]), hence ε₀²/8-zCDP per round:
+//! [`Mechanism::Exponential`] with count T, charged once before the first private score is
+//! computed. ε₀ is the largest that makes the T rounds alone cost `share`·ε; the GAN's σ
+//! is then calibrated so that training and boosting together fit the budget. Multiplicative
+//! weights, averaging and rejection sampling use only the selected critics' scores on
+//! generated rows: post-processing. The critics never enter the released file.
+//!
+//! A non-private run (ε = ∞) plays the best response (argmax of the exact payoff) instead:
+//! the paper's non-private PGB, named so in the model's header (no ε₀).
+
+use std::collections::VecDeque;
+
+use candle_core::Tensor;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::gan_phase::{Accounting, statement};
+use super::released::{Draw, Mixture, MixtureSet, ReleasedModel};
+use super::{
+    Checkpoint, Flow, MethodError, Plan, Progress, Result, Snapshots, Synthesizer, TrainSetup,
+};
+use crate::data::encode::{Encoding, SpanKind};
+use crate::nn::layers::Net;
+use crate::privacy::exponential::{epsilon0_for, select};
+use crate::privacy::rdp::product_orders;
+use crate::privacy::{Budget, Charge, Mechanism};
+
+/// Post-GAN boosting settings (`train --boost`, the window's "Boost" switch).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BoostConfig {
+    /// The share of the run's ε the boosting rounds would cost alone (the paper spends
+    /// 10–20 %); the GAN's noise is calibrated to what is left.
+    pub share: f64,
+    /// How many of the run's last generators (and their critics) to combine.
+    pub generators: usize,
+    /// Over which last fraction of training those generators are spread.
+    pub span: f64,
+    /// Rows drawn from each generator into the set B.
+    pub samples_per_generator: usize,
+    /// Rounds T of the game.
+    pub rounds: u64,
+    /// The multiplicative-weights rate η; `None`: the paper's ½·√(ln|B| / T).
+    pub eta: Option<f64>,
+    /// Whether sampling applies discriminator rejection sampling by default.
+    pub drs: bool,
+    /// DRS shifts its acceptance scores by this percentile of them (Azadi et al. 2019).
+    pub drs_percentile: f64,
+}
+
+impl Default for BoostConfig {
+    fn default() -> Self {
+        Self {
+            share: 0.1,
+            generators: 20,
+            span: 0.5,
+            samples_per_generator: 1000,
+            rounds: 400,
+            eta: None,
+            drs: true,
+            drs_percentile: 0.95,
+        }
+    }
+}
+
+impl BoostConfig {
+    /// Settings that make no sense, in words.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if !(self.share > 0.0 && self.share < 1.0) {
+            return Err(format!(
+                "the boosting share of ε must be between 0 and 1 (exclusive), got {}",
+                self.share
+            ));
+        }
+        if self.generators == 0 || self.samples_per_generator == 0 || self.rounds == 0 {
+            return Err(
+                "boosting needs at least one generator, one row per generator and one round".into(),
+            );
+        }
+        if self.generators.saturating_mul(self.samples_per_generator) > 2_000_000 {
+            return Err(format!(
+                "boosting over {} × {} rows is more than the 2,000,000 the released set may hold; use fewer generators or rows",
+                self.generators, self.samples_per_generator
+            ));
+        }
+        if !(self.span > 0.0 && self.span <= 1.0) {
+            return Err(format!(
+                "the boosting span must be in (0, 1], got {}",
+                self.span
+            ));
+        }
+        if self.eta.is_some_and(|e| !(e > 0.0 && e.is_finite())) {
+            return Err("the boosting rate η must be positive".into());
+        }
+        if !(0.0..=1.0).contains(&self.drs_percentile) {
+            return Err("the DRS percentile must be in [0, 1]".into());
+        }
+        Ok(())
+    }
+}
+
+/// A method whose run is followed by post-GAN boosting over its last snapshots.
+pub struct Boosted {
+    inner: Box<dyn Synthesizer + Send>,
+    cfg: BoostConfig,
+    private: bool,
+}
+
+/// `inner`, boosted by `cfg` (privately when `private`).
+pub fn boosted(
+    inner: Box<dyn Synthesizer + Send>,
+    cfg: BoostConfig,
+    private: bool,
+) -> Box<dyn Synthesizer + Send> {
+    Box::new(Boosted {
+        inner,
+        cfg,
+        private,
+    })
+}
+
+/// A snapshot kept for the game.
+struct Kept {
+    generator: ReleasedModel,
+    critic: Net,
+    scale: f64,
+    step: u64,
+}
+
+/// The per-round ε₀ the plan reserved.
+fn planned_epsilon0(plan: &Plan) -> Option<f64> {
+    plan.charges.iter().rev().find_map(|c| match c.mechanism {
+        Mechanism::Exponential { epsilon } => Some(epsilon),
+        _ => None,
+    })
+}
+
+impl Synthesizer for Boosted {
+    fn id(&self) -> &'static str {
+        self.inner.id()
+    }
+
+    fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
+        self.cfg.validate().map_err(MethodError::Usage)?;
+        let what = format!(
+            "{} rounds over the last {} generators' {} rows each",
+            self.cfg.rounds, self.cfg.generators, self.cfg.samples_per_generator
+        );
+        if !self.private {
+            let mut p = self.inner.plan(n, budget, prior)?;
+            p.summary = format!(
+                "{}; then post-GAN boosting by best response (non-private): {what}",
+                p.summary
+            );
+            return Ok(p);
+        }
+        let target = self.cfg.share * budget.epsilon;
+        let e0 = epsilon0_for(target, budget.delta, self.cfg.rounds, &product_orders())
+            .ok_or_else(|| MethodError::Plan("no positive ε₀ fits the boosting share".into()))?;
+        let boost = Charge {
+            mechanism: Mechanism::Exponential { epsilon: e0 },
+            count: self.cfg.rounds,
+        };
+        let with_boost: Vec<Charge> = prior.iter().copied().chain([boost]).collect();
+        let mut p = self.inner.plan(n, budget, &with_boost)?;
+        p.charges.push(boost);
+        p.summary = format!(
+            "{}; then private post-GAN boosting: {what}, the exponential mechanism at ε₀ = {e0:.3e} per round (ε {target:.3} alone)",
+            p.summary
+        );
+        Ok(p)
+    }
+
+    fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
+        let keep = self.cfg.generators;
+        let mut kept: VecDeque<Kept> = VecDeque::with_capacity(keep + 1);
+        let mut stopped = false;
+        let last = {
+            let mut outer = s.checkpoint.take();
+            let mut sink = |c: Checkpoint| -> std::result::Result<(), String> {
+                if let Some(critic) = &c.critic {
+                    kept.push_back(Kept {
+                        generator: c.generator.clone(),
+                        critic: critic.clone(),
+                        scale: c.critic_scale,
+                        step: c.step,
+                    });
+                    if kept.len() > keep {
+                        kept.pop_front();
+                    }
+                }
+                match (c.epoch_end, outer.as_mut()) {
+                    (true, Some(o)) => o(c),
+                    _ => Ok(()),
+                }
+            };
+            let observer = &mut *s.observer;
+            let mut obs = |p: Progress| {
+                let f = observer(p);
+                stopped |= f == Flow::Stop;
+                f
+            };
+            self.inner.train(TrainSetup {
+                plan: s.plan,
+                data: s.data,
+                records: s.records,
+                encoding: s.encoding,
+                accountant: &mut *s.accountant,
+                noise: &mut *s.noise,
+                device: s.device,
+                observer: &mut obs,
+                checkpoint: Some(&mut sink),
+                snapshots: Some(Snapshots {
+                    count: keep,
+                    span: self.cfg.span,
+                }),
+            })?
+        };
+        if stopped || kept.is_empty() {
+            // Cancelled, or no snapshot with a critic: the plain release, boosting unspent.
+            return Ok(last);
+        }
+        self.boost(&mut s, last, kept.into())
+    }
+}
+
+impl Boosted {
+    /// Plays the post-GAN game over `kept` and returns `last` with the mixture attached.
+    fn boost(
+        &self,
+        s: &mut TrainSetup<'_>,
+        mut last: ReleasedModel,
+        kept: Vec<Kept>,
+    ) -> Result<ReleasedModel> {
+        let cfg = &self.cfg;
+        let enc = s.encoding;
+        let width = enc.width;
+        let r = cfg.samples_per_generator;
+        let mut rows: Vec<f32> = Vec::with_capacity(kept.len() * r * width);
+        for k in &kept {
+            let raw = k.generator.generate(r, s.noise.rng())?;
+            rows.extend(concrete(enc, &raw, s.noise.rng()));
+        }
+        let b = Tensor::from_vec(rows.clone(), (kept.len() * r, width), s.device)?;
+        let fake: Vec<Vec<f64>> = kept
+            .iter()
+            .map(|k| scores(&k.critic, k.scale, &b))
+            .collect::<Result<_>>()?;
+        let selector = if self.private {
+            let e0 = planned_epsilon0(s.plan).ok_or_else(|| {
+                MethodError::Plan("the reserved plan has no boosting rounds".into())
+            })?;
+            // Charged before the first private score is read.
+            s.accountant
+                .charge(Mechanism::Exponential { epsilon: e0 }, cfg.rounds)
+                .map_err(|e| MethodError::Plan(format!("boosting does not fit: {e}")))?;
+            Selector::Exponential {
+                epsilon0: e0,
+                records: s.records,
+            }
+        } else {
+            Selector::BestResponse
+        };
+        let real: Vec<f64> = kept
+            .iter()
+            .map(|k| real_mean(&k.critic, k.scale, s.data, s.records))
+            .collect::<Result<_>>()?;
+        let eta = cfg
+            .eta
+            .unwrap_or_else(|| 0.5 * ((fake[0].len() as f64).ln() / cfg.rounds as f64).sqrt());
+        let out = play(&fake, &real, cfg.rounds, eta, selector, s.noise.rng());
+        let drs = drs_weights(&out.phi_bar, &out.d_bar, cfg.drs_percentile);
+        last.header.privacy = statement(
+            s.accountant,
+            Accounting::Best,
+            self.private,
+            &enc.schema,
+            s.noise.seeded_by_user,
+        );
+        last.header.mixture = Some(Mixture {
+            rounds: cfg.rounds,
+            epsilon0: match selector {
+                Selector::Exponential { epsilon0, .. } => Some(epsilon0),
+                Selector::BestResponse => None,
+            },
+            generator_steps: kept.iter().map(|k| k.step).collect(),
+            samples_per_generator: r,
+            eta,
+            picks: out.picks.clone(),
+            drs_percentile: cfg.drs_percentile,
+            draw: if cfg.drs {
+                Draw::BoostedDrs
+            } else {
+                Draw::Boosted
+            },
+        });
+        if let serde_json::Value::Object(o) = &mut last.header.config {
+            o.insert(
+                "boost".into(),
+                serde_json::to_value(cfg).unwrap_or_default(),
+            );
+        }
+        last.mixture = Some(MixtureSet {
+            rows,
+            weights: out.phi_bar,
+            drs_weights: drs,
+        });
+        let p = Progress::at(
+            s,
+            self.private,
+            "boosting",
+            (cfg.rounds, cfg.rounds),
+            vec![("payoff of the mixture critic".into(), out.final_payoff)],
+        );
+        let _ = (s.observer)(p);
+        Ok(last)
+    }
+}
+
+/// How the distinguisher picks a critic each round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Selector {
+    /// The exponential mechanism at ε₀ with payoff sensitivity 1/`records` (monotone).
+    Exponential { epsilon0: f64, records: usize },
+    /// The exact argmax: the non-private variant.
+    BestResponse,
+}
+
+/// What the game returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// φ̄: the average of φ¹ … φᵀ over B.
+    pub phi_bar: Vec<f64>,
+    /// How often each critic was picked.
+    pub picks: Vec<u64>,
+    /// D̄(b): the mixture critic (the picked critics, averaged) on each row of B.
+    pub d_bar: Vec<f64>,
+    /// U(φ̄, D̄) without the private part: 1 − Σ_b φ̄(b)·D̄(b).
+    pub final_payoff: f64,
+}
+
+/// The payoffs U(φ, D_j) = `real[j]` + 1 − Σ_b φ(b)·`fake[j][b]`.
+pub fn payoffs(real: &[f64], fake: &[Vec<f64>], phi: &[f64]) -> Vec<f64> {
+    real.iter()
+        .zip(fake)
+        .map(|(r, f)| r + 1.0 - f.iter().zip(phi).map(|(d, p)| d * p).sum::<f64>())
+        .collect()
+}
+
+/// T rounds of the post-GAN game: `fake[j][b]` = D_j(b) ∈ [0, 1], `real[j]` = the mean of
+/// D_j over the private rows (the only private input, read through `selector`).
+pub fn play(
+    fake: &[Vec<f64>],
+    real: &[f64],
+    rounds: u64,
+    eta: f64,
+    selector: Selector,
+    rng: &mut (impl Rng + ?Sized),
+) -> Outcome {
+    let nb = fake.first().map_or(0, Vec::len);
+    let mut log_w = vec![0f64; nb];
+    let mut phi = vec![1.0 / nb.max(1) as f64; nb];
+    let mut phi_bar = vec![0f64; nb];
+    let mut picks = vec![0u64; fake.len()];
+    for _ in 0..rounds {
+        for (a, p) in phi_bar.iter_mut().zip(&phi) {
+            *a += p;
+        }
+        let u = payoffs(real, fake, &phi);
+        let j = match selector {
+            Selector::Exponential { epsilon0, records } => {
+                select(&u, epsilon0, 1.0 / records.max(1) as f64, true, rng)
+            }
+            Selector::BestResponse => u
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(0, |(i, _)| i),
+        };
+        picks[j] += 1;
+        for (l, d) in log_w.iter_mut().zip(&fake[j]) {
+            *l += eta * d;
+        }
+        let m = log_w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let z: f64 = log_w.iter().map(|l| (l - m).exp()).sum();
+        for (p, l) in phi.iter_mut().zip(&log_w) {
+            *p = (l - m).exp() / z;
+        }
+    }
+    let t = rounds.max(1) as f64;
+    for a in &mut phi_bar {
+        *a /= t;
+    }
+    let mut d_bar = vec![0f64; nb];
+    for (f, c) in fake.iter().zip(&picks) {
+        if *c > 0 {
+            let w = *c as f64 / t;
+            for (d, x) in d_bar.iter_mut().zip(f) {
+                *d += w * x;
+            }
+        }
+    }
+    let final_payoff = 1.0 - phi_bar.iter().zip(&d_bar).map(|(p, d)| p * d).sum::<f64>();
+    Outcome {
+        phi_bar,
+        picks,
+        d_bar,
+        final_payoff,
+    }
+}
+
+/// Discriminator rejection sampling (Azadi et al. 2019) on the finite set B with proposal
+/// φ̄: a row is accepted with probability σ(F(b) − γ), F(b) = d(b) − d* − log(1 −
+/// exp(d(b) − d* − 10⁻⁶)), d = logit D̄, d* = max d, γ = the `percentile` of F under φ̄.
+/// Drawing from φ̄ and keeping accepted rows is the same as drawing from φ̄·acceptance
+/// (normalised), which is what this returns. Post-processing of D̄.
+pub fn drs_weights(phi_bar: &[f64], d_bar: &[f64], percentile: f64) -> Vec<f64> {
+    let logit = |d: f64| {
+        let d = d.clamp(1e-7, 1.0 - 1e-7);
+        (d / (1.0 - d)).ln()
+    };
+    let d: Vec<f64> = d_bar.iter().map(|x| logit(*x)).collect();
+    let d_max = d.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let f: Vec<f64> = d
+        .iter()
+        .map(|x| {
+            let e = x - d_max - 1e-6;
+            x - d_max - (-e.exp()).ln_1p()
+        })
+        .collect();
+    let gamma = weighted_percentile(&f, phi_bar, percentile);
+    let w: Vec<f64> = f
+        .iter()
+        .zip(phi_bar)
+        .map(|(fi, p)| p / (1.0 + (-(fi - gamma)).exp()))
+        .collect();
+    let z: f64 = w.iter().sum();
+    if z > 0.0 && z.is_finite() {
+        w.into_iter().map(|x| x / z).collect()
+    } else {
+        phi_bar.to_vec()
+    }
+}
+
+/// The `q`-quantile of `x` under the weights `w`.
+fn weighted_percentile(x: &[f64], w: &[f64], q: f64) -> f64 {
+    let mut idx: Vec<usize> = (0..x.len()).collect();
+    idx.sort_by(|a, b| x[*a].total_cmp(&x[*b]));
+    let total: f64 = w.iter().sum();
+    let mut acc = 0.0;
+    for i in &idx {
+        acc += w[*i];
+        if acc >= q * total {
+            return x[*i];
+        }
+    }
+    idx.last().map_or(0.0, |i| x[*i])
+}
+
+/// Generator output made concrete, as a record is: a category drawn from each categorical
+/// span's probabilities (one-hot), each binary or missing indicator drawn as 0/1,
+/// continuous values kept (clamped to [0, 1]). Decoding such a row reproduces it.
+pub fn concrete(enc: &Encoding, raw: &[f32], rng: &mut (impl Rng + ?Sized)) -> Vec<f32> {
+    let w = enc.width;
+    let mut out = raw.to_vec();
+    for row in out.chunks_mut(w.max(1)) {
+        for sp in &enc.spans {
+            let v = &mut row[sp.start..sp.start + sp.len];
+            match sp.kind {
+                SpanKind::Continuous => {
+                    for x in v.iter_mut() {
+                        *x = if x.is_finite() {
+                            x.clamp(0.0, 1.0)
+                        } else {
+                            0.5
+                        };
+                    }
+                }
+                SpanKind::Binary | SpanKind::MissingIndicator => {
+                    for x in v.iter_mut() {
+                        let p = if x.is_finite() {
+                            x.clamp(0.0, 1.0)
+                        } else {
+                            0.5
+                        };
+                        *x = f32::from(rng.random::<f32>() < p);
+                    }
+                }
+                SpanKind::Categorical => {
+                    let total: f32 = v.iter().filter(|x| x.is_finite()).map(|x| x.max(0.0)).sum();
+                    let pick = if total > 0.0 {
+                        let mut u = rng.random::<f32>() * total;
+                        let mut k = v.len() - 1;
+                        for (i, x) in v.iter().enumerate() {
+                            let p = if x.is_finite() { x.max(0.0) } else { 0.0 };
+                            if u < p {
+                                k = i;
+                                break;
+                            }
+                            u -= p;
+                        }
+                        k
+                    } else {
+                        rng.random_range(0..v.len())
+                    };
+                    for (i, x) in v.iter_mut().enumerate() {
+                        *x = f32::from(i == pick);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// σ(`scale`·critic(x)) for every row of `rows`, in chunks; a non-finite score reads 1/2.
+pub fn scores(critic: &Net, scale: f64, rows: &Tensor) -> Result<Vec<f64>> {
+    let n = rows.dims2()?.0;
+    let mut out = Vec::with_capacity(n);
+    let chunk = 8192;
+    let mut at = 0;
+    while at < n {
+        let m = chunk.min(n - at);
+        let y = critic.forward(&rows.narrow(0, at, m)?, None)?;
+        let y = y
+            .flatten_all()?
+            .to_dtype(candle_core::DType::F64)?
+            .to_vec1::<f64>()?;
+        out.extend(y.into_iter().map(|v| {
+            let p = 1.0 / (1.0 + (-scale * v).exp());
+            if p.is_finite() { p } else { 0.5 }
+        }));
+        at += m;
+    }
+    Ok(out)
+}
+
+/// The private part of every payoff: Σ over **all** private rows of σ(s·D(x)), divided by
+/// the public record count N (sensitivity 1/N under adding or removing a record).
+pub fn real_mean(critic: &Net, scale: f64, data: &Tensor, records: usize) -> Result<f64> {
+    Ok(scores(critic, scale, data)?.iter().sum::<f64>() / records.max(1) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::layers::{Act, mlp};
+    use candle_core::Device;
+    use rand::SeedableRng;
+
+    #[test]
+    fn payoff_moves_by_at_most_one_over_n_and_upwards_when_a_record_is_added() {
+        let dev = Device::Cpu;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+        let critic = Net::new(
+            mlp(&[3, 8, 1], Act::LeakyRelu(0.2), &dev, &mut rng).unwrap(),
+            &dev,
+        );
+        let x: Vec<f32> = (0..60).map(|i| ((i * 37) % 11) as f32 / 10.0).collect();
+        let n = 20;
+        let data = Tensor::from_vec(x.clone(), (n, 3), &dev).unwrap();
+        let records = 25; // the public count
+        let base = real_mean(&critic, 1.0, &data, records).unwrap();
+        for extra in [[0.0f32, 0.0, 0.0], [1.0, 1.0, 1.0], [30.0, -40.0, 9.0]] {
+            let mut y = x.clone();
+            y.extend(extra);
+            let more = Tensor::from_vec(y, (n + 1, 3), &dev).unwrap();
+            let up = real_mean(&critic, 2.0, &more, records).unwrap()
+                - real_mean(&critic, 2.0, &data, records).unwrap();
+            assert!((0.0..=1.0 / records as f64).contains(&up), "{up}");
+            let up1 = real_mean(&critic, 1.0, &more, records).unwrap() - base;
+            assert!((0.0..=1.0 / records as f64).contains(&up1), "{up1}");
+        }
+        // The whole payoff: the generated part is the same for both tables.
+        let fake = vec![vec![0.2, 0.9], vec![0.5, 0.5]];
+        let phi = [0.5, 0.5];
+        let u = payoffs(&[base, base], &fake, &phi);
+        assert!((u[0] - (base + 1.0 - 0.55)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn best_response_moves_weight_to_rows_the_critics_call_real() {
+        // Critic 0 likes rows 0–1, critic 1 likes rows 2–3; the real data look like
+        // rows 0–1 to both, so the game keeps picking critic 1 (which the current mixture
+        // fools least) until the weight is on rows 0–1... and φ̄ ends up favouring them.
+        let fake = vec![vec![0.9, 0.9, 0.1, 0.1], vec![0.8, 0.8, 0.3, 0.3]];
+        let real = [0.9, 0.8];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let out = play(&fake, &real, 200, 0.2, Selector::BestResponse, &mut rng);
+        assert!((out.phi_bar.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(
+            out.phi_bar[0] > 0.4 && out.phi_bar[2] < 0.1,
+            "{:?}",
+            out.phi_bar
+        );
+        assert_eq!(out.picks.iter().sum::<u64>(), 200);
+        let drs = drs_weights(&out.phi_bar, &out.d_bar, 0.95);
+        assert!((drs.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(
+            drs[0] / drs[2] >= out.phi_bar[0] / out.phi_bar[2],
+            "DRS sharpens"
+        );
+    }
+
+    #[test]
+    fn the_exponential_selector_is_nearly_uniform_at_tiny_epsilon() {
+        let fake = vec![vec![0.9, 0.1], vec![0.1, 0.9], vec![0.5, 0.5]];
+        let real = [0.5, 0.5, 0.5];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let sel = Selector::Exponential {
+            epsilon0: 1e-9,
+            records: 10,
+        };
+        let out = play(&fake, &real, 3000, 0.01, sel, &mut rng);
+        for p in &out.picks {
+            assert!((*p as f64 - 1000.0).abs() < 150.0, "{:?}", out.picks);
+        }
+    }
+
+    #[test]
+    fn concrete_rows_are_one_hot_and_binary() {
+        let schema: crate::data::schema::Schema = serde_json::from_value(serde_json::json!({
+            "columns": [
+                {"name": "c", "kind": "categorical", "domain": {"categories": ["a", "b", "c"]}},
+                {"name": "b", "kind": "binary", "domain": {"categories": ["n", "y"]}},
+                {"name": "x", "kind": "continuous", "domain": {"bounds": {"lower": 0.0, "upper": 1.0}}}
+            ]
+        }))
+        .unwrap();
+        let enc = Encoding::new(&schema).unwrap();
+        let raw = vec![0.2f32, 0.7, 0.1, 0.6, 0.33, 0.0, 0.0, 0.0, f32::NAN, 1.5];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let c = concrete(&enc, &raw, &mut rng);
+        for row in c.chunks(enc.width) {
+            assert_eq!(row[..3].iter().sum::<f32>(), 1.0);
+            assert!(row[3] == 0.0 || row[3] == 1.0);
+            assert!((0.0..=1.0).contains(&row[4]));
+        }
+        assert_eq!(c[4], 0.33);
+        assert_eq!(c[9], 1.0);
+    }
+}
