@@ -49,6 +49,20 @@ fn bad_usage_exits_with_2() {
     assert_eq!(out.status.code(), Some(2));
     let out = dpsynth(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
+    // No empty exports, and a negative count is named as such (not taken for a flag).
+    for rows in ["0", "-1"] {
+        let out = dpsynth(&[
+            "sample",
+            "--model",
+            "m.dpsynth",
+            "--rows",
+            rows,
+            "--out",
+            "s.csv",
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("rows"), "{}", stderr(&out));
+    }
     // Semantic usage errors of `train` too: a device or a setting that does not parse.
     let data = repo("assets/adult/adult_test.csv");
     let schema = repo("assets/adult/adult.schema.json");
@@ -61,7 +75,12 @@ fn bad_usage_exits_with_2() {
         a.extend(extra);
         dpsynth(&a)
     };
-    for extra in [&["--device", "nope"][..], &["--set", "no-equals-sign"][..]] {
+    for extra in [
+        &["--device", "nope"][..],
+        &["--set", "no-equals-sign"][..],
+        &["--boost", "--boost-share", "1.5"][..],
+        &["--boost", "--boost-rounds", "0"][..],
+    ] {
         let out = train(extra);
         assert_eq!(
             out.status.code(),
@@ -70,6 +89,24 @@ fn bad_usage_exits_with_2() {
             common::stderr(&out)
         );
     }
+    // Boosting a method that trains no discriminator is bad usage, said before any data
+    // is read or budget reserved.
+    let out = dpsynth(&[
+        "train",
+        "--data",
+        data,
+        "--schema",
+        schema,
+        "--method",
+        "dp-merf",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--boost",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(common::stderr(&out).contains("trains no discriminator"));
 }
 
 #[test]

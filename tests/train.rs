@@ -816,12 +816,42 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
         }
     }
     assert_eq!(mixture, 3);
+    // A flipped bit in the weights, or one changed byte of the header, is refused.
+    let dev = candle_core::Device::Cpu;
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x10;
+    let e = ReleasedModel::from_bytes(&flipped, "m", &dev)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("checksum"), "{e}");
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let at = text.find("education").expect("a column name in the header");
+    let mut renamed = bytes.clone();
+    renamed[at] = b'E';
+    let e = ReleasedModel::from_bytes(&renamed, "m", &dev)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("checksum"), "{e}");
     assert_eq!(file.names().len(), m.generator.params().len() + 3);
     // The three draws sample through the same call; the boosted rows are rows of the set.
     for d in [Draw::Generator, Draw::Boosted, Draw::BoostedDrs] {
         assert_eq!(m.sample_with(300, Some(2), d).unwrap().n_rows, 300);
     }
     assert_eq!(m.default_draw(), Draw::BoostedDrs);
+    // Exporting streams in chunks: more rows than one chunk, one header, every row.
+    let csv = dir.path().join("boosted.csv");
+    let n = dpsynth::methods::released::SAMPLE_CHUNK + 1000;
+    job::services::export_csv_with(&s.model, n, Some(3), Some(Draw::Boosted), &csv).unwrap();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), n + 1);
+    let header = text.lines().next().unwrap();
+    assert_eq!(text.lines().filter(|l| *l == header).count(), 1);
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(job::services::sidecar_path(&csv)).unwrap()).unwrap();
+    assert_eq!(side["rows"], n);
+    assert_eq!(side["drawn_from"], "boosted");
+    assert_eq!(side["boosting"]["rounds"], 50);
     // The job's checkpoint folder keeps epoch ends only (tiny: 300 steps of 128 rows,
     // 255 steps an epoch → one), though boosting took five snapshots.
     assert_eq!(std::fs::read_dir(&ck).unwrap().count(), 2);

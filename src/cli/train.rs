@@ -109,6 +109,14 @@ impl TrainArgs {
     }
 }
 
+fn parse_rows(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("0 rows would write an empty file; ask for at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a whole number of rows (1 or more)")),
+    }
+}
+
 fn parse_epsilon(s: &str) -> Result<f64, String> {
     match s {
         "inf" | "infinity" | "∞" => Ok(f64::INFINITY),
@@ -125,7 +133,8 @@ fn parse_epsilon(s: &str) -> Result<f64, String> {
 pub struct SampleArgs {
     #[arg(long)]
     pub model: PathBuf,
-    #[arg(long)]
+    /// How many rows to write (streamed in chunks: any number that fits on disk).
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_rows)]
     pub rows: usize,
     #[arg(long)]
     pub out: PathBuf,

@@ -102,10 +102,22 @@ pub fn export_csv_with(
     }
     let m = load(model)?;
     let draw = draw.unwrap_or_else(|| m.default_draw());
-    let t = draw_rows(&m, model, rows, seed, Some(draw))?;
-    crate::data::export::write_csv(&t, out).map_err(|e| JobError::write(out, e))?;
+    let sampling = |e: crate::methods::MethodError| match e {
+        crate::methods::MethodError::Usage(u) => JobError::Usage(u),
+        e => JobError::Training(format!("sampling {}: {e}", model.display())),
+    };
+    // Streamed chunk by chunk into the file: any number of rows that fits on disk.
+    let written = crate::data::export::write_csv_stream(out, |sink| {
+        m.sample_each(rows, seed, draw, &mut |t| {
+            sink(t).map_err(|e: crate::methods::MethodError| e)
+        })
+    })
+    .map_err(|e| match e {
+        crate::data::export::StreamError::Produce(e) => sampling(e),
+        crate::data::export::StreamError::Write(e) => JobError::write(out, e),
+    })?;
     let side = sidecar_path(out);
-    let text = serde_json::to_string_pretty(&sidecar(&m, model, t.n_rows, out, draw))
+    let text = serde_json::to_string_pretty(&sidecar(&m, model, written, out, draw))
         .map_err(|e| JobError::write(&side, e))?;
     crate::util::atomic::write_atomic(&side, text.as_bytes())
         .map_err(|e| JobError::write(&side, e))?;

@@ -27,7 +27,35 @@ use crate::nn::spec::{named_params, ordered_params};
 use crate::privacy::Charge;
 
 pub const MODEL_FORMAT: &str = "dpsynth-model/1";
+/// Rows generated and decoded at a time when streaming samples.
+pub const SAMPLE_CHUNK: usize = 65_536;
+/// The most encoded values [`ReleasedModel::sample_with`] holds at once (8 GiB of `f32`).
+const IN_MEMORY_VALUES: usize = 1 << 31;
 const HEADER_KEY: &str = "dpsynth";
+/// Metadata key of the SHA-256 over the header and every tensor ([`checksum`]).
+const CHECKSUM_KEY: &str = "dpsynth-sha256";
+
+/// SHA-256 over the header's JSON text and every tensor's name, dtype, shape and bytes, in
+/// name order: a changed header byte or a flipped weight bit no longer matches.
+fn checksum<'a>(
+    header: &str,
+    tensors: impl Iterator<Item = (String, safetensors::tensor::TensorView<'a>)>,
+) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut all: Vec<(String, safetensors::tensor::TensorView<'a>)> = tensors.collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut h = Sha256::new();
+    h.update((header.len() as u64).to_le_bytes());
+    h.update(header.as_bytes());
+    for (name, t) in &all {
+        h.update((name.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+        h.update(format!("{:?}{:?}", t.dtype(), t.shape()).as_bytes());
+        h.update((t.data().len() as u64).to_le_bytes());
+        h.update(t.data());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// What the release is guaranteed to be.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -304,10 +332,22 @@ impl ReleasedModel {
         }
         let header = serde_json::to_string(&self.header)
             .map_err(|e| MethodError::Model(format!("cannot write the header: {e}")))?;
-        let meta: HashMap<String, String> =
-            [(HEADER_KEY.to_string(), header)].into_iter().collect();
+        let bad = |e: safetensors::SafeTensorError| {
+            MethodError::Model(format!("cannot write the weights: {e}"))
+        };
+        // Serialised once without the checksum to read the tensors back exactly as stored.
+        let plain = safetensors::serialize(tensors.iter().map(|(k, v)| (k.as_str(), v)), None)
+            .map_err(bad)?;
+        let stored = safetensors::SafeTensors::deserialize(&plain).map_err(bad)?;
+        let sum = checksum(&header, stored.tensors().into_iter());
+        let meta: HashMap<String, String> = [
+            (HEADER_KEY.to_string(), header),
+            (CHECKSUM_KEY.to_string(), sum),
+        ]
+        .into_iter()
+        .collect();
         safetensors::serialize(tensors.iter().map(|(k, v)| (k.as_str(), v)), Some(meta))
-            .map_err(|e| MethodError::Model(format!("cannot write the weights: {e}")))
+            .map_err(bad)
     }
 
     /// Writes the model file atomically.
@@ -336,6 +376,17 @@ impl ReleasedModel {
             .ok_or_else(|| {
                 bad("a safetensors file without a dpsynth header (not a released model)".into())
             })?;
+        // Files written before the checksum existed have none; any other must match.
+        if let Some(sum) = meta.metadata().as_ref().and_then(|m| m.get(CHECKSUM_KEY)) {
+            let file = safetensors::SafeTensors::deserialize(bytes)
+                .map_err(|e| bad(format!("the weights are damaged: {e}")))?;
+            if checksum(header, file.tensors().into_iter()) != *sum {
+                return Err(bad(
+                    "the file is damaged or was altered after it was written: its checksum does not match its header and weights"
+                        .into(),
+                ));
+            }
+        }
         let header: ModelHeader =
             serde_json::from_str(header).map_err(|e| bad(format!("the header is damaged: {e}")))?;
         if header.format != MODEL_FORMAT {
@@ -355,6 +406,18 @@ impl ReleasedModel {
                 .map_err(|e| bad(format!("the weights are damaged: {e}")))?
                 .into_iter()
                 .partition(|(k, _)| k.starts_with("mixture."));
+        for (name, t) in &tensors {
+            let finite = t
+                .flatten_all()
+                .and_then(|v| v.to_dtype(candle_core::DType::F32))
+                .and_then(|v| v.to_vec1::<f32>())
+                .map(|v| v.iter().all(|x| x.is_finite()));
+            if !matches!(finite, Ok(true)) {
+                return Err(bad(format!(
+                    "the weight '{name}' holds values that are not finite numbers (NaN or infinite): the model would write nonsense rows"
+                )));
+            }
+        }
         let mixture = match &header.mixture {
             None if mixture_tensors.is_empty() => None,
             None => return Err(bad("it holds a mixture its header does not describe".into())),
@@ -416,37 +479,74 @@ impl ReleasedModel {
         self.sample_with(n, seed, self.default_draw())
     }
 
-    /// Generates `n` rows by `draw` (a mixture draw needs a boosted model) and decodes them.
+    /// Generates `n` rows by `draw` (a mixture draw needs a boosted model) and decodes them
+    /// into one table in memory (refused when that would not fit: [`Self::sample_each`]
+    /// streams any number).
     pub fn sample_with(&self, n: usize, seed: Option<u64>, draw: Draw) -> Result<Table> {
+        let enc = Encoding::new(&self.header.schema)?;
+        if n.checked_mul(enc.width.max(1))
+            .is_none_or(|v| v > IN_MEMORY_VALUES)
+        {
+            return Err(MethodError::Usage(format!(
+                "{n} rows of {} encoded columns are too many to hold in memory at once; write them to a file (`dpsynth sample --out`), which streams them",
+                enc.width
+            )));
+        }
+        let mut rng = match seed {
+            Some(s) => StdRng::seed_from_u64(s),
+            None => StdRng::from_os_rng(),
+        };
+        let values = self.values(n, draw, &enc, &mut rng)?;
+        Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
+    }
+
+    /// Generates `n` rows by `draw` in chunks of [`SAMPLE_CHUNK`], handing each decoded
+    /// chunk to `sink` in order: memory stays bounded whatever `n` is.
+    pub fn sample_each(
+        &self,
+        n: usize,
+        seed: Option<u64>,
+        draw: Draw,
+        sink: &mut dyn FnMut(Table) -> Result<()>,
+    ) -> Result<()> {
         let enc = Encoding::new(&self.header.schema)?;
         let mut rng = match seed {
             Some(s) => StdRng::seed_from_u64(s),
             None => StdRng::from_os_rng(),
         };
-        let values = match (draw, &self.mixture) {
-            (Draw::Generator, _) => self.generate(n, &mut rng)?,
-            (_, None) => {
-                return Err(MethodError::Usage(format!(
-                    "this model was not boosted, so it has no '{}' mixture to draw from; draw from its generator",
-                    draw.name()
-                )));
-            }
+        let mut done = 0usize;
+        while done < n {
+            let m = SAMPLE_CHUNK.min(n - done);
+            let values = self.values(m, draw, &enc, &mut rng)?;
+            sink(enc.decode(&values, DecodeMode::Sample, &mut rng)?)?;
+            done += m;
+        }
+        Ok(())
+    }
+
+    /// `n` encoded rows by `draw`, before decoding.
+    fn values(&self, n: usize, draw: Draw, enc: &Encoding, rng: &mut StdRng) -> Result<Vec<f32>> {
+        match (draw, &self.mixture) {
+            (Draw::Generator, _) => self.generate(n, rng),
+            (_, None) => Err(MethodError::Usage(format!(
+                "this model was not boosted, so it has no '{}' mixture to draw from; draw from its generator",
+                draw.name()
+            ))),
             (_, Some(m)) => {
                 let w = if draw == Draw::Boosted {
                     &m.weights
                 } else {
                     &m.drs_weights
                 };
-                let idx = MixtureSet::draw(w, n, &mut rng);
+                let idx = MixtureSet::draw(w, n, rng);
                 let width = enc.width;
                 let mut v = Vec::with_capacity(n.saturating_mul(width));
                 for i in idx {
                     v.extend_from_slice(&m.rows[i * width..(i + 1) * width]);
                 }
-                v
+                Ok(v)
             }
-        };
-        Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
+        }
     }
 
     /// `n` rows of raw generator output (scores before decoding; the conditioning label

@@ -334,11 +334,13 @@ impl ResultsPanel {
             return;
         };
         ui.label("Left: the last generator as training left it. Right: the boosted mixture, the same run's last generators re-weighted by private post-GAN boosting. Both sampled from one model file, scored against the same real rows.");
-        let reports: Vec<Option<&Report>> = [before, after]
+        let reports: Vec<Result<&Report, String>> = [before, after]
             .iter()
             .map(|i| match &self.runs[*i].state {
-                EvalState::Done(ev) => Some(&ev.report),
-                _ => None,
+                EvalState::Done(ev) => Ok(&ev.report),
+                EvalState::Running { line, .. } => Err(format!("evaluating: {line}")),
+                EvalState::Failed(e) => Err(format!("evaluation failed: {e}")),
+                EvalState::Images { .. } => Err("an image run: see its grid".into()),
             })
             .collect();
         let mut column = self.hist_column;
@@ -347,8 +349,8 @@ impl ResultsPanel {
                 let i = [before, after][k];
                 ui.push_id(("boost", k), |ui| {
                     ui.strong(&self.runs[i].title);
-                    match reports[k] {
-                        Some(rep) => {
+                    match &reports[k] {
+                        Ok(rep) => {
                             let tv = rep.histograms.iter().map(|h| h.tvd).sum::<f64>()
                                 / rep.histograms.len().max(1) as f64;
                             ui.label(format!(
@@ -360,10 +362,12 @@ impl ResultsPanel {
                                 pca_ui(ui, rep);
                             });
                         }
-                        None => {
+                        Err(line) => {
                             ui.horizontal(|ui| {
-                                ui.spinner();
-                                ui.label("evaluating…");
+                                if line.starts_with("evaluating") {
+                                    ui.spinner();
+                                }
+                                ui.label(line);
                             });
                         }
                     }
