@@ -247,9 +247,16 @@ impl ResultsPanel {
                 ui.selectable_value(&mut self.selected, i, &r.title);
             }
         });
+        // The before/after view only where a run was boosted.
+        let boosted = self.runs.iter().any(|r| r.before.is_some());
+        if self.view == View::Boost && !boosted {
+            self.view = View::default();
+        }
         ui.horizontal_wrapped(|ui| {
             for (v, name) in View::ALL {
-                ui.selectable_value(&mut self.view, v, name);
+                if v != View::Boost || boosted {
+                    ui.selectable_value(&mut self.view, v, name);
+                }
             }
         });
         ui.separator();
