@@ -115,6 +115,13 @@ fn open_sample_change_columns_train_and_export() {
     wait_for(&mut h, "this dataset's budget: total ε 5.000", 20);
     h.get_by_label_contains("idea: Tantipongpipat");
     h.snapshot("train");
+    // Post-GAN boosting is priced on its own line when switched on (and off again here).
+    h.get_by_label("Boost: private post-GAN boosting").click();
+    wait_for(&mut h, "boosting: ε", 20);
+    h.get_by_label_contains("then private post-GAN boosting: 400 rounds");
+    h.get_by_label("Boost: private post-GAN boosting").click();
+    wait_for(&mut h, "phase 2: GAN", 20);
+    h.run_steps(4);
 
     h.get_by_label("Train (Ctrl+Enter)").click();
     wait_for(&mut h, "ETA", 120);

@@ -246,12 +246,22 @@ impl DpAutoGan {
             mechanism: Mechanism::SubsampledGaussian { q: q1, sigma },
             count: c.ae_steps,
         };
+        // Phase 1 gets its share of what the prior (a private domain estimate, boosting's
+        // rounds) leaves, calibrated together with the prior: the whole then composes by
+        // one accountant, whichever the prior forces (RDP when it holds a mechanism PLD
+        // does not model), so phase 2 always has room.
+        let prior_eps = if prior.is_empty() {
+            0.0
+        } else {
+            crate::privacy::compose::compose(prior, &orders, budget.delta).epsilon
+        };
         let phase1_budget = Budget {
-            epsilon: e1,
+            epsilon: prior_eps
+                + (budget.epsilon - prior_eps).max(0.0) * c.phase1_share.clamp(0.05, 0.95),
             delta: budget.delta,
         };
         let (s1, _, _) = calibrated(
-            &[],
+            prior,
             |s| vec![phase1(s)],
             phase1_budget,
             r1,

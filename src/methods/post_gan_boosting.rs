@@ -640,6 +640,40 @@ mod tests {
         }
     }
 
+    /// A private category estimate before the run (a thresholded histogram, which RDP
+    /// cannot express) and boosting after it (which PLD does not model): the plan still
+    /// fits the budget, by the split bound, for the two-phase DP-auto-GAN too.
+    #[test]
+    fn boosting_plans_fit_beside_a_private_category_estimate() {
+        let prior = [Charge {
+            mechanism: Mechanism::ThresholdedGaussian {
+                std: 30.0,
+                delta_inf: 1e-7,
+            },
+            count: 1,
+        }];
+        let budget = Budget {
+            epsilon: 1.0,
+            delta: 3e-6,
+        };
+        let m = super::super::registry::find("dp-auto-gan")
+            .unwrap()
+            .instantiate_boosted(
+                "tiny",
+                1.0,
+                &Default::default(),
+                Some(&BoostConfig::default()),
+            )
+            .unwrap();
+        let p = m.plan(32_561, budget, &prior).unwrap();
+        assert!(p.epsilon <= 1.0 + 1e-9 && p.epsilon > 0.95, "{}", p.epsilon);
+        assert_eq!(p.accountant, "pld+rdp");
+        assert!(matches!(
+            p.charges.last().map(|c| c.mechanism),
+            Some(Mechanism::Exponential { .. })
+        ));
+    }
+
     #[test]
     fn concrete_rows_are_one_hot_and_binary() {
         let schema: crate::data::schema::Schema = serde_json::from_value(serde_json::json!({
