@@ -838,7 +838,12 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
     for d in [Draw::Generator, Draw::Boosted, Draw::BoostedDrs] {
         assert_eq!(m.sample_with(300, Some(2), d).unwrap().n_rows, 300);
     }
-    assert_eq!(m.default_draw(), Draw::BoostedDrs);
+    assert_eq!(m.default_draw(), Draw::Boosted);
+    let (ess, ess_drs) = mix.effective_rows;
+    assert!(
+        ess > 1.0 && ess <= 1000.0 + 1e-6 && ess_drs > 0.0,
+        "{ess} {ess_drs}"
+    );
     // Exporting streams in chunks: more rows than one chunk, one header, every row.
     let csv = dir.path().join("boosted.csv");
     let n = dpsynth::methods::released::SAMPLE_CHUNK + 1000;

@@ -86,9 +86,10 @@ pub struct TrainArgs {
     /// Rounds of the boosting game.
     #[arg(long, value_name = "T", requires = "boost")]
     pub boost_rounds: Option<u64>,
-    /// Sample the boosted mixture without discriminator rejection sampling by default.
+    /// Sample the boosted mixture after discriminator rejection sampling by default (off
+    /// unless asked: with DP critics it often sharpens the wrong rows; see README).
     #[arg(long, requires = "boost")]
-    pub no_drs: bool,
+    pub drs: bool,
 }
 
 impl TrainArgs {
@@ -103,7 +104,7 @@ impl TrainArgs {
             generators: self.boost_generators.unwrap_or(d.generators),
             samples_per_generator: self.boost_samples.unwrap_or(d.samples_per_generator),
             rounds: self.boost_rounds.unwrap_or(d.rounds),
-            drs: !self.no_drs,
+            drs: self.drs,
             ..d
         })
     }
@@ -140,9 +141,9 @@ pub struct SampleArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub seed: Option<u64>,
-    /// For a boosted model: draw from `boosted-drs` (its default unless trained with
-    /// --no-drs), `boosted` (the mixture without rejection sampling) or `generator` (the
-    /// last generator, as without boosting).
+    /// For a boosted model: draw from `boosted` (the mixture; the default unless trained
+    /// with --drs), `boosted-drs` (the mixture after discriminator rejection sampling) or
+    /// `generator` (the last generator, as without boosting).
     #[arg(long, value_parser = Draw::parse)]
     pub draw: Option<Draw>,
 }

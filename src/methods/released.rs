@@ -197,10 +197,10 @@ pub enum Draw {
     /// The last generator, as without boosting.
     Generator,
     /// The boosted mixture: the weighted sample set, by its averaged weights φ̄.
+    #[default]
     Boosted,
     /// The boosted mixture after discriminator rejection sampling with the mixture
     /// discriminator (on a finite set, rejection sampling is a re-weighting).
-    #[default]
     BoostedDrs,
 }
 
@@ -241,6 +241,10 @@ pub struct Mixture {
     /// How often each generator's discriminator was selected (the mixture discriminator's
     /// weights), in the order of `generator_steps`.
     pub picks: Vec<u64>,
+    /// The effective number of rows (1 / Σ w²) of the boosted weights and of the weights
+    /// after rejection sampling: a mixture that leans on a few hundred rows repeats them.
+    #[serde(default)]
+    pub effective_rows: (f64, f64),
     /// DRS's shift γ as a percentile of the acceptance scores.
     pub drs_percentile: f64,
     /// What sampling draws unless told otherwise.

@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::DEFAULT_BUDGET;
 use crate::privacy::accountant::{Budget, Charge, charges_curve};
-use crate::privacy::compose::{Composed, pld_epsilon};
+use crate::privacy::compose::Composed;
 use crate::privacy::convert::to_epsilon;
 
 /// What a dataset's entries add up to: the summed RDP curve, and every charge when all
@@ -93,10 +93,19 @@ impl Book {
             self.curve.clone()
         };
         let rdp = to_epsilon(orders, &curve, delta).epsilon;
-        Composed::smaller(
-            rdp,
-            self.charges.as_ref().and_then(|c| pld_epsilon(c, delta)),
-        )
+        // With every entry's charges known, the same composition as everywhere else (PLD,
+        // or PLD plus RDP for a mixed history); the stored curve's RDP otherwise.
+        match &self.charges {
+            Some(c) => {
+                let full = super::super::compose::compose(c, orders, delta);
+                if full.epsilon < rdp {
+                    full
+                } else {
+                    Composed::smaller(rdp, full.pld)
+                }
+            }
+            None => Composed::smaller(rdp, None),
+        }
     }
 }
 
