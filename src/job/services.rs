@@ -170,6 +170,10 @@ fn sidecar(
         },
         "drawn_from": draw.name(),
         "boosting": m.header.mixture,
+        "boosting_variant": m.header.mixture.as_ref().map(|x| match x.epsilon0 {
+            Some(_) => "private post-GAN boosting: the exponential mechanism picked the critics, within the statement's ε",
+            None => "non-private post-GAN boosting (best response): the critics were picked on the exact payoff",
+        }),
         "guarantee_covers": covers,
         "records": super::records_statement(p.public_rows),
         "not_for_release": p.not_for_release,
