@@ -70,10 +70,16 @@ fn draw_rows(
     draw: Option<Draw>,
 ) -> Result<Table, JobError> {
     m.sample_with(rows, seed, draw.unwrap_or_else(|| m.default_draw()))
-        .map_err(|e| match e {
-            crate::methods::MethodError::Usage(u) => JobError::Usage(u),
-            e => JobError::Training(format!("sampling {}: {e}", model.display())),
-        })
+        .map_err(|e| sampling_error(model, e))
+}
+
+/// A sampling failure: bad usage (a mixture draw from an unboosted model, too many rows
+/// for memory) stays usage, anything else names the model.
+fn sampling_error(model: &Path, e: crate::methods::MethodError) -> JobError {
+    match e {
+        crate::methods::MethodError::Usage(u) => JobError::Usage(u),
+        e => JobError::Training(format!("sampling {}: {e}", model.display())),
+    }
 }
 
 /// Samples `rows` rows from the model file and writes them as CSV, with the statement
@@ -102,20 +108,13 @@ pub fn export_csv_with(
     }
     let m = load(model)?;
     let draw = draw.unwrap_or_else(|| m.default_draw());
-    let sampling = |e: crate::methods::MethodError| match e {
-        crate::methods::MethodError::Usage(u) => JobError::Usage(u),
-        e => JobError::Training(format!("sampling {}: {e}", model.display())),
-    };
     // Streamed chunk by chunk into the file: any number of rows that fits on disk.
-    let written = crate::data::export::write_csv_stream(out, |sink| {
-        m.sample_each(rows, seed, draw, &mut |t| {
-            sink(t).map_err(|e: crate::methods::MethodError| e)
-        })
-    })
-    .map_err(|e| match e {
-        crate::data::export::StreamError::Produce(e) => sampling(e),
-        crate::data::export::StreamError::Write(e) => JobError::write(out, e),
-    })?;
+    let written =
+        crate::data::export::write_csv_stream(out, |sink| m.sample_each(rows, seed, draw, sink))
+            .map_err(|e| match e {
+                crate::data::export::StreamError::Produce(e) => sampling_error(model, e),
+                crate::data::export::StreamError::Write(e) => JobError::write(out, e),
+            })?;
     let side = sidecar_path(out);
     let text = serde_json::to_string_pretty(&sidecar(&m, model, written, out, draw))
         .map_err(|e| JobError::write(&side, e))?;
@@ -150,7 +149,12 @@ fn sidecar(
     let covers = match (p.epsilon, p.non_private_domains.is_empty()) {
         (None, _) => "nothing: this data comes from a model trained WITHOUT privacy (ε = ∞); do not release it".to_string(),
         (Some(e), true) => format!(
-            "the whole file: every row is sampled from a generator trained with ({e:.4}, {})-differential privacy, and every column's domain was public or estimated privately",
+            "the whole file: every row is {} with ({e:.4}, {})-differential privacy, and every column's domain was public or estimated privately",
+            if draw == Draw::Generator {
+                "sampled from a generator trained"
+            } else {
+                "drawn from a post-GAN-boosted set of generated rows, its generators trained and its weights chosen"
+            },
             p.delta
         ),
         (Some(e), false) => format!(

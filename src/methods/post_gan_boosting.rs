@@ -659,9 +659,8 @@ mod tests {
 
     #[test]
     fn best_response_moves_weight_to_rows_the_critics_call_real() {
-        // Critic 0 likes rows 0–1, critic 1 likes rows 2–3; the real data look like
-        // rows 0–1 to both, so the game keeps picking critic 1 (which the current mixture
-        // fools least) until the weight is on rows 0–1... and φ̄ ends up favouring them.
+        // Both critics score rows 0–1 as real and rows 2–3 as fake, and the real data as
+        // real: multiplicative weights move φ onto rows 0–1, and φ̄ follows.
         let fake = vec![vec![0.9, 0.9, 0.1, 0.1], vec![0.8, 0.8, 0.3, 0.3]];
         let real = [0.9, 0.8];
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);

@@ -496,10 +496,7 @@ impl ReleasedModel {
                 enc.width
             )));
         }
-        let mut rng = match seed {
-            Some(s) => StdRng::seed_from_u64(s),
-            None => StdRng::from_os_rng(),
-        };
+        let mut rng = sampling_rng(seed);
         let values = self.values(n, draw, &enc, &mut rng)?;
         Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
     }
@@ -514,10 +511,7 @@ impl ReleasedModel {
         sink: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
         let enc = Encoding::new(&self.header.schema)?;
-        let mut rng = match seed {
-            Some(s) => StdRng::seed_from_u64(s),
-            None => StdRng::from_os_rng(),
-        };
+        let mut rng = sampling_rng(seed);
         let mut done = 0usize;
         while done < n {
             let m = SAMPLE_CHUNK.min(n - done);
@@ -591,6 +585,14 @@ impl ReleasedModel {
             done += m;
         }
         Ok(values)
+    }
+}
+
+/// The sampling RNG: seeded when asked (reproducible), else from the operating system.
+fn sampling_rng(seed: Option<u64>) -> StdRng {
+    match seed {
+        Some(s) => StdRng::seed_from_u64(s),
+        None => StdRng::from_os_rng(),
     }
 }
 

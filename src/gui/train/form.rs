@@ -372,8 +372,9 @@ impl Form {
         });
         if info.critic {
             ui.horizontal(|ui| {
+                let d = job::BoostConfig::default();
                 ui.checkbox(&mut self.boost, "Boost: private post-GAN boosting")
-                    .on_hover_text("After training, combine the last 20 generators into one weighted mixture: each of 400 rounds picks the critic that best tells the mixture from the real rows (the exponential mechanism, paid from this run's ε) and re-weights the generated rows against it. Fixes mode collapse and bad marginals (Neunhoeffer et al. 2021); on ADULT it lowered the 1-way total variation distance in every run measured. The results tab shows the last generator and the boosted mixture side by side.");
+                    .on_hover_text(format!("After training, combine the last {} generators into one weighted mixture: each of {} rounds picks the critic that best tells the mixture from the real rows (the exponential mechanism, paid from this run's ε) and re-weights the generated rows against it. Fixes mode collapse and bad marginals (Neunhoeffer et al. 2021); on ADULT it lowered the 1-way total variation distance in every run measured. The results tab shows the last generator and the boosted mixture side by side.", d.generators, d.rounds));
                 if self.boost {
                     let l = ui.label("share of ε for boosting");
                     ui.add(egui::TextEdit::singleline(&mut self.boost_share).desired_width(50.0))
