@@ -150,3 +150,63 @@ fn bad_schema_files_name_the_column() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("s.json"), "{}", stderr(&out));
 }
+
+/// A typo in a device or a path fails before the ledger reserves anything: no budget is
+/// spent by a run that could never have trained.
+#[test]
+fn runs_that_cannot_finish_reserve_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let data = repo("assets/adult/adult_test.csv");
+    let schema = repo("assets/adult/adult.schema.json");
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let run = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_dpsynth"));
+        cmd.args(["train", "--data"])
+            .arg(&data)
+            .arg("--schema")
+            .arg(&schema)
+            .args(["--method", "dp-gan", "--preset", "quick"])
+            .args(["--epsilon", "1", "--delta", "1e-6"])
+            .args(extra)
+            .env("DPSYNTH_LEDGER", &ledger)
+            .current_dir(dir.path());
+        cmd.output().unwrap()
+    };
+    let missing_out = format!("{}/no/such/dir/m.dpsynth", dir.path().display());
+    let blocked_ckpt = format!("{}/sub", blocker.display());
+    for (extra, says) in [
+        (&["--device", "cuda", "--out", "m.dpsynth"][..], "CUDA"),
+        (&["--device", "metal", "--out", "m.dpsynth"][..], "Metal"),
+        (&["--out", missing_out.as_str()][..], "does not exist"),
+        (&["--out", "."][..], "folder"),
+        (
+            &["--out", "m.dpsynth", "--checkpoints", blocked_ckpt.as_str()][..],
+            "could not write",
+        ),
+    ] {
+        let out = run(extra);
+        assert_ne!(out.status.code(), Some(0), "{extra:?}");
+        let err = stderr(&out);
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    // Nothing was reserved or spent on the dataset.
+    let out = dpsynth_with_ledger(&ledger, &["budget", "show", "--json", "--data"], &data);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["entries"].as_array().map(Vec::len), Some(0), "{v}");
+    assert_eq!(v["epsilon_spent"].as_f64(), Some(0.0), "{v}");
+}
+
+fn dpsynth_with_ledger(
+    ledger: &std::path::Path,
+    args: &[&str],
+    last: &std::path::Path,
+) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_dpsynth"))
+        .args(args)
+        .arg(last)
+        .env("DPSYNTH_LEDGER", ledger)
+        .output()
+        .unwrap()
+}

@@ -30,6 +30,16 @@ pub enum BudgetCmd {
         #[arg(long)]
         ledger: Option<PathBuf>,
     },
+    /// Settles reservations left by runs that were killed: one that never read the data
+    /// is released, any other stays spent in full (it may have read the data).
+    Settle {
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+    },
     /// (testing) Reserve and settle in a loop, printing each committed step; used by the
     /// crash-safety tests, which kill this process at random points.
     #[command(hide = true)]
@@ -64,6 +74,7 @@ pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
             delta,
             ledger,
         } => set(&data, Budget { epsilon, delta }, ledger),
+        BudgetCmd::Settle { data, json, ledger } => settle(&data, json, ledger),
         BudgetCmd::Torture {
             ledger,
             dataset,
@@ -117,9 +128,17 @@ fn show(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> 
     );
     println!("remaining: ε = {:.4}", st.remaining);
     for e in &st.entries {
+        let state = if e.interrupted { "stale" } else { &e.state };
         println!(
             "  #{:<4} {:<9} ε = {:.4}  {}",
-            e.id, e.state, e.epsilon, e.description
+            e.id, state, e.epsilon, e.description
+        );
+    }
+    let stale = st.entries.iter().filter(|e| e.interrupted).count();
+    if stale > 0 {
+        println!(
+            "{stale} reservation(s) belong to runs that were killed (stale); `dpsynth budget settle --data {}` settles them: released if the run never read the data, else counted in full",
+            data.display()
         );
     }
     for e in &exposures {
@@ -131,6 +150,42 @@ fn show(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> 
             "(the runs' ε add up to {sum:.4}, more than spent: privacy losses compose, they do not add)"
         );
     }
+    Ok(())
+}
+
+/// `budget settle`: settles the dataset's stale reservations honestly.
+fn settle(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> {
+    let ledger = ledger.unwrap_or_else(default_ledger_path);
+    let k = key(data, &ledger)?;
+    let mut l = Ledger::open(&ledger)?;
+    let done = l.settle_stale(&k)?;
+    let st = l.standing(&k)?;
+    if json {
+        let settled: Vec<_> = done
+            .iter()
+            .map(|(id, released)| json!({"id": id, "released": released}))
+            .collect();
+        return super::print_json(&json!({
+            "data": data.display().to_string(),
+            "settled": settled,
+            "epsilon_spent": st.spent,
+            "epsilon_remaining": st.remaining,
+        }));
+    }
+    if done.is_empty() {
+        println!("{}: no stale reservations", data.display());
+    }
+    for (id, released) in &done {
+        if *released {
+            println!("  #{id} released: its run ended before it read the data");
+        } else {
+            println!("  #{id} counted in full: its run may have read the data");
+        }
+    }
+    println!(
+        "spent ε = {:.4}, remaining ε = {:.4}",
+        st.spent, st.remaining
+    );
     Ok(())
 }
 

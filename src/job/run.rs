@@ -259,6 +259,46 @@ impl Reservation {
     }
 }
 
+/// Everything a run needs besides the data, checked before the data is read and before
+/// the ledger reserves anything: a typo in a device or a path costs no budget.
+fn preflight(cfg: &RunConfig) -> Result<candle_core::Device, JobError> {
+    let device = cfg
+        .device
+        .open()
+        .map_err(|e| JobError::Usage(e.to_string()))?;
+    if let Some(dir) = &cfg.checkpoints {
+        std::fs::create_dir_all(dir).map_err(|e| JobError::write(dir, e))?;
+        probe_writable(dir).map_err(|e| JobError::write(dir, e))?;
+    }
+    if cfg.out.is_dir() {
+        return Err(JobError::Usage(format!(
+            "--out {} is a folder; give the model file's name (e.g. {}/model.dpsynth)",
+            cfg.out.display(),
+            cfg.out.display()
+        )));
+    }
+    let parent = match cfg.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(JobError::write(
+            &cfg.out,
+            format!("its folder {} does not exist", parent.display()),
+        ));
+    }
+    probe_writable(&parent).map_err(|e| JobError::write(&cfg.out, e))?;
+    Ok(device)
+}
+
+/// Whether a file can be created in `dir` (the way the atomic writes will create theirs).
+fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    tempfile::Builder::new()
+        .prefix(".dpsynth-probe")
+        .tempfile_in(dir)
+        .map(drop)
+}
+
 /// The method a run asks for, after checking that it fits the request.
 fn method_for(cfg: &RunConfig) -> Result<(&'static MethodInfo, bool), JobError> {
     let info = super::method(&cfg.method)?;
@@ -406,6 +446,7 @@ fn train_and_save(
     method: &mut dyn crate::methods::Synthesizer,
     plan: &crate::methods::Plan,
     enc: &Encoded,
+    device: &candle_core::Device,
     spend: Spend<'_>,
     send: &(dyn Fn(Event) + Sync),
     cancel: &AtomicBool,
@@ -437,14 +478,7 @@ fn train_and_save(
     let images = enc.kind == DataKind::Images;
     let mut checkpoint = |c: Checkpoint| checkpoint_sink(cfg, images, c, send);
     let trained = (|| -> Result<_, JobError> {
-        if let Some(dir) = &cfg.checkpoints {
-            std::fs::create_dir_all(dir).map_err(|e| JobError::write(dir, e))?;
-        }
-        let device = cfg
-            .device
-            .open()
-            .map_err(|e| JobError::Usage(e.to_string()))?;
-        let data = Tensor::from_vec(enc.data.values.clone(), (n, enc.data.width), &device)
+        let data = Tensor::from_vec(enc.data.values.clone(), (n, enc.data.width), device)
             .map_err(|e| JobError::Training(e.to_string()))?;
         Ok(method.train(TrainSetup {
             plan,
@@ -453,7 +487,7 @@ fn train_and_save(
             encoding: &enc.encoding,
             accountant,
             noise,
-            device: &device,
+            device,
             observer: &mut observer,
             checkpoint: Some(&mut checkpoint),
             snapshots: None,
@@ -482,6 +516,7 @@ pub(super) fn run(
     let (info, private) = method_for(cfg)?;
     let mut method =
         info.instantiate_boosted(&cfg.preset, cfg.epsilon, &cfg.overrides, cfg.boost.as_ref())?;
+    let device = preflight(cfg)?;
     let (mut loaded, key) = checked_input(cfg, info, private)?;
     let n = records(cfg, loaded.rows())?;
     if let Some(p) = cfg.public_rows {
@@ -534,6 +569,10 @@ pub(super) fn run(
         open_ledger(cfg, ledger_path, &key)?.record_exposure(&key, &desc)?;
         None
     };
+    // From here on the rows feed mechanisms: a run killed after this mark stays spent.
+    if let Some(r) = reservation.as_mut() {
+        r.ledger.mark_touched(r.id)?;
+    }
     let mut noise = match cfg.seed {
         Some(s) => NoiseSource::from_seed(s),
         None => NoiseSource::from_os(),
@@ -557,6 +596,7 @@ pub(super) fn run(
         method.as_mut(),
         &plan,
         &enc,
+        &device,
         Spend {
             accountant: &mut accountant,
             noise: &mut noise,

@@ -117,6 +117,8 @@ pub(super) struct Row {
     pub(super) created: String,
     pub(super) curve: Vec<f64>,
     pub(super) charges: Option<Vec<Charge>>,
+    /// The process that holds the reservation (`None`: older entries, or unreadable).
+    pub(super) owner: Option<String>,
 }
 
 pub(super) fn read_entries(
@@ -125,7 +127,7 @@ pub(super) fn read_entries(
     n: usize,
 ) -> rusqlite::Result<Vec<Row>> {
     let mut stmt = conn.prepare(
-        "SELECT id, state, planned_rdp, spent_rdp, planned_charges, spent_charges, description, created FROM entry WHERE dataset_id = ?1 ORDER BY id",
+        "SELECT id, state, planned_rdp, spent_rdp, planned_charges, spent_charges, description, created, owner FROM entry WHERE dataset_id = ?1 ORDER BY id",
     )?;
     let rows = stmt.query_map(params![dataset], |r| {
         let state: String = r.get(1)?;
@@ -156,6 +158,7 @@ pub(super) fn read_entries(
             created: r.get(7)?,
             curve,
             charges,
+            owner: r.get(8)?,
         })
     })?;
     rows.collect()

@@ -33,6 +33,7 @@ use super::compose::Composed;
 use super::rdp::product_orders;
 
 mod book;
+mod owner;
 mod records;
 #[cfg(test)]
 mod tests;
@@ -82,6 +83,9 @@ pub struct Entry {
     pub created: String,
     /// ε of this entry alone at the dataset's δ.
     pub epsilon: f64,
+    /// Reserved by a process that has ended (a killed run): `dpsynth budget settle`
+    /// settles it honestly.
+    pub interrupted: bool,
 }
 
 /// A dataset's standing.
@@ -174,6 +178,50 @@ fn now() -> String {
     format!("{s}")
 }
 
+/// The dataset's reservations whose process has ended, with whether each is known to
+/// have never read the data.
+fn stale_reservations(conn: &Connection, dataset: &str) -> rusqlite::Result<Vec<(i64, bool)>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, owner, touched FROM entry WHERE dataset_id = ?1 AND state = 'reserved' AND owner IS NOT NULL",
+    )?;
+    let rows = stmt.query_map(params![dataset], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, Option<i64>>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, who, touched) = row?;
+        if owner::is_gone(&who) {
+            out.push((id, touched == Some(0)));
+        }
+    }
+    Ok(out)
+}
+
+/// Releases (settles to nothing) the dataset's reservations whose process ended before it
+/// read the data. Returns their ids.
+fn release_untouched_stale(
+    conn: &Connection,
+    dataset: &str,
+    n_orders: usize,
+) -> rusqlite::Result<Vec<i64>> {
+    let nothing = curve_json(&vec![0.0; n_orders]);
+    let ids: Vec<i64> = stale_reservations(conn, dataset)?
+        .into_iter()
+        .filter_map(|(id, untouched)| untouched.then_some(id))
+        .collect();
+    for &id in &ids {
+        conn.execute(
+            "UPDATE entry SET state = 'settled', spent_rdp = ?3, spent_charges = '[]', settled = ?2, description = description || ' — released: its process ended before reading the data' WHERE id = ?1 AND state = 'reserved' AND touched = 0",
+            params![id, now(), nothing],
+        )?;
+    }
+    Ok(ids)
+}
+
 /// Creates the ledger's tables, and adds the columns older ledgers lack.
 fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
@@ -216,15 +264,21 @@ fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
              byte_key TEXT PRIMARY KEY,
              content_key TEXT NOT NULL);",
     )?;
-    // Ledgers written before charges were stored gain the columns (empty: RDP only).
-    for col in ["planned_charges", "spent_charges"] {
+    // Ledgers written before charges were stored gain the columns (empty: RDP only), and
+    // before owners were recorded, the owner and touched columns (empty: never stale).
+    for (col, ty) in [
+        ("planned_charges", "TEXT"),
+        ("spent_charges", "TEXT"),
+        ("owner", "TEXT"),
+        ("touched", "INTEGER"),
+    ] {
         let has: bool = conn.query_row(
             "SELECT COUNT(*) FROM pragma_table_info('entry') WHERE name = ?1",
             params![col],
             |r| r.get::<_, i64>(0),
         )? > 0;
         if !has {
-            conn.execute(&format!("ALTER TABLE entry ADD COLUMN {col} TEXT"), [])?;
+            conn.execute(&format!("ALTER TABLE entry ADD COLUMN {col} {ty}"), [])?;
         }
     }
     Ok(())
@@ -402,6 +456,7 @@ impl Ledger {
             )
             .map_err(db)?;
         }
+        release_untouched_stale(&tx, dataset, orders.len()).map_err(db)?;
         let book = Book::read(&tx, dataset, &orders).map_err(db)?;
         if !book.with(plan, &orders).fits(&orders, budget) {
             let before = book.compose(&orders, budget.delta);
@@ -414,13 +469,69 @@ impl Ledger {
             });
         }
         tx.execute(
-            "INSERT INTO entry(dataset_id, state, planned_rdp, planned_charges, description, created) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5)",
-            params![dataset, curve_json(&planned), charges_json(plan), description, now()],
+            "INSERT INTO entry(dataset_id, state, planned_rdp, planned_charges, description, created, owner, touched) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5, ?6, 0)",
+            params![dataset, curve_json(&planned), charges_json(plan), description, now(), owner::current()],
         )
         .map_err(db)?;
         let id = tx.last_insert_rowid();
         tx.commit().map_err(db)?;
         Ok(id)
+    }
+
+    /// Records that the run holding reservation `id` is about to read the private rows for
+    /// a mechanism: from then on, were it killed, its reservation stays spent in full.
+    /// (Before this mark nothing derived from the rows exists, so a killed run's
+    /// reservation may be released: [`Self::settle_stale`], and each new reservation.)
+    pub fn mark_touched(&mut self, id: i64) -> Result<(), LedgerError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE entry SET touched = 1 WHERE id = ?1 AND state = 'reserved'",
+                params![id],
+            )
+            .map_err(self.db())?;
+        if n == 0 {
+            return Err(LedgerError::NotReserved(id));
+        }
+        Ok(())
+    }
+
+    /// Settles the dataset's reservations whose process has ended (a killed run): one
+    /// that never read the data is released (it spent nothing); any other — or one whose
+    /// record predates the touched mark — is settled to its whole plan, since it may have
+    /// read the data. Returns (entry, released) for each.
+    pub fn settle_stale(&mut self, dataset: &str) -> Result<Vec<(i64, bool)>, LedgerError> {
+        let path = self.path.display().to_string();
+        let db = |source| LedgerError::Db {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let n = self.orders.len();
+        let mut out: Vec<(i64, bool)> = release_untouched_stale(&tx, dataset, n)
+            .map_err(db)?
+            .into_iter()
+            .map(|id| (id, true))
+            .collect();
+        let stale: Vec<i64> = stale_reservations(&tx, dataset)
+            .map_err(db)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        for id in stale {
+            tx.execute(
+                "UPDATE entry SET state = 'settled', spent_rdp = planned_rdp, spent_charges = planned_charges, settled = ?2, description = description || ' — interrupted; counted in full (it may have read the data)' WHERE id = ?1 AND state = 'reserved'",
+                params![id, now()],
+            )
+            .map_err(db)?;
+            out.push((id, false));
+        }
+        tx.commit().map_err(db)?;
+        out.sort();
+        Ok(out)
     }
 
     /// Settles a reservation to the charges the run actually made.
@@ -511,7 +622,10 @@ impl Ledger {
             let epsilon = *seen
                 .entry(id)
                 .or_insert_with(|| one.compose(&self.orders, budget.delta).epsilon);
+            let interrupted =
+                row.state == "reserved" && row.owner.as_deref().is_some_and(owner::is_gone);
             entries.push(Entry {
+                interrupted,
                 id: row.id,
                 epsilon,
                 state: row.state,

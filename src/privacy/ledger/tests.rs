@@ -165,3 +165,50 @@ fn a_first_run_opens_the_dataset_at_its_own_delta() {
     l.reserve_or_open("d", &plan, "run 2", other).unwrap();
     assert_eq!(l.budget("d").unwrap().0, first);
 }
+
+#[test]
+fn a_killed_runs_reservation_is_released_only_if_it_never_read_the_data() {
+    let Some(me) = owner::current() else {
+        return; // no /proc: liveness unknown, reservations are never called stale
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let plan = [Charge {
+        mechanism: Mechanism::Gaussian {
+            sensitivity: 1.0,
+            std: 8.0,
+        },
+        count: 1,
+    }];
+    let untouched = l.reserve("d", &plan, "killed early").unwrap();
+    let touched = l.reserve("d", &plan, "killed late").unwrap();
+    let live = l.reserve("d", &plan, "still running").unwrap();
+    l.mark_touched(touched).unwrap();
+    l.mark_touched(live).unwrap();
+    // The first two belong to a process that no longer exists (same host and boot).
+    let mut parts: Vec<&str> = me.split('|').collect();
+    parts[2] = "4294967295";
+    let dead = parts.join("|");
+    l.conn
+        .execute(
+            "UPDATE entry SET owner = ?1 WHERE id IN (?2, ?3)",
+            params![dead, untouched, touched],
+        )
+        .unwrap();
+    let before = l.standing("d").unwrap();
+    let flags: Vec<bool> = before.entries.iter().map(|e| e.interrupted).collect();
+    assert_eq!(flags, [true, true, false]);
+    let done = l.settle_stale("d").unwrap();
+    assert_eq!(done, [(untouched, true), (touched, false)]);
+    let after = l.standing("d").unwrap();
+    assert!(after.spent < before.spent, "{} {}", after.spent, before.spent);
+    assert_eq!(after.reserved_entries, 1);
+    assert!(after.entries.iter().all(|e| !e.interrupted));
+    assert_eq!(after.entries[0].epsilon, 0.0);
+    // What stays spent is exactly the two Gaussian releases still counted.
+    let two = Book::of(&[plan[0], plan[0]], l.orders()).compose(l.orders(), 1e-5);
+    assert!((after.spent - two.epsilon).abs() < 1e-9, "{}", after.spent);
+    // A second settle finds nothing; the live reservation still settles normally.
+    assert!(l.settle_stale("d").unwrap().is_empty());
+    l.settle(live, &plan).unwrap();
+}
