@@ -210,3 +210,42 @@ fn dpsynth_with_ledger(
         .output()
         .unwrap()
 }
+
+/// A gzip bomb and a header that declares more than dpsynth reads are refused after a few
+/// bytes: decompression stops at the size the header declares.
+#[test]
+fn idx_decompression_is_bounded_by_the_header() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let gz = |name: &str, header: &[u8], zeros: usize| {
+        let path = dir.path().join(name);
+        let f = std::fs::File::create(&path).unwrap();
+        let mut e = flate2::write::GzEncoder::new(f, flate2::Compression::best());
+        e.write_all(header).unwrap();
+        let block = vec![0u8; 1 << 20];
+        let mut left = zeros;
+        while left > 0 {
+            let k = left.min(block.len());
+            e.write_all(&block[..k]).unwrap();
+            left -= k;
+        }
+        e.finish().unwrap();
+        path
+    };
+    let header = |n: u32, side: u32| {
+        let mut h = vec![0, 0, 8, 3];
+        for d in [n, side, side] {
+            h.extend_from_slice(&d.to_be_bytes());
+        }
+        h
+    };
+    // 10 digits declared, 512 MB of zeros after them.
+    let bomb = gz("bomb-images-idx3-ubyte.gz", &header(10, 28), 512 << 20);
+    // 20,000 images of 256×256: 1.3 GB declared, a few bytes present.
+    let huge = gz("huge-images-idx3-ubyte.gz", &header(20_000, 256), 16);
+    for (path, says) in [(&bomb, "more than"), (&huge, "at most")] {
+        let out = dpsynth(&["inspect", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+}

@@ -3,7 +3,7 @@
 //! IDX headers are checked against the file's real length before anything is allocated,
 //! so a truncated or lying file gives a message, never a huge allocation or a panic.
 
-use std::io::Read as _;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::error::DataError;
@@ -12,7 +12,7 @@ use super::table::{Table, Values};
 /// Largest image side accepted (MNIST is 28).
 pub const MAX_SIDE: usize = 256;
 /// Largest decompressed IDX payload accepted.
-const MAX_IDX_BYTES: u64 = 1 << 31;
+const MAX_IDX_BYTES: u64 = 1 << 30;
 
 /// A set of `n` images of `height × width` bytes (0 = black … 255 = white), row-major.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,29 +78,131 @@ pub fn looks_like_idx(path: &Path) -> bool {
         || name.ends_with("ubyte.gz")
 }
 
-/// Reads an IDX file's bytes, decompressing gzip when the magic says so.
-fn read_maybe_gz(path: &Path) -> Result<Vec<u8>, DataError> {
-    let raw = std::fs::read(path).map_err(|e| DataError::io(path, e))?;
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..])
-            .take(MAX_IDX_BYTES)
-            .read_to_end(&mut out)
-            .map_err(|e| {
-                DataError::file(
-                    &path.display().to_string(),
-                    format!(
-                        "the gzip stream is damaged or truncated ({e}); download the file again"
-                    ),
-                )
-            })?;
-        Ok(out)
-    } else {
-        Ok(raw)
-    }
+/// An IDX file read header first: its dimensions and its payload.
+struct Idx {
+    dims: Vec<usize>,
+    payload: Vec<u8>,
 }
 
-/// Parses an IDX header; returns (type code, dims, payload offset).
+/// Reads an IDX file (raw or gzip'd) header first: the header is checked, the payload
+/// size it declares is computed with checked arithmetic and bounded ([`MAX_IDX_BYTES`]),
+/// and then exactly that many bytes are read. A gzip bomb, or a header that declares
+/// terabytes, is refused after reading a few bytes instead of after filling memory.
+/// `ndim` is what the caller expects (1 for labels, 3 for images).
+fn read_idx(path: &Path, ndim: usize) -> Result<Idx, DataError> {
+    let name = path.display().to_string();
+    let bad = |m: String| DataError::file(&name, m);
+    let file = std::fs::File::open(path).map_err(|e| DataError::io(path, e))?;
+    let mut file = std::io::BufReader::new(file);
+    let gz = {
+        use std::io::BufRead as _;
+        file.fill_buf()
+            .map_err(|e| DataError::io(path, e))?
+            .starts_with(&[0x1f, 0x8b])
+    };
+    let mut reader: Box<dyn Read> = if gz {
+        Box::new(flate2::read::GzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let damaged = |e: std::io::Error| {
+        if gz {
+            bad(format!(
+                "the gzip stream is damaged or truncated ({e}); download the file again"
+            ))
+        } else {
+            DataError::io(path, e)
+        }
+    };
+    // The header: 4 magic bytes, then 4 bytes per dimension.
+    let mut head = [0u8; 16];
+    let got = read_up_to(&mut reader, &mut head[..4]).map_err(damaged)?;
+    let declared_ndim = head[3] as usize;
+    let head_len = if got == 4 && (1..=3).contains(&declared_ndim) {
+        4 + 4 * declared_ndim
+    } else {
+        got
+    };
+    let got = got + read_up_to(&mut reader, &mut head[got..head_len]).map_err(damaged)?;
+    let (_, dims) = idx_header(&head[..got], &name)?;
+    if dims.len() != ndim {
+        return Err(bad(if ndim == 3 {
+            format!(
+                "has {} IDX dimensions; an image file has 3 (count, rows, columns)",
+                dims.len()
+            )
+        } else {
+            format!("has {} IDX dimensions; a label file has 1", dims.len())
+        }));
+    }
+    if ndim == 3 {
+        let (h, w) = (dims[1], dims[2]);
+        if h == 0 || w == 0 || h > MAX_SIDE || w > MAX_SIDE {
+            return Err(bad(format!(
+                "declares {h}×{w} images; sides must be 1..={MAX_SIDE}"
+            )));
+        }
+        if dims[0] == 0 {
+            return Err(bad("declares zero images".into()));
+        }
+    }
+    let declared = dims
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64))
+        .filter(|&b| b <= MAX_IDX_BYTES)
+        .ok_or_else(|| {
+            bad(format!(
+                "declares {} ({} bytes of payload); dpsynth reads IDX files of at most {} MB",
+                dims.iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join("×"),
+                dims.iter().map(|&d| d as u128).product::<u128>(),
+                MAX_IDX_BYTES >> 20
+            ))
+        })? as usize;
+    let mut payload = Vec::with_capacity(declared);
+    (&mut reader)
+        .take(declared as u64 + 1)
+        .read_to_end(&mut payload)
+        .map_err(damaged)?;
+    if payload.len() != declared {
+        let what = if ndim == 3 {
+            format!(
+                "declares {} images of {}×{} ({declared} bytes) but holds {}{} bytes of pixels",
+                dims[0],
+                dims[1],
+                dims[2],
+                if payload.len() > declared { "more than " } else { "" },
+                payload.len().min(declared)
+            )
+        } else {
+            format!(
+                "declares {declared} labels but holds {}{}",
+                if payload.len() > declared { "more than " } else { "" },
+                payload.len().min(declared)
+            )
+        };
+        return Err(bad(format!("{what} (truncated or wrong header)")));
+    }
+    Ok(Idx { dims, payload })
+}
+
+/// Reads until `buf` is full or the stream ends; returns how many bytes were read.
+fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Parses an IDX header; returns (type code, dims).
 fn idx_header(bytes: &[u8], name: &str) -> Result<(u8, Vec<usize>), DataError> {
     if bytes.len() < 4 || bytes[0] != 0 || bytes[1] != 0 {
         return Err(DataError::file(
@@ -139,68 +241,18 @@ fn idx_header(bytes: &[u8], name: &str) -> Result<(u8, Vec<usize>), DataError> {
 
 /// Loads an `idx3` image file.
 pub fn load_idx_images(path: &Path) -> Result<ImageSet, DataError> {
-    let name = path.display().to_string();
-    let bytes = read_maybe_gz(path)?;
-    let (_, dims) = idx_header(&bytes, &name)?;
-    if dims.len() != 3 {
-        return Err(DataError::file(
-            &name,
-            format!(
-                "has {} IDX dimensions; an image file has 3 (count, rows, columns)",
-                dims.len()
-            ),
-        ));
-    }
-    let (n, h, w) = (dims[0], dims[1], dims[2]);
-    if h == 0 || w == 0 || h > MAX_SIDE || w > MAX_SIDE {
-        return Err(DataError::file(
-            &name,
-            format!("declares {h}×{w} images; sides must be 1..={MAX_SIDE}"),
-        ));
-    }
-    if n == 0 {
-        return Err(DataError::file(&name, "declares zero images"));
-    }
-    let expected = n as u128 * h as u128 * w as u128;
-    let payload = (bytes.len() - 16) as u128;
-    if payload != expected {
-        return Err(DataError::file(
-            &name,
-            format!(
-                "declares {n} images of {h}×{w} ({expected} bytes) but holds {payload} bytes of pixels (truncated or wrong header)"
-            ),
-        ));
-    }
+    let idx = read_idx(path, 3)?;
     Ok(ImageSet {
-        width: w,
-        height: h,
-        pixels: bytes[16..].to_vec(),
+        width: idx.dims[2],
+        height: idx.dims[1],
+        pixels: idx.payload,
         labels: None,
     })
 }
 
 /// Loads an `idx1` label file.
 pub fn load_idx_labels(path: &Path) -> Result<Vec<u8>, DataError> {
-    let name = path.display().to_string();
-    let bytes = read_maybe_gz(path)?;
-    let (_, dims) = idx_header(&bytes, &name)?;
-    if dims.len() != 1 {
-        return Err(DataError::file(
-            &name,
-            format!("has {} IDX dimensions; a label file has 1", dims.len()),
-        ));
-    }
-    let n = dims[0];
-    if bytes.len() - 8 != n {
-        return Err(DataError::file(
-            &name,
-            format!(
-                "declares {n} labels but holds {} (truncated or wrong header)",
-                bytes.len() - 8
-            ),
-        ));
-    }
-    Ok(bytes[8..].to_vec())
+    Ok(read_idx(path, 1)?.payload)
 }
 
 /// The label file that belongs to an image file (`…-images-idx3-ubyte[.gz]` →
