@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod data;
 pub mod eval;
+pub mod fuzz;
 pub mod gpu;
 pub mod gui;
 pub mod job;

@@ -46,6 +46,71 @@ pub enum Command {
     /// Benchmarks (speed goals live here, never in tests).
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// (development) Fuzz the readers of untrusted files: CSV, IDX, schema JSON, model
+    /// files. Exit 1 when an input panicked.
+    #[command(hide = true)]
+    Fuzz(FuzzArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FuzzArgs {
+    /// csv, idx, schema, model or all.
+    #[arg(long, default_value = "all")]
+    target: String,
+    /// Executions per target.
+    #[arg(long, default_value_t = 10_000)]
+    executions: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Folder to write panicking inputs to.
+    #[arg(long)]
+    findings: Option<std::path::PathBuf>,
+    #[arg(long)]
+    json: bool,
+    /// Print every distinct outcome.
+    #[arg(long)]
+    verbose: bool,
+}
+
+/// `dpsynth fuzz`: runs the fuzz targets and reports executions, outcomes and panics.
+fn fuzz(a: FuzzArgs) -> anyhow::Result<()> {
+    let targets = crate::fuzz::Target::parse(&a.target).ok_or_else(|| {
+        crate::job::JobError::Usage(format!(
+            "unknown fuzz target '{}'; use csv, idx, schema, model or all",
+            a.target
+        ))
+    })?;
+    let mut reports = Vec::new();
+    for t in targets {
+        let r = crate::fuzz::run(t, a.executions, a.seed, a.findings.as_deref());
+        if !a.json {
+            println!(
+                "{:<7} {:>9} executions in {:>7.1} s: {} accepted, {} refused, {} distinct outcomes, {} panics",
+                t.name(),
+                r.executions,
+                r.seconds,
+                r.accepted,
+                r.refused,
+                r.outcomes,
+                r.panics
+            );
+            for m in &r.panic_messages {
+                println!("        panic: {m}");
+            }
+            if a.verbose {
+                for o in &r.outcome_list {
+                    println!("        {o}");
+                }
+            }
+        }
+        reports.push(r);
+    }
+    if a.json {
+        print_json(&serde_json::json!({ "targets": reports }))?;
+    }
+    let panics: u64 = reports.iter().map(|r| r.panics).sum();
+    anyhow::ensure!(panics == 0, "{panics} input(s) panicked");
+    Ok(())
 }
 
 /// Parses `args` (including the program name), runs the command, and maps the outcome to
@@ -68,6 +133,7 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Budget(c) => budget::run(c),
         Command::Bench(c) => bench::run(c),
         Command::Methods(a) => methods::run(a),
+        Command::Fuzz(a) => fuzz(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

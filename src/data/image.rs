@@ -90,17 +90,26 @@ struct Idx {
 /// terabytes, is refused after reading a few bytes instead of after filling memory.
 /// `ndim` is what the caller expects (1 for labels, 3 for images).
 fn read_idx(path: &Path, ndim: usize) -> Result<Idx, DataError> {
-    let name = path.display().to_string();
-    let bad = |m: String| DataError::file(&name, m);
     let file = std::fs::File::open(path).map_err(|e| DataError::io(path, e))?;
-    let mut file = std::io::BufReader::new(file);
-    let gz = {
-        use std::io::BufRead as _;
-        file.fill_buf()
-            .map_err(|e| DataError::io(path, e))?
-            .starts_with(&[0x1f, 0x8b])
-    };
-    let mut reader: Box<dyn Read> = if gz {
+    read_idx_from(
+        std::io::BufReader::new(file),
+        &path.display().to_string(),
+        ndim,
+    )
+}
+
+/// [`read_idx`] from any buffered reader; `name` is used in messages.
+fn read_idx_from(
+    mut file: impl std::io::BufRead,
+    name: &str,
+    ndim: usize,
+) -> Result<Idx, DataError> {
+    let bad = |m: String| DataError::file(name, m);
+    let gz = file
+        .fill_buf()
+        .map_err(|e| bad(format!("could not be read: {e}")))?
+        .starts_with(&[0x1f, 0x8b]);
+    let mut reader: Box<dyn Read + '_> = if gz {
         Box::new(flate2::read::GzDecoder::new(file))
     } else {
         Box::new(file)
@@ -111,7 +120,7 @@ fn read_idx(path: &Path, ndim: usize) -> Result<Idx, DataError> {
                 "the gzip stream is damaged or truncated ({e}); download the file again"
             ))
         } else {
-            DataError::io(path, e)
+            bad(format!("could not be read: {e}"))
         }
     };
     // The header: 4 magic bytes, then 4 bytes per dimension.
@@ -124,7 +133,7 @@ fn read_idx(path: &Path, ndim: usize) -> Result<Idx, DataError> {
         got
     };
     let got = got + read_up_to(&mut reader, &mut head[got..head_len]).map_err(damaged)?;
-    let (_, dims) = idx_header(&head[..got], &name)?;
+    let (_, dims) = idx_header(&head[..got], name)?;
     if dims.len() != ndim {
         return Err(bad(if ndim == 3 {
             format!(
@@ -247,6 +256,31 @@ pub fn load_idx_images(path: &Path) -> Result<ImageSet, DataError> {
         height: idx.dims[1],
         pixels: idx.payload,
         labels: None,
+    })
+}
+
+/// Parses the bytes of an IDX file (raw or gzip'd): images when it has three
+/// dimensions, else labels as one-pixel images. For the fuzz targets and for tests.
+pub fn parse_idx(bytes: &[u8], name: &str) -> Result<ImageSet, DataError> {
+    let ndim = if bytes.starts_with(&[0x1f, 0x8b]) || bytes.get(3) == Some(&3) {
+        3
+    } else {
+        1
+    };
+    let idx = read_idx_from(bytes, name, ndim)?;
+    Ok(match ndim {
+        3 => ImageSet {
+            width: idx.dims[2],
+            height: idx.dims[1],
+            pixels: idx.payload,
+            labels: None,
+        },
+        _ => ImageSet {
+            width: 1,
+            height: 1,
+            labels: Some(idx.payload.clone()),
+            pixels: idx.payload,
+        },
     })
 }
 

@@ -337,6 +337,41 @@ impl Synthesizer for DpAutoGan {
         })
     }
 
+    fn footprint(&self, n: usize, width: usize) -> super::Footprint {
+        let c = &self.config;
+        let mid = ((width + c.code_dim) / 2).clamp(1, super::MAX_DERIVED_HIDDEN);
+        let ae = if c.single_layer_ae {
+            2 * super::mlp_params(&[width, c.code_dim])
+        } else {
+            2 * super::mlp_params(&[width, mid, c.code_dim])
+        };
+        let critic = super::mlp_params(&[
+            width,
+            (2 * width / 3).clamp(1, super::MAX_DERIVED_HIDDEN),
+            (width / 3).clamp(1, super::MAX_DERIVED_HIDDEN),
+            1,
+        ]);
+        let h = c.latent_dim;
+        let generator = 2 * super::mlp_params(&[h, h]) + super::mlp_params(&[h, c.code_dim]);
+        let cap = |b: usize| b.min(n.max(1)) as u64;
+        let gen_steps = c.critic_steps / c.n_critic.max(1);
+        // Phase 2 passes generated codes through the frozen decoder into the critic.
+        let phase2 = critic + generator + ae / 2;
+        super::Footprint {
+            params: ae + critic + generator,
+            passes: super::Footprint::phase(c.ae_steps, cap(c.ae_batch), ae)
+                .saturating_add(super::Footprint::phase(
+                    c.critic_steps,
+                    2 * cap(c.gan_batch),
+                    phase2,
+                ))
+                .saturating_add(super::Footprint::phase(gen_steps, cap(c.gan_batch), phase2)),
+            batch: cap(c.ae_batch).max(2 * cap(c.gan_batch)),
+            widest: width.max(mid) as u64,
+            extra_values: 0,
+        }
+    }
+
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
         let (s1, s2) = if c.private {
@@ -433,7 +468,7 @@ fn autoencoder(
     rng: &mut rand::rngs::StdRng,
 ) -> Result<(Net, Net)> {
     let enc_act = if c.tanh_encoder { Act::Tanh } else { lrelu() };
-    let mid = (d + c.code_dim) / 2;
+    let mid = ((d + c.code_dim) / 2).clamp(1, super::MAX_DERIVED_HIDDEN);
     let (encoder, mut decoder) = if c.single_layer_ae {
         (
             vec![
@@ -484,7 +519,12 @@ fn gan_nets(
     let generator = Net::new(gblocks, dev);
     let critic = Net::new(
         mlp(
-            &[d, (2 * d / 3).max(1), (d / 3).max(1), 1],
+            &[
+                d,
+                (2 * d / 3).clamp(1, super::MAX_DERIVED_HIDDEN),
+                (d / 3).clamp(1, super::MAX_DERIVED_HIDDEN),
+                1,
+            ],
             lrelu(),
             dev,
             rng,

@@ -191,7 +191,7 @@ pub(crate) fn critic_net(
     dims.extend(
         cfg.critic_hidden_fractions
             .iter()
-            .map(|f| ((width as f64 * f).round() as usize).max(1)),
+            .map(|f| super::derived_hidden(width, *f)),
     );
     dims.push(1);
     Ok(Net::new(mlp(&dims, Act::LeakyRelu(0.2), dev, rng)?, dev))
@@ -242,6 +242,31 @@ impl Synthesizer for DpGan {
                 self.config.clip
             ),
         })
+    }
+
+    fn footprint(&self, n: usize, width: usize) -> super::Footprint {
+        let c = &self.config;
+        let mut cd = vec![width];
+        cd.extend(
+            c.critic_hidden_fractions
+                .iter()
+                .map(|f| super::derived_hidden(width, *f)),
+        );
+        cd.push(1);
+        let mut gd = vec![c.latent_dim];
+        gd.extend(&c.generator_hidden);
+        gd.push(width);
+        let (critic, generator) = (super::mlp_params(&cd), super::mlp_params(&gd));
+        let batch = (c.batch.min(n.max(1))) as u64;
+        let gen_steps = c.critic_steps / c.n_critic.max(1);
+        super::Footprint {
+            params: critic + generator,
+            passes: super::Footprint::phase(c.critic_steps, 2 * batch, critic + generator)
+                .saturating_add(super::Footprint::phase(gen_steps, batch, critic + generator)),
+            batch: 2 * batch,
+            widest: cd.iter().chain(&gd).copied().max().unwrap_or(1) as u64,
+            extra_values: 0,
+        }
     }
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {

@@ -194,6 +194,54 @@ pub trait Synthesizer {
     fn plan(&self, n_records: usize, budget: Budget, prior: &[Charge]) -> Result<Plan>;
     /// Trains and returns the released model.
     fn train(&mut self, setup: TrainSetup<'_>) -> Result<released::ReleasedModel>;
+    /// What a run on `n` rows of encoded width `width` will build and do, from the
+    /// settings alone (no rows are read): the job's resource estimate reads it.
+    fn footprint(&self, n: usize, width: usize) -> Footprint;
+}
+
+/// The size of a run, from its settings and the data's shape: what the memory and time
+/// estimate ([`crate::job::resources`]) is computed from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Footprint {
+    /// Trainable parameters of every network the run holds at once.
+    pub params: u64,
+    /// Work of the whole run in parameter-row passes: Σ over steps of batch × the
+    /// parameters the step runs through (a forward and a backward pass each).
+    pub passes: u64,
+    /// The largest batch a step holds, in rows.
+    pub batch: u64,
+    /// The widest layer a step's batch passes through (activations are batch × this).
+    pub widest: u64,
+    /// Values held besides the encoded data and the networks (random features, a boosted
+    /// sample set, snapshots).
+    pub extra_values: u64,
+}
+
+impl Footprint {
+    /// A training phase of `steps` steps of `batch` rows through `params` parameters.
+    pub fn phase(steps: u64, batch: u64, params: u64) -> u64 {
+        steps.saturating_mul(batch).saturating_mul(params)
+    }
+}
+
+/// The widest hidden layer a width-derived size may reach. Hidden widths given as fractions
+/// of the encoded width d (the papers' 2d/3, d/3, (d + c)/2) grow the networks as d²: a
+/// 20,000-wide table would need billions of weights. Capped, the networks grow linearly
+/// in d (input and output layers only). Adult (d ≈ 100) and MNIST (d = 794) stay below
+/// the cap, so their presets are unchanged.
+pub const MAX_DERIVED_HIDDEN: usize = 1024;
+
+/// A hidden width derived from the encoded width: `fraction · width`, at least 1, at most
+/// [`MAX_DERIVED_HIDDEN`].
+pub fn derived_hidden(width: usize, fraction: f64) -> usize {
+    ((width as f64 * fraction).round() as usize).clamp(1, MAX_DERIVED_HIDDEN)
+}
+
+/// Trainable parameters of a fully connected stack with biases over `dims`.
+pub fn mlp_params(dims: &[usize]) -> u64 {
+    dims.windows(2)
+        .map(|w| (w[0] as u64) * (w[1] as u64) + w[1] as u64)
+        .sum()
 }
 
 /// Output heads matching the encoding's spans: sigmoid for continuous columns;

@@ -350,6 +350,42 @@ impl Synthesizer for PateGan {
         })
     }
 
+    fn footprint(&self, n: usize, width: usize) -> super::Footprint {
+        let c = &self.config;
+        let k = c.teachers(n) as u64;
+        let hidden = |fr: &[f64]| -> Vec<usize> {
+            fr.iter()
+                .map(|f| ((width as f64 * f).round() as usize).clamp(16, 1024))
+                .collect()
+        };
+        let teacher = super::mlp_params(&[width, c.teacher_hidden, 1]);
+        let mut gd = vec![c.latent_dim];
+        gd.extend(hidden(&c.generator_hidden_fractions));
+        gd.push(width);
+        let mut sd = vec![width];
+        sd.extend(hidden(&c.student_hidden_fractions));
+        sd.push(1);
+        let (generator, student) = (super::mlp_params(&gd), super::mlp_params(&sd));
+        let labels = c.labels_per_step as u64;
+        super::Footprint {
+            params: k.saturating_mul(teacher) + generator + student,
+            passes: super::Footprint::phase(
+                c.generator_steps.saturating_mul(c.teacher_steps),
+                c.teacher_batch as u64,
+                teacher,
+            )
+            .saturating_mul(k)
+            .saturating_add(super::Footprint::phase(
+                c.generator_steps.saturating_mul(c.student_steps),
+                labels,
+                    k.saturating_mul(teacher) + generator + student,
+                )),
+            batch: (c.teacher_batch as u64).max(labels),
+            widest: gd.iter().chain(&sd).copied().max().unwrap_or(1) as u64,
+            extra_values: (c.replay as u64).saturating_mul(width as u64),
+        }
+    }
+
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
         let (rows, width) = s.data.dims2()?;

@@ -326,6 +326,25 @@ impl Synthesizer for Pearl {
         })
     }
 
+    fn footprint(&self, n: usize, width: usize) -> super::Footprint {
+        let c = &self.config;
+        let mut gd = vec![c.latent_dim];
+        gd.extend(&c.generator_hidden);
+        gd.push(width);
+        let generator = super::mlp_params(&gd);
+        let features = (c.features as u64).saturating_mul(width as u64);
+        let batch = c.batch as u64;
+        super::Footprint {
+            params: generator,
+            passes: (n as u64)
+                .saturating_mul(features)
+                .saturating_add(super::Footprint::phase(c.steps, batch, generator + features)),
+            batch,
+            widest: gd.iter().copied().max().unwrap_or(1).max(c.features) as u64,
+            extra_values: features.saturating_mul(2),
+        }
+    }
+
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
         let label = match c.label.as_str() {

@@ -206,6 +206,19 @@ impl Synthesizer for Boosted {
         Ok(p)
     }
 
+    fn footprint(&self, n: usize, width: usize) -> super::Footprint {
+        let mut f = self.inner.footprint(n, width);
+        // The kept snapshots (generator and critic each) and the boosted set B.
+        let set = (self.cfg.generators as u64)
+            .saturating_mul(self.cfg.samples_per_generator as u64)
+            .saturating_mul(width as u64);
+        f.extra_values = f
+            .extra_values
+            .saturating_add(f.params.saturating_mul(self.cfg.generators as u64))
+            .saturating_add(set);
+        f
+    }
+
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let keep = self.cfg.generators;
         let mut kept: VecDeque<Kept> = VecDeque::with_capacity(keep + 1);

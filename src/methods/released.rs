@@ -454,6 +454,7 @@ impl ReleasedModel {
             .map_err(|e| bad(e.to_string()))?;
         let generator =
             Net::from_spec(&header.generator, &params, dev).map_err(|e| bad(e.to_string()))?;
+        check_shapes(&header, &generator).map_err(bad)?;
         Ok(Self {
             header,
             generator,
@@ -586,6 +587,55 @@ impl ReleasedModel {
         }
         Ok(values)
     }
+}
+
+/// Checks that the header's latent width, conditioning and schema agree with the network
+/// the file holds, by one forward pass on a zero input: a header edited to declare a huge
+/// latent width must not make sampling allocate for it.
+fn check_shapes(header: &ModelHeader, generator: &Net) -> std::result::Result<(), String> {
+    fn first_input(spec: &[BlockSpec]) -> Option<usize> {
+        spec.iter().find_map(|b| match b {
+            BlockSpec::Linear { inp, .. } => Some(*inp),
+            BlockSpec::Residual(inner) => first_input(inner),
+            _ => None,
+        })
+    }
+    let classes = header.conditioning.as_ref().map_or(0, |c| c.classes);
+    let input = header
+        .latent_dim
+        .checked_add(classes)
+        .ok_or("the header's latent width is out of range")?;
+    if first_input(&header.generator) != Some(input) {
+        return Err(format!(
+            "the header's latent width ({} + {classes} condition columns) does not match the generator's input; the file is damaged",
+            header.latent_dim
+        ));
+    }
+    let width = Encoding::new(&header.schema)
+        .map_err(|e| e.to_string())?
+        .width;
+    if width == 0 {
+        return Err("the schema encodes no columns: there is nothing to sample".into());
+    }
+    let z = Tensor::zeros((1, input), candle_core::DType::F32, &generator.device)
+        .map_err(|e| e.to_string())?;
+    let out = generator
+        .forward(&z, None)
+        .map_err(|e| format!("the generator cannot run: {e}"))?;
+    if out.dims() != [1, width] {
+        return Err(format!(
+            "the generator writes rows of shape {:?} but the schema encodes {width} columns; the file is damaged",
+            out.dims()
+        ));
+    }
+    let finite = out
+        .flatten_all()
+        .and_then(|v| v.to_vec1::<f32>())
+        .map(|v| v.iter().all(|x| x.is_finite()));
+    if !matches!(finite, Ok(true)) {
+        return Err("the generator writes values that are not finite numbers; the file is damaged".into());
+    }
+    Ok(())
 }
 
 /// The sampling RNG: seeded when asked (reproducible), else from the operating system.

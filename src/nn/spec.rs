@@ -101,7 +101,20 @@ impl Net {
                             eps: *eps,
                         }),
                         BlockSpec::Residual(inner) => Block::Residual(walk(inner, params, k)?),
-                        BlockSpec::Head(h) => Block::Head(h.clone()),
+                        BlockSpec::Head(h) => {
+                            if h.iter().any(|s| s.len == 0 || s.start.checked_add(s.len).is_none())
+                            {
+                                return Err(NnError::Invalid(
+                                    "the architecture has an empty output head".into(),
+                                ));
+                            }
+                            Block::Head(h.clone())
+                        }
+                        BlockSpec::Dropout(p) if !(0.0..1.0).contains(p) => {
+                            return Err(NnError::Invalid(format!(
+                                "the architecture has a dropout rate of {p}, outside [0, 1)"
+                            )));
+                        }
                         BlockSpec::Dropout(p) => Block::Dropout(*p),
                     })
                 })
