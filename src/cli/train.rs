@@ -32,6 +32,9 @@ pub struct TrainArgs {
     /// Train even when δ ≥ 1/n (such a δ allows releasing a whole record outright).
     #[arg(long)]
     pub force: bool,
+    /// Train even when the estimated peak memory exceeds the memory available.
+    #[arg(long)]
+    pub force_memory: bool,
     /// Release domains read off the rows as they are: they are NOT covered by the
     /// guarantee, and the statement and --json (`non_private_domains`) say so.
     #[arg(long)]
@@ -173,6 +176,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         overrides: parse_overrides(&a.set)?,
         checkpoints: a.checkpoints.clone(),
         force_delta: a.force,
+        force_memory: a.force_memory,
         public_rows: a.public_rows,
         boost: a.boost(),
         domains: if a.estimate_domains {
@@ -244,11 +248,13 @@ fn follow(handle: job::JobHandle, epsilon: f64) -> anyhow::Result<job::RunSummar
                 summary,
                 rows,
                 width,
+                resources,
                 ..
             } => {
                 let _ = writeln!(
                     err,
-                    "dpsynth: {rows} rows, {width} encoded columns; plan: {summary}"
+                    "dpsynth: {rows} rows, {width} encoded columns; {}; plan: {summary}",
+                    resources.line()
                 );
                 if !epsilon.is_finite() {
                     let _ = writeln!(

@@ -11,7 +11,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::error::DataError;
-use super::table::{Column, Table, Values};
+use super::table::{Column, Table, TextColumn, Values};
 use crate::util::fmt::parse_number;
 
 /// Most columns a table may have: wider inputs are almost always a mistake (a transposed
@@ -155,64 +155,82 @@ pub fn parse_csv_bytes(
         ));
     }
 
-    let mut raw: Vec<(String, Vec<Option<String>>)> = Vec::with_capacity(df.width());
-    for (col, name_h) in df.columns().iter().zip(&header) {
-        let strings = col.str().map_err(|e| {
-            DataError::file(
-                name,
-                format!("column '{name_h}' could not be read as text: {e}"),
-            )
-        })?;
-        let mut cells: Vec<Option<String>> = Vec::with_capacity(n_rows);
-        for v in strings.iter() {
-            let cell = v
-                .map(str::trim)
-                .filter(|s| !s.is_empty() && !opts.missing_tokens.iter().any(|t| t == s));
-            cells.push(cell.map(str::to_string));
-        }
-        raw.push((name_h.clone(), cells));
+    // Cells are trimmed and missing tokens mapped to `None` on the fly; polars' columns
+    // are dropped one by one as they are converted, so the text and the table are never
+    // both whole in memory.
+    let tokens = &opts.missing_tokens;
+    fn cell<'a>(v: Option<&'a str>, tokens: &[String]) -> Option<&'a str> {
+        v.map(str::trim)
+            .filter(|s| !s.is_empty() && !tokens.iter().any(|t| t == s))
     }
+    let columns_in = df.into_columns();
     // A line with no value at all (a blank line, a trailing newline, a row of bare
     // separators) is not a record: it would train as a row of missing cells and make the
     // same table look different to the ledger.
     // (When nearly every row is empty, all are kept: the schema checks then name the
     // empty columns.)
-    let mut keep: Vec<bool> = (0..n_rows)
-        .map(|r| raw.iter().any(|(_, c)| c[r].is_some()))
-        .collect();
+    let mut keep = vec![false; n_rows];
+    for (col, name_h) in columns_in.iter().zip(&header) {
+        let strings = text_of(col, name_h, name)?;
+        for (k, v) in keep.iter_mut().zip(strings.iter()) {
+            *k |= cell(v, tokens).is_some();
+        }
+    }
     if keep.iter().filter(|k| **k).count() < 2 {
         keep.iter_mut().for_each(|k| *k = true);
     }
     let n_rows = keep.iter().filter(|k| **k).count();
-    let columns = raw
-        .into_iter()
-        .map(|(name, cells)| Column {
-            name,
-            values: to_values(
-                cells
-                    .into_iter()
-                    .zip(&keep)
-                    .filter_map(|(c, k)| k.then_some(c))
-                    .collect(),
-            ),
-        })
-        .collect();
+    let mut columns = Vec::with_capacity(header.len());
+    for (col, name_h) in columns_in.into_iter().zip(header) {
+        let strings = text_of(&col, &name_h, name)?;
+        let cells = || {
+            strings
+                .iter()
+                .zip(&keep)
+                .filter_map(|(v, k)| k.then(|| cell(v, tokens)))
+        };
+        let values = to_values(cells);
+        drop(col);
+        columns.push(Column {
+            name: name_h,
+            values,
+        });
+    }
     Ok(Table { columns, n_rows })
 }
 
-/// A column is numeric when every non-missing cell parses as a finite number.
-fn to_values(cells: Vec<Option<String>>) -> Values {
-    let numeric = cells.iter().flatten().all(|s| parse_number(s).is_some());
-    if numeric {
-        Values::Number(
-            cells
-                .iter()
-                .map(|c| c.as_deref().and_then(parse_number))
-                .collect(),
+/// A polars column read as text.
+fn text_of<'a>(
+    col: &'a polars::prelude::Column,
+    column: &str,
+    name: &str,
+) -> Result<&'a StringChunked, DataError> {
+    col.str().map_err(|e| {
+        DataError::file(
+            name,
+            format!("column '{column}' could not be read as text: {e}"),
         )
-    } else {
-        Values::Text(cells)
+    })
+}
+
+/// A column is numeric when every non-missing cell parses as a finite number; else text,
+/// dictionary-encoded. `cells` is walked once, twice for a text column that starts with
+/// numbers.
+fn to_values<'a, I>(cells: impl Fn() -> I) -> Values
+where
+    I: Iterator<Item = Option<&'a str>>,
+{
+    let mut numbers: Vec<Option<f64>> = Vec::new();
+    for c in cells() {
+        match c {
+            None => numbers.push(None),
+            Some(s) => match parse_number(s) {
+                Some(x) => numbers.push(Some(x)),
+                None => return Values::Text(TextColumn::from_cells(cells())),
+            },
+        }
     }
+    Values::Number(numbers)
 }
 
 fn line_of(bytes: &[u8], pos: usize) -> usize {
@@ -237,7 +255,6 @@ fn sniff_delimiter(bytes: &[u8]) -> u8 {
     let mut best = (b',', 0usize, 0usize); // (delimiter, consistent lines, fields)
     for &d in &[b',', b';', b'\t', b'|'] {
         let counts: Vec<usize> = records(sample, d)
-            .into_iter()
             .filter(|r| !r.blank)
             .map(|r| r.fields.len())
             .collect();
@@ -263,12 +280,15 @@ struct Record {
     unclosed_quote: bool,
 }
 
-/// A quote-aware split into records and field byte ranges (no unescaping: polars does that).
-fn records(bytes: &[u8], delim: u8) -> Vec<Record> {
-    let mut out = Vec::new();
+/// A quote-aware split into records and field byte ranges (no unescaping: polars does
+/// that), one record at a time: a tall file is checked without holding its records.
+fn records(bytes: &[u8], delim: u8) -> impl Iterator<Item = Record> + '_ {
     let mut i = 0;
     let mut line = 1;
-    while i < bytes.len() {
+    std::iter::from_fn(move || {
+        if i >= bytes.len() {
+            return None;
+        }
         let start_line = line;
         let mut fields = Vec::new();
         let mut field_start = i;
@@ -312,22 +332,57 @@ fn records(bytes: &[u8], delim: u8) -> Vec<Record> {
             }
             i += 1;
         }
-        out.push(Record {
+        Some(Record {
             line: start_line,
             blank,
             fields,
             unclosed_quote: in_quotes,
-        });
-    }
-    out
+        })
+    })
 }
 
-/// Checks the file's shape and returns the header names.
+/// A record's fault that outranks raggedness (it explains it): an unclosed quote or an
+/// oversized field.
+fn record_fault(r: &Record, name: &str) -> Option<DataError> {
+    if r.unclosed_quote {
+        return Some(DataError::file(
+            name,
+            format!(
+                "a quoted field that starts on line {} is never closed",
+                r.line
+            ),
+        ));
+    }
+    r.fields
+        .iter()
+        .find(|(s, e)| e - s > MAX_FIELD_BYTES)
+        .map(|(s, e)| {
+            DataError::file(
+                name,
+                format!(
+                    "line {} has a field of {} bytes; the limit is {MAX_FIELD_BYTES} bytes per cell",
+                    r.line,
+                    e - s
+                ),
+            )
+        })
+}
+
+/// Checks the file's shape and returns the header names, in one pass over the records.
 fn check_structure(bytes: &[u8], delim: u8, name: &str) -> Result<Vec<String>, DataError> {
-    let recs = records(bytes, delim);
-    let mut it = recs.iter().filter(|r| !r.blank);
-    let Some(head) = it.next() else {
-        return Err(DataError::file(name, "the file is empty"));
+    let mut recs = records(bytes, delim);
+    let head = loop {
+        match recs.next() {
+            None => return Err(DataError::file(name, "the file is empty")),
+            Some(r) => {
+                if let Some(e) = record_fault(&r, name) {
+                    return Err(e);
+                }
+                if !r.blank {
+                    break r;
+                }
+            }
+        }
     };
     if head.fields.len() > MAX_COLUMNS {
         return Err(DataError::file(
@@ -363,31 +418,14 @@ fn check_structure(bytes: &[u8], delim: u8, name: &str) -> Result<Vec<String>, D
         }
         header.push(h);
     }
-    for r in recs.iter() {
-        if r.unclosed_quote {
-            return Err(DataError::file(
-                name,
-                format!(
-                    "a quoted field that starts on line {} is never closed",
-                    r.line
-                ),
-            ));
+    // A ragged row is reported only if no record has a fault that would explain it.
+    let mut ragged = None;
+    for r in recs {
+        if let Some(e) = record_fault(&r, name) {
+            return Err(e);
         }
-        if let Some(&(s, e)) = r.fields.iter().find(|(s, e)| e - s > MAX_FIELD_BYTES) {
-            let _ = s;
-            return Err(DataError::file(
-                name,
-                format!(
-                    "line {} has a field of {} bytes; the limit is {MAX_FIELD_BYTES} bytes per cell",
-                    r.line,
-                    e - s
-                ),
-            ));
-        }
-    }
-    for r in it {
-        if r.fields.len() != header.len() {
-            return Err(DataError::file(
+        if ragged.is_none() && !r.blank && r.fields.len() != header.len() {
+            ragged = Some(DataError::file(
                 name,
                 format!(
                     "line {} has {} fields but the header has {} (ragged rows; check quoting and the delimiter)",
@@ -398,7 +436,10 @@ fn check_structure(bytes: &[u8], delim: u8, name: &str) -> Result<Vec<String>, D
             ));
         }
     }
-    Ok(header)
+    match ragged {
+        Some(e) => Err(e),
+        None => Ok(header),
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub fn table_key(t: &Table) -> String {
         for &c in &order {
             let cell = match &t.columns[c].values {
                 Values::Number(v) => v[r].map(number),
-                Values::Text(v) => v[r].as_deref().map(|s| {
+                Values::Text(v) => v.get(r).map(|s| {
                     let s = s.trim();
                     // A number stored as text (a quoted cell) reads as that number.
                     crate::util::fmt::parse_number(s).map_or_else(|| s.to_string(), number)

@@ -232,7 +232,7 @@ impl Encoding {
             let col = match spec.kind {
                 Kind::Binary | Kind::Categorical => {
                     let cats = spec.categories().unwrap_or(&[]);
-                    let mut cells: Vec<Option<String>> = Vec::with_capacity(n);
+                    let mut cells: Vec<Option<&str>> = Vec::with_capacity(n);
                     for r in 0..n {
                         let row = &values
                             [r * self.width + main.start..r * self.width + main.start + main.len];
@@ -242,7 +242,7 @@ impl Encoding {
                             pick(row, mode, rng)
                         };
                         let missing = missing_at(r, rng) || k >= cats.len();
-                        cells.push(if missing { None } else { Some(cats[k].clone()) });
+                        cells.push(if missing { None } else { Some(cats[k].as_str()) });
                     }
                     categorical_values(spec, cells)
                 }
@@ -272,7 +272,7 @@ impl Encoding {
 
 /// Category values that all read as numbers come back as a numeric column, so a decoded
 /// `label` column prints `7`, not `"7"`.
-fn categorical_values(spec: &ColumnSpec, cells: Vec<Option<String>>) -> Values {
+fn categorical_values(spec: &ColumnSpec, cells: Vec<Option<&str>>) -> Values {
     let numeric = spec.categories().is_some_and(|c| {
         c.iter()
             .all(|s| crate::util::fmt::parse_number(s).is_some())
@@ -281,11 +281,11 @@ fn categorical_values(spec: &ColumnSpec, cells: Vec<Option<String>>) -> Values {
         Values::Number(
             cells
                 .iter()
-                .map(|c| c.as_deref().and_then(crate::util::fmt::parse_number))
+                .map(|c| c.and_then(crate::util::fmt::parse_number))
                 .collect(),
         )
     } else {
-        Values::Text(cells)
+        Values::Text(super::table::TextColumn::from_cells(cells))
     }
 }
 
@@ -299,7 +299,7 @@ fn category_index(cats: &[String]) -> std::collections::HashMap<&str, usize> {
 fn is_missing(col: &Column, r: usize) -> bool {
     match &col.values {
         Values::Number(v) => v[r].is_none(),
-        Values::Text(v) => v[r].is_none(),
+        Values::Text(v) => v.get(r).is_none(),
     }
 }
 

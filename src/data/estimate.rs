@@ -162,7 +162,7 @@ pub fn estimate_domains(
                 Values::Number(v) => v.clone(),
                 Values::Text(v) => v
                     .iter()
-                    .map(|c| c.as_deref().and_then(crate::util::fmt::parse_number))
+                    .map(|c| c.and_then(crate::util::fmt::parse_number))
                     .collect(),
             };
             let d = estimate_number(&values, plan.std, rng);

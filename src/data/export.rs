@@ -29,7 +29,7 @@ pub fn csv_bytes(t: &Table, header: bool) -> Result<Vec<u8>, DataError> {
             }
             Values::Number(v) => polars::prelude::Column::new(name, v.as_slice()),
             Values::Text(v) => {
-                let s: Vec<Option<&str>> = v.iter().map(|x| x.as_deref()).collect();
+                let s: Vec<Option<&str>> = v.iter().collect();
                 polars::prelude::Column::new(name, s)
             }
         };

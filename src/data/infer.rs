@@ -181,12 +181,16 @@ fn looks_like_thousands(s: &str) -> bool {
 }
 
 /// Rejects text columns that are really numbers written badly.
-fn check_mixed(name: &str, v: &[Option<String>], present: usize) -> Result<(), DataError> {
-    if let Some((row, s)) = v.iter().enumerate().find_map(|(i, c)| {
-        c.as_ref()
-            .filter(|s| looks_like_thousands(s))
-            .map(|s| (i, s))
-    }) {
+fn check_mixed(
+    name: &str,
+    v: &super::table::TextColumn,
+    present: usize,
+) -> Result<(), DataError> {
+    if let Some((row, s)) = v
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| c.filter(|s| looks_like_thousands(s)).map(|s| (i, s)))
+    {
         let rest_numeric = v
             .iter()
             .flatten()
@@ -210,11 +214,7 @@ fn check_mixed(name: &str, v: &[Option<String>], present: usize) -> Result<(), D
         let (row, s) = v
             .iter()
             .enumerate()
-            .find_map(|(i, c)| {
-                c.as_ref()
-                    .filter(|s| parse_number(s).is_none())
-                    .map(|s| (i, s.as_str()))
-            })
+            .find_map(|(i, c)| c.filter(|s| parse_number(s).is_none()).map(|s| (i, s)))
             .unwrap_or((0, ""));
         return Err(DataError::column(
             name,

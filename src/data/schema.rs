@@ -371,9 +371,8 @@ impl Schema {
                         .iter()
                         .enumerate()
                         .find_map(|(i, c)| {
-                            c.as_ref()
-                                .filter(|s| crate::util::fmt::parse_number(s).is_none())
-                                .map(|s| (i, s.as_str()))
+                            c.filter(|s| crate::util::fmt::parse_number(s).is_none())
+                                .map(|s| (i, s))
                         })
                         .unwrap_or((0, ""));
                     return Err(DataError::column(

@@ -1,9 +1,11 @@
 //! An in-memory table, column by column. Cells are `None` when missing.
 //!
 //! Numbers and text are kept apart so a numeric column costs 16 bytes a cell, and so a
-//! decoded synthetic table prints numbers as numbers.
+//! decoded synthetic table prints numbers as numbers. Text is dictionary-encoded
+//! ([`TextColumn`]): each distinct string is stored once and a cell costs 4 bytes, so a
+//! tall table of categories costs about what its codes do, not its strings.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A named table; every column has `n_rows` cells.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +25,116 @@ pub struct Column {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Values {
     Number(Vec<Option<f64>>),
-    Text(Vec<Option<String>>),
+    Text(TextColumn),
+}
+
+/// Text cells, dictionary-encoded: the distinct strings once, a code per cell.
+#[derive(Debug, Clone, Default)]
+pub struct TextColumn {
+    levels: Vec<String>,
+    codes: Vec<u32>,
+}
+
+/// The code of a missing cell.
+const MISSING: u32 = u32::MAX;
+
+impl TextColumn {
+    /// The cell at `i` (`None` when missing or out of range).
+    pub fn get(&self, i: usize) -> Option<&str> {
+        match self.codes.get(i) {
+            Some(&c) if c != MISSING => Some(self.levels[c as usize].as_str()),
+            _ => None,
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        self.codes.iter().map(move |&c| {
+            (c != MISSING).then(|| self.levels[c as usize].as_str())
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// The distinct strings the cells point into (possibly some no cell uses any more).
+    pub fn dictionary(&self) -> &[String] {
+        &self.levels
+    }
+
+    /// Each cell's index into [`Self::dictionary`], `None` when missing.
+    pub fn codes(&self) -> impl Iterator<Item = Option<usize>> + '_ {
+        self.codes
+            .iter()
+            .map(|&c| (c != MISSING).then_some(c as usize))
+    }
+
+    /// Builds a column cell by cell (see [`TextBuilder`]).
+    pub fn from_cells<'a>(cells: impl IntoIterator<Item = Option<&'a str>>) -> Self {
+        let mut b = TextBuilder::default();
+        for c in cells {
+            b.push(c);
+        }
+        b.finish()
+    }
+
+    /// The cells at `idx`, in that order (same dictionary).
+    pub fn select(&self, idx: &[usize]) -> Self {
+        Self {
+            levels: self.levels.clone(),
+            codes: idx.iter().map(|&i| self.codes[i]).collect(),
+        }
+    }
+}
+
+impl PartialEq for TextColumn {
+    /// Equal when the cells are (dictionaries may differ in order or unused entries).
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl FromIterator<Option<String>> for TextColumn {
+    fn from_iter<I: IntoIterator<Item = Option<String>>>(iter: I) -> Self {
+        let mut b = TextBuilder::default();
+        for c in iter {
+            b.push(c.as_deref());
+        }
+        b.finish()
+    }
+}
+
+/// Builds a [`TextColumn`] one cell at a time.
+#[derive(Debug, Default)]
+pub struct TextBuilder {
+    index: HashMap<String, u32>,
+    col: TextColumn,
+}
+
+impl TextBuilder {
+    pub fn push(&mut self, cell: Option<&str>) {
+        let code = match cell {
+            None => MISSING,
+            Some(s) => match self.index.get(s) {
+                Some(&c) => c,
+                None => {
+                    let c = self.col.levels.len() as u32;
+                    self.col.levels.push(s.to_string());
+                    self.index.insert(s.to_string(), c);
+                    c
+                }
+            },
+        };
+        self.col.codes.push(code);
+    }
+
+    pub fn finish(self) -> TextColumn {
+        self.col
+    }
 }
 
 impl Values {
@@ -44,7 +155,7 @@ impl Column {
     pub fn text(&self, row: usize) -> Option<String> {
         match &self.values {
             Values::Number(v) => v.get(row).copied().flatten().map(crate::util::fmt::number),
-            Values::Text(v) => v.get(row).cloned().flatten(),
+            Values::Text(v) => v.get(row).map(str::to_string),
         }
     }
 
@@ -68,12 +179,7 @@ impl Column {
                 .map(|x| x.to_bits())
                 .collect::<HashSet<_>>()
                 .len(),
-            Values::Text(v) => v
-                .iter()
-                .flatten()
-                .map(String::as_str)
-                .collect::<HashSet<_>>()
-                .len(),
+            Values::Text(v) => v.codes().flatten().collect::<HashSet<_>>().len(),
         }
     }
 
@@ -93,13 +199,10 @@ impl Column {
                 xs.into_iter().map(crate::util::fmt::number).collect()
             }
             Values::Text(v) => {
-                let mut s: Vec<String> = v
-                    .iter()
-                    .flatten()
-                    .map(String::as_str)
-                    .collect::<HashSet<_>>()
+                let used: HashSet<usize> = v.codes().flatten().collect();
+                let mut s: Vec<String> = used
                     .into_iter()
-                    .map(str::to_string)
+                    .map(|c| v.dictionary()[c].clone())
                     .collect();
                 s.sort();
                 s
@@ -126,7 +229,7 @@ impl Table {
                 name: c.name.clone(),
                 values: match &c.values {
                     Values::Number(v) => Values::Number(idx.iter().map(|&i| v[i]).collect()),
-                    Values::Text(v) => Values::Text(idx.iter().map(|&i| v[i].clone()).collect()),
+                    Values::Text(v) => Values::Text(v.select(idx)),
                 },
             })
             .collect();
@@ -186,11 +289,13 @@ impl Table {
                 }
                 Values::Number(v)
             } else {
-                let mut v = Vec::new();
+                let mut v = TextBuilder::default();
                 for (c, t) in cols.iter().zip(parts) {
-                    v.extend((0..t.n_rows).map(|r| c.text(r)));
+                    for r in 0..t.n_rows {
+                        v.push(c.text(r).as_deref());
+                    }
                 }
-                Values::Text(v)
+                Values::Text(v.finish())
             };
             columns.push(Column {
                 name: col.name.clone(),

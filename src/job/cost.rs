@@ -49,6 +49,8 @@ pub struct Cost {
     pub delta_rule: Option<DeltaRule>,
     /// The δ of the dataset's ledger record, when it has one (the window proposes it).
     pub dataset_delta: Option<f64>,
+    /// Estimated peak memory and time, when the table's schema is known.
+    pub resources: Option<super::resources::Resources>,
 }
 
 impl Cost {
@@ -121,6 +123,18 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         .map(|d| d.charges.clone())
         .unwrap_or_default();
     let plan = method.plan(req.rows, budget, &prior)?;
+    if let Some(schema) = &req.schema {
+        if let Ok(enc) = crate::data::encode::Encoding::new(schema) {
+            let f = method.footprint(req.rows, enc.width);
+            c.resources = Some(super::resources::estimate(
+                &f,
+                req.rows,
+                schema.columns.len(),
+                enc.width,
+                true,
+            ));
+        }
+    }
     let charges: Vec<_> = prior.iter().chain(&plan.charges).copied().collect();
     let orders = ledger.orders();
     let rule = DeltaRule::of(&ledger, &req.dataset, req.delta)?;

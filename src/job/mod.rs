@@ -15,6 +15,7 @@
 pub mod cost;
 mod error;
 pub mod evaluation;
+pub mod resources;
 mod run;
 pub mod services;
 
@@ -68,6 +69,8 @@ pub struct RunConfig {
     /// Train even when δ ≥ 1/n (refused otherwise: such a δ permits releasing a record).
     #[serde(default)]
     pub force_delta: bool,
+    /// Train even when the memory estimate exceeds the memory available.
+    pub force_memory: bool,
     /// The number of records as a public fact the user gives (e.g. from a census count):
     /// sampling rates, steps and σ are then computed from it, so nothing in the release
     /// depends on the exact row count. `None`: the data's row count is treated as public.
@@ -160,6 +163,8 @@ pub enum Event {
         planned_epsilon: f64,
         rows: usize,
         width: usize,
+        /// The estimated peak memory and time.
+        resources: resources::Resources,
     },
     Progress(Progress),
     /// The budget as it stands, at one δ: the dataset ledger's (the figure both

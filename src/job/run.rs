@@ -299,6 +299,33 @@ fn probe_writable(dir: &Path) -> std::io::Result<()> {
         .map(drop)
 }
 
+/// The run's memory and time estimate; refused (before anything is reserved) when the
+/// memory is not there, unless the user forces it.
+fn estimate_resources(
+    cfg: &RunConfig,
+    loaded: &Loaded,
+    method: &(dyn crate::methods::Synthesizer + Send),
+) -> Result<super::resources::Resources, JobError> {
+    let (rows, columns, width) = match loaded {
+        Loaded::Table { table, schema } => {
+            let width = Encoding::new(schema)
+                .map_err(|e| JobError::file(&cfg.data, e))?
+                .width;
+            (table.n_rows, table.n_cols(), width)
+        }
+        Loaded::Images(e) => (e.data.n_rows, 0, e.data.width),
+    };
+    let cpu = cfg.device == crate::nn::device::DeviceChoice::Cpu;
+    let r = super::resources::estimate(&method.footprint(rows, width), rows, columns, width, cpu);
+    if std::env::var_os("DPSYNTH_DEBUG_FOOTPRINT").is_some() {
+        eprintln!("footprint {:?}", r.footprint);
+    }
+    if let Some(why) = r.refusal().filter(|_| !cfg.force_memory) {
+        return Err(JobError::CannotPlan(why));
+    }
+    Ok(r)
+}
+
 /// The method a run asks for, after checking that it fits the request.
 fn method_for(cfg: &RunConfig) -> Result<(&'static MethodInfo, bool), JobError> {
     let info = super::method(&cfg.method)?;
@@ -445,7 +472,7 @@ fn train_and_save(
     cfg: &RunConfig,
     method: &mut dyn crate::methods::Synthesizer,
     plan: &crate::methods::Plan,
-    enc: &Encoded,
+    mut enc: Encoded,
     device: &candle_core::Device,
     spend: Spend<'_>,
     send: &(dyn Fn(Event) + Sync),
@@ -478,7 +505,9 @@ fn train_and_save(
     let images = enc.kind == DataKind::Images;
     let mut checkpoint = |c: Checkpoint| checkpoint_sink(cfg, images, c, send);
     let trained = (|| -> Result<_, JobError> {
-        let data = Tensor::from_vec(enc.data.values.clone(), (n, enc.data.width), device)
+        // Moved, not copied: the encoded rows exist once (a tall table's largest buffer).
+        let values = std::mem::take(&mut enc.data.values);
+        let data = Tensor::from_vec(values, (n, enc.data.width), device)
             .map_err(|e| JobError::Training(e.to_string()))?;
         Ok(method.train(TrainSetup {
             plan,
@@ -541,6 +570,7 @@ pub(super) fn run(
         .unwrap_or_default();
     let plan = method.plan(n, budget, &prior)?;
     let charges: Vec<Charge> = prior.iter().chain(&plan.charges).copied().collect();
+    let resources = estimate_resources(cfg, &loaded, method.as_ref())?;
     // Checked before the ledger reserves anything: a plan that fails here costs nothing.
     let mut accountant = if private {
         Accountant::for_plan(budget, &charges)
@@ -590,12 +620,13 @@ pub(super) fn run(
         planned_epsilon: plan.epsilon,
         rows: n,
         width: enc.data.width,
+        resources,
     });
     let (model, steps, cancelled) = train_and_save(
         cfg,
         method.as_mut(),
         &plan,
-        &enc,
+        enc,
         &device,
         Spend {
             accountant: &mut accountant,

@@ -367,6 +367,7 @@ impl Synthesizer for DpAutoGan {
                 ))
                 .saturating_add(super::Footprint::phase(gen_steps, cap(c.gan_batch), phase2)),
             batch: cap(c.ae_batch).max(2 * cap(c.gan_batch)),
+            steps: c.ae_steps + c.critic_steps + gen_steps,
             widest: width.max(mid) as u64,
             extra_values: 0,
         }

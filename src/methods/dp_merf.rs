@@ -199,6 +199,7 @@ impl Synthesizer for DpMerf {
                 .saturating_mul(features)
                 .saturating_add(super::Footprint::phase(c.steps, batch, generator + features)),
             batch,
+            steps: c.steps,
             widest: gd.iter().copied().max().unwrap_or(1).max(c.features) as u64,
             extra_values: features,
         }

@@ -210,6 +210,8 @@ pub struct Footprint {
     pub passes: u64,
     /// The largest batch a step holds, in rows.
     pub batch: u64,
+    /// Optimizer steps of every network (each has a fixed cost besides its arithmetic).
+    pub steps: u64,
     /// The widest layer a step's batch passes through (activations are batch × this).
     pub widest: u64,
     /// Values held besides the encoded data and the networks (random features, a boosted

@@ -381,6 +381,9 @@ impl Synthesizer for PateGan {
                     k.saturating_mul(teacher) + generator + student,
                 )),
             batch: (c.teacher_batch as u64).max(labels),
+            steps: c
+                .generator_steps
+                .saturating_mul(c.teacher_steps.saturating_mul(k) + c.student_steps + 1),
             widest: gd.iter().chain(&sd).copied().max().unwrap_or(1) as u64,
             extra_values: (c.replay as u64).saturating_mul(width as u64),
         }

@@ -340,6 +340,7 @@ impl Synthesizer for Pearl {
                 .saturating_mul(features)
                 .saturating_add(super::Footprint::phase(c.steps, batch, generator + features)),
             batch,
+            steps: c.steps + c.steps / c.critic_every.max(1),
             widest: gd.iter().copied().max().unwrap_or(1).max(c.features) as u64,
             extra_values: features.saturating_mul(2),
         }

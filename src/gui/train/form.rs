@@ -433,6 +433,16 @@ impl Form {
                     if !c.summary.is_empty() {
                         ui.label(&c.summary);
                     }
+                    if let Some(r) = &c.resources {
+                        match r.refusal() {
+                            Some(why) => {
+                                ui.colored_label(ui.visuals().warn_fg_color, why);
+                            }
+                            None => {
+                                ui.label(r.line());
+                            }
+                        }
+                    }
                     if let Some(job::cost::DeltaRule::Adopt { was }) = c.delta_rule {
                         ui.label(format!(
                             "Nothing has been spent on this dataset yet: this run sets its δ to {} (was {was}).",

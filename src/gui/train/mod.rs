@@ -253,6 +253,7 @@ impl TrainPanel {
             // The window shows uncovered domains in the statement before and after a run.
             domains: job::DomainPolicy::AllowData,
             force_delta: false,
+            force_memory: false,
             public_rows: self.form.advanced.public_rows()?,
             boost: self.form.boost_config()?,
         })

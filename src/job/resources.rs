@@ -1,0 +1,173 @@
+//! How much memory and time a run will take, known before it starts, from the method's
+//! [`Footprint`] and the data's shape alone — and a refusal, with what to change, when the
+//! memory is not there.
+//!
+//! The model (bytes):
+//!
+//! ```text
+//! peak = BASE                                  process, libraries, allocator
+//!      + n · columns · TABLE_CELL              the loaded table
+//!      + n · width · 4                         the encoded rows (f32), moved into the tensor
+//!      + params · 4 · NET_COPIES               weights, gradients, two Adam moments, a copy
+//!      + batch · widest · 4 · ACTIVATION_COPIES   one step's activations and their gradients
+//!      + extra · 4                             random features, snapshots, a boosted set
+//! ```
+//!
+//! and time = passes · FLOPS_PER_PASS / CPU_FLOPS + steps · STEP_SECONDS + SETUP, where a
+//! pass is one row through one parameter, forward and backward (≈ 6 flops with DP-SGD's
+//! clipping), and every optimizer step has a fixed cost besides.
+//! The constants were fitted on the 2-core development machine (see the README's
+//! "Resources" section for the measurements); a GPU run's time is not estimated.
+
+use serde::Serialize;
+
+use crate::methods::Footprint;
+
+const BASE: u64 = 150 << 20;
+/// Bytes a loaded table holds per cell (numbers as `Option<f64>`, text as dictionary codes).
+pub const TABLE_CELL: u64 = 16;
+const NET_COPIES: u64 = 6;
+const ACTIVATION_COPIES: u64 = 12;
+const FLOPS_PER_PASS: f64 = 6.0;
+/// Effective training throughput on two cores (fitted: see the module doc).
+const CPU_FLOPS: f64 = 1.6e10;
+const SETUP_SECONDS: f64 = 1.0;
+/// Fixed cost of one optimizer step (kernel launches, allocation, bookkeeping).
+const STEP_SECONDS: f64 = 60e-6;
+/// Share of the available memory a run may plan to use.
+const HEADROOM: f64 = 0.9;
+
+/// A run's estimated peak memory and time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Resources {
+    pub peak_bytes: u64,
+    /// `None` off the CPU (a GPU's speed is not modelled).
+    pub seconds: Option<f64>,
+    /// Memory available to the process now (`None` where it cannot be read).
+    pub available_bytes: Option<u64>,
+    pub footprint: Footprint,
+}
+
+/// The estimate for `f` on `n` rows of `columns` table columns encoded into `width`.
+pub fn estimate(f: &Footprint, n: usize, columns: usize, width: usize, cpu: bool) -> Resources {
+    let (n, columns, width) = (n as u64, columns as u64, width as u64);
+    let peak = BASE
+        .saturating_add(n.saturating_mul(columns).saturating_mul(TABLE_CELL))
+        .saturating_add(n.saturating_mul(width).saturating_mul(4))
+        .saturating_add(f.params.saturating_mul(4 * NET_COPIES))
+        .saturating_add(
+            f.batch
+                .saturating_mul(f.widest)
+                .saturating_mul(4 * ACTIVATION_COPIES),
+        )
+        .saturating_add(f.extra_values.saturating_mul(4));
+    Resources {
+        peak_bytes: peak,
+        seconds: cpu.then(|| {
+            f.passes as f64 * FLOPS_PER_PASS / CPU_FLOPS
+                + f.steps as f64 * STEP_SECONDS
+                + SETUP_SECONDS
+        }),
+        available_bytes: available_memory(),
+        footprint: *f,
+    }
+}
+
+impl Resources {
+    /// One line for the cost preview and `train`'s first lines.
+    pub fn line(&self) -> String {
+        let time = match self.seconds {
+            Some(s) => format!(", about {} on this machine's CPU", duration(s)),
+            None => String::new(),
+        };
+        let avail = match self.available_bytes {
+            Some(a) => format!(" of {} available", bytes(a)),
+            None => String::new(),
+        };
+        format!(
+            "estimated peak memory {}{avail}{time}",
+            bytes(self.peak_bytes)
+        )
+    }
+
+    /// Why the run cannot start here, with what to change; `None` when it fits.
+    pub fn refusal(&self) -> Option<String> {
+        let avail = self.available_bytes?;
+        if (self.peak_bytes as f64) <= HEADROOM * avail as f64 {
+            return None;
+        }
+        Some(format!(
+            "this run would need about {} of memory but {} are available, so it was stopped before reading the data or spending budget. Try the `tiny` preset, fewer categorical levels (merge rare ones, or mark a column ignored), fewer rows, or smaller images; --force-memory runs it anyway",
+            bytes(self.peak_bytes),
+            bytes(avail)
+        ))
+    }
+}
+
+/// `MemAvailable` from `/proc/meminfo`, capped by a cgroup limit when one is set.
+pub fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = info
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let mut avail = kb.saturating_mul(1024);
+    if let Ok(limit) = std::fs::read_to_string("/sys/fs/cgroup/memory.max") {
+        if let Ok(l) = limit.trim().parse::<u64>() {
+            avail = avail.min(l);
+        }
+    }
+    Some(avail)
+}
+
+/// Bytes in MB or GB, for people.
+pub fn bytes(b: u64) -> String {
+    let mb = b as f64 / (1u64 << 20) as f64;
+    if mb < 1024.0 {
+        format!("{mb:.0} MB")
+    } else {
+        format!("{:.1} GB", mb / 1024.0)
+    }
+}
+
+fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{:.0} s", s.max(1.0))
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_does_not_fit_is_refused_with_advice() {
+        let f = Footprint {
+            params: 1_000,
+            passes: (3.0 * CPU_FLOPS / FLOPS_PER_PASS) as u64,
+            batch: 64,
+            steps: 0,
+            widest: 100,
+            extra_values: 0,
+        };
+        let mut r = estimate(&f, 1_000, 10, 100, true);
+        assert!(r.peak_bytes > BASE && r.peak_bytes < BASE + (2 << 20));
+        assert!((r.seconds.unwrap() - (3.0 + SETUP_SECONDS)).abs() < 1e-6);
+        r.available_bytes = Some(100 << 20);
+        let why = r.refusal().unwrap();
+        assert!(why.contains("tiny") && why.contains("MB"), "{why}");
+        r.available_bytes = Some(64 << 30);
+        assert!(r.refusal().is_none());
+        // Sizes from user input saturate instead of overflowing.
+        let huge = estimate(&f, usize::MAX, usize::MAX, usize::MAX, false);
+        assert_eq!(huge.peak_bytes, u64::MAX);
+        assert!(huge.seconds.is_none());
+    }
+}
