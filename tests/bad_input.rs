@@ -114,6 +114,27 @@ fn a_missing_file_names_itself() {
     let out = dpsynth(&["inspect", "/nonexistent/dir/data.csv"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("/nonexistent/dir/data.csv"));
+    // Each message names the file, and says what happened, once.
+    let m = "/nonexistent/dir/m.dpsynth";
+    for args in [
+        &["inspect", "/nonexistent/dir/data.csv"][..],
+        &["sample", "--model", m, "--rows", "5", "--out", "/tmp/x.csv"][..],
+        &[
+            "train",
+            "--data",
+            "/nonexistent/dir/data.csv",
+            "--method",
+            "dp-gan",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+        ][..],
+    ] {
+        let err = stderr(&dpsynth(args));
+        assert_eq!(err.matches("/nonexistent/dir/").count(), 1, "{err}");
+        assert_eq!(err.matches("No such file").count(), 1, "{err}");
+    }
 }
 
 #[test]

@@ -41,6 +41,7 @@ fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
         checkpoints: None,
         domains: job::DomainPolicy::AllowData,
         force_delta: false,
+        force_memory: false,
         public_rows: None,
         boost: None,
     };
@@ -144,4 +145,26 @@ fn unknown_methods_are_bad_usage_and_planned_ones_say_so() {
     let o = run("mst");
     assert_eq!(o.status.code(), Some(1));
     assert!(common::stderr(&o).contains("not available yet"));
+}
+
+/// Wide tables: every method's networks grow linearly in the encoded width (hidden widths
+/// derived from it are capped), so doubling a 20,000-wide table at most doubles the
+/// parameters, and a 20,000-wide table stays well under what fits in memory.
+#[test]
+fn networks_grow_linearly_with_the_encoded_width() {
+    let none = serde_json::Map::new();
+    for info in dpsynth::methods::registry::METHODS {
+        let m = info.instantiate("quick", 1.0, &none).unwrap();
+        let (a, b) = (m.footprint(200, 20_000), m.footprint(200, 40_000));
+        assert!(a.params < 100_000_000, "{}: {a:?}", info.id);
+        assert!(
+            b.params as f64 <= 2.05 * a.params as f64,
+            "{}: {} → {}",
+            info.id,
+            a.params,
+            b.params
+        );
+        let r = dpsynth::job::resources::estimate(&a, 200, 200, 20_000, true);
+        assert!(r.peak_bytes < 4 << 30, "{}: {}", info.id, r.peak_bytes);
+    }
 }

@@ -31,6 +31,7 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         checkpoints: None,
         domains: Default::default(),
         force_delta: false,
+        force_memory: false,
         public_rows: None,
         boost: None,
     }

@@ -242,7 +242,11 @@ impl Encoding {
                             pick(row, mode, rng)
                         };
                         let missing = missing_at(r, rng) || k >= cats.len();
-                        cells.push(if missing { None } else { Some(cats[k].as_str()) });
+                        cells.push(if missing {
+                            None
+                        } else {
+                            Some(cats[k].as_str())
+                        });
                     }
                     categorical_values(spec, cells)
                 }

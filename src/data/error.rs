@@ -7,13 +7,10 @@ pub enum DataError {
     /// The file exists but its content is not usable; `message` says why and where.
     #[error("{path}: {message}")]
     File { path: String, message: String },
-    /// The operating system refused to read or write a file.
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The operating system refused to read or write a file. (Not a `#[source]`: the
+    /// message already says it, and error chains would print it twice.)
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     /// A schema (from a file or from inference) is contradictory or does not fit the data.
     #[error("{0}")]
     Schema(String),
@@ -40,7 +37,7 @@ impl DataError {
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
         Self::Io {
             path: path.display().to_string(),
-            source,
+            error: source,
         }
     }
 }

@@ -182,13 +182,21 @@ fn read_idx_from(
                 dims[0],
                 dims[1],
                 dims[2],
-                if payload.len() > declared { "more than " } else { "" },
+                if payload.len() > declared {
+                    "more than "
+                } else {
+                    ""
+                },
                 payload.len().min(declared)
             )
         } else {
             format!(
                 "declares {declared} labels but holds {}{}",
-                if payload.len() > declared { "more than " } else { "" },
+                if payload.len() > declared {
+                    "more than "
+                } else {
+                    ""
+                },
                 payload.len().min(declared)
             )
         };

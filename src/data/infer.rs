@@ -181,11 +181,7 @@ fn looks_like_thousands(s: &str) -> bool {
 }
 
 /// Rejects text columns that are really numbers written badly.
-fn check_mixed(
-    name: &str,
-    v: &super::table::TextColumn,
-    present: usize,
-) -> Result<(), DataError> {
+fn check_mixed(name: &str, v: &super::table::TextColumn, present: usize) -> Result<(), DataError> {
     if let Some((row, s)) = v
         .iter()
         .enumerate()

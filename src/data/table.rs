@@ -48,9 +48,9 @@ impl TextColumn {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
-        self.codes.iter().map(move |&c| {
-            (c != MISSING).then(|| self.levels[c as usize].as_str())
-        })
+        self.codes
+            .iter()
+            .map(move |&c| (c != MISSING).then(|| self.levels[c as usize].as_str()))
     }
 
     pub fn len(&self) -> usize {

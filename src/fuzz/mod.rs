@@ -116,13 +116,38 @@ impl Target {
     fn tokens(self) -> &'static [&'static [u8]] {
         match self {
             Target::Csv => &[
-                b"NaN", b"1e309", b"-0", b"?", b"\"\"", b"\r\n", b",,,", b" 1.5 ", b"label",
-                b"pixel0", b"99999999999999999999999", b"\xEF\xBB\xBF", b"\"a\nb\"",
+                b"NaN",
+                b"1e309",
+                b"-0",
+                b"?",
+                b"\"\"",
+                b"\r\n",
+                b",,,",
+                b" 1.5 ",
+                b"label",
+                b"pixel0",
+                b"99999999999999999999999",
+                b"\xEF\xBB\xBF",
+                b"\"a\nb\"",
             ],
-            Target::Idx => &[b"\x00\x00\x08\x03", b"\x00\x00\x08\x01", b"\xff\xff\xff\xff"],
+            Target::Idx => &[
+                b"\x00\x00\x08\x03",
+                b"\x00\x00\x08\x01",
+                b"\xff\xff\xff\xff",
+            ],
             Target::Schema | Target::Model => &[
-                b"null", b"-1", b"1e400", b"\"\"", b"[]", b"{}", b"true", b"\"categorical\"",
-                b"\"continuous\"", b"\"binary\"", b"0.0", b"4294967296",
+                b"null",
+                b"-1",
+                b"1e400",
+                b"\"\"",
+                b"[]",
+                b"{}",
+                b"true",
+                b"\"categorical\"",
+                b"\"continuous\"",
+                b"\"binary\"",
+                b"0.0",
+                b"4294967296",
             ],
         }
     }

@@ -7,8 +7,8 @@ use rand::{Rng as _, RngCore as _};
 
 /// Bytes that change a parser's path: separators, quotes, line ends, signs, exponents.
 const INTERESTING: &[u8] = &[
-    0, 0xff, 0x7f, 0x80, b',', b';', b'\t', b'|', b'"', b'\n', b'\r', b'-', b'.', b'e', b'0',
-    b'9', b' ', b'{', b'}', b'[', b']', b':', 0x1f, 0x8b, 3, 1, 8,
+    0, 0xff, 0x7f, 0x80, b',', b';', b'\t', b'|', b'"', b'\n', b'\r', b'-', b'.', b'e', b'0', b'9',
+    b' ', b'{', b'}', b'[', b']', b':', 0x1f, 0x8b, 3, 1, 8,
 ];
 
 /// The largest input a mutation may produce (bigger inputs only slow the loop down).
@@ -26,7 +26,13 @@ pub fn mutate(input: &mut Vec<u8>, tokens: &[&[u8]], others: &[Vec<u8>], rng: &m
 
 fn one(v: &mut Vec<u8>, tokens: &[&[u8]], others: &[Vec<u8>], rng: &mut StdRng) {
     let len = v.len();
-    let at = |rng: &mut StdRng| if len == 0 { 0 } else { rng.random_range(0..len) };
+    let at = |rng: &mut StdRng| {
+        if len == 0 {
+            0
+        } else {
+            rng.random_range(0..len)
+        }
+    };
     match rng.random_range(0..10) {
         0 if len > 0 => {
             let i = at(rng);
@@ -74,8 +80,14 @@ fn one(v: &mut Vec<u8>, tokens: &[&[u8]], others: &[Vec<u8>], rng: &mut StdRng) 
         8 if len > 0 => {
             // Repeats one line many times: tall inputs from small seeds.
             let i = at(rng);
-            let start = v[..i].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-            let end = v[i..].iter().position(|&b| b == b'\n').map_or(len, |p| i + p + 1);
+            let start = v[..i]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            let end = v[i..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(len, |p| i + p + 1);
             let line: Vec<u8> = v[start..end].to_vec();
             let times = rng.random_range(2..200);
             for _ in 0..times {

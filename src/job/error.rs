@@ -37,9 +37,16 @@ pub enum JobError {
 
 impl JobError {
     pub(crate) fn file(path: &std::path::Path, e: impl std::fmt::Display) -> Self {
+        // Lower layers often name the file already: say it once.
+        let message = e.to_string();
+        let prefix = format!("{}: ", path.display());
+        let message = message
+            .strip_prefix(&prefix)
+            .map(str::to_string)
+            .unwrap_or(message);
         Self::File {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message,
         }
     }
 

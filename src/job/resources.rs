@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! peak = BASE                                  process, libraries, allocator
-//!      + n · columns · TABLE_CELL              the loaded table
+//!      + n · columns · TABLE_CELL              the table as loaded
 //!      + n · width · 4                         the encoded rows (f32), moved into the tensor
 //!      + params · 4 · NET_COPIES               weights, gradients, two Adam moments, a copy
 //!      + batch · widest · 4 · ACTIVATION_COPIES   one step's activations and their gradients
@@ -24,10 +24,12 @@ use serde::Serialize;
 use crate::methods::Footprint;
 
 const BASE: u64 = 150 << 20;
-/// Bytes a loaded table holds per cell (numbers as `Option<f64>`, text as dictionary codes).
-pub const TABLE_CELL: u64 = 16;
-const NET_COPIES: u64 = 6;
-const ACTIVATION_COPIES: u64 = 12;
+/// Bytes per table cell at the loading peak: polars' text columns while they are converted
+/// (about 34 bytes a cell measured on Adult), then numbers as `Option<f64>` and text as
+/// 4-byte dictionary codes (16 and 4); fitted to the peak RSS of `scripts/bench_scale.sh`.
+pub const TABLE_CELL: u64 = 32;
+const NET_COPIES: u64 = 8;
+const ACTIVATION_COPIES: u64 = 20;
 const FLOPS_PER_PASS: f64 = 6.0;
 /// Effective training throughput on two cores (fitted: see the module doc).
 const CPU_FLOPS: f64 = 1.6e10;
@@ -74,13 +76,23 @@ pub fn estimate(f: &Footprint, n: usize, columns: usize, width: usize, cpu: bool
 }
 
 impl Resources {
-    /// One line for the cost preview and `train`'s first lines.
+    /// One line for `train`'s first lines.
     pub fn line(&self) -> String {
+        self.describe(true)
+    }
+
+    /// [`Self::line`] without the machine's free memory, which changes from moment to
+    /// moment (the window's preview; the refusal names it when it matters).
+    pub fn line_without_available(&self) -> String {
+        self.describe(false)
+    }
+
+    fn describe(&self, with_available: bool) -> String {
         let time = match self.seconds {
             Some(s) => format!(", about {} on this machine's CPU", duration(s)),
             None => String::new(),
         };
-        let avail = match self.available_bytes {
+        let avail = match self.available_bytes.filter(|_| with_available) {
             Some(a) => format!(" of {} available", bytes(a)),
             None => String::new(),
         };

@@ -262,6 +262,7 @@ impl Reservation {
 /// Everything a run needs besides the data, checked before the data is read and before
 /// the ledger reserves anything: a typo in a device or a path costs no budget.
 fn preflight(cfg: &RunConfig) -> Result<candle_core::Device, JobError> {
+    std::fs::metadata(&cfg.data).map_err(|e| JobError::file(&cfg.data, e))?;
     let device = cfg
         .device
         .open()

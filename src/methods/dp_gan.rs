@@ -262,7 +262,11 @@ impl Synthesizer for DpGan {
         super::Footprint {
             params: critic + generator,
             passes: super::Footprint::phase(c.critic_steps, 2 * batch, critic + generator)
-                .saturating_add(super::Footprint::phase(gen_steps, batch, critic + generator)),
+                .saturating_add(super::Footprint::phase(
+                    gen_steps,
+                    batch,
+                    critic + generator,
+                )),
             batch: 2 * batch,
             steps: c.critic_steps + gen_steps,
             widest: cd.iter().chain(&gd).copied().max().unwrap_or(1) as u64,

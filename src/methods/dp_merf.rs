@@ -197,7 +197,11 @@ impl Synthesizer for DpMerf {
             // embeds its batch through the features).
             passes: (n as u64)
                 .saturating_mul(features)
-                .saturating_add(super::Footprint::phase(c.steps, batch, generator + features)),
+                .saturating_add(super::Footprint::phase(
+                    c.steps,
+                    batch,
+                    generator + features,
+                )),
             batch,
             steps: c.steps,
             widest: gd.iter().copied().max().unwrap_or(1).max(c.features) as u64,

@@ -378,8 +378,8 @@ impl Synthesizer for PateGan {
             .saturating_add(super::Footprint::phase(
                 c.generator_steps.saturating_mul(c.student_steps),
                 labels,
-                    k.saturating_mul(teacher) + generator + student,
-                )),
+                k.saturating_mul(teacher) + generator + student,
+            )),
             batch: (c.teacher_batch as u64).max(labels),
             steps: c
                 .generator_steps

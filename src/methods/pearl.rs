@@ -338,7 +338,11 @@ impl Synthesizer for Pearl {
             params: generator,
             passes: (n as u64)
                 .saturating_mul(features)
-                .saturating_add(super::Footprint::phase(c.steps, batch, generator + features)),
+                .saturating_add(super::Footprint::phase(
+                    c.steps,
+                    batch,
+                    generator + features,
+                )),
             batch,
             steps: c.steps + c.steps / c.critic_every.max(1),
             widest: gd.iter().copied().max().unwrap_or(1).max(c.features) as u64,

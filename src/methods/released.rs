@@ -633,7 +633,9 @@ fn check_shapes(header: &ModelHeader, generator: &Net) -> std::result::Result<()
         .and_then(|v| v.to_vec1::<f32>())
         .map(|v| v.iter().all(|x| x.is_finite()));
     if !matches!(finite, Ok(true)) {
-        return Err("the generator writes values that are not finite numbers; the file is damaged".into());
+        return Err(
+            "the generator writes values that are not finite numbers; the file is damaged".into(),
+        );
     }
     Ok(())
 }

@@ -102,7 +102,8 @@ impl Net {
                         }),
                         BlockSpec::Residual(inner) => Block::Residual(walk(inner, params, k)?),
                         BlockSpec::Head(h) => {
-                            if h.iter().any(|s| s.len == 0 || s.start.checked_add(s.len).is_none())
+                            if h.iter()
+                                .any(|s| s.len == 0 || s.start.checked_add(s.len).is_none())
                             {
                                 return Err(NnError::Invalid(
                                     "the architecture has an empty output head".into(),

@@ -439,7 +439,7 @@ impl Form {
                                 ui.colored_label(ui.visuals().warn_fg_color, why);
                             }
                             None => {
-                                ui.label(r.line());
+                                ui.label(r.line_without_available());
                             }
                         }
                     }

@@ -201,7 +201,12 @@ fn a_killed_runs_reservation_is_released_only_if_it_never_read_the_data() {
     let done = l.settle_stale("d").unwrap();
     assert_eq!(done, [(untouched, true), (touched, false)]);
     let after = l.standing("d").unwrap();
-    assert!(after.spent < before.spent, "{} {}", after.spent, before.spent);
+    assert!(
+        after.spent < before.spent,
+        "{} {}",
+        after.spent,
+        before.spent
+    );
     assert_eq!(after.reserved_entries, 1);
     assert!(after.entries.iter().all(|e| !e.interrupted));
     assert_eq!(after.entries[0].epsilon, 0.0);
