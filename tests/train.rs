@@ -192,6 +192,7 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
         schema: None,
         domains: job::DomainPolicy::AllowData,
         boost: None,
+        fixed_schema: None,
     })
     .unwrap();
     assert!(cost.refused.unwrap().contains("kept at δ"));
@@ -770,6 +771,7 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
         schema: None,
         domains: job::DomainPolicy::AllowData,
         boost: Some(boost.clone()),
+        fixed_schema: None,
     })
     .unwrap();
     let b = cost.boost.expect("boosting priced on its own line");

@@ -238,6 +238,8 @@ fn torture(
             }
             Err(e) => return Err(e.into()),
         };
+        // As a real run does before its rows feed a mechanism: a killed one stays spent.
+        l.mark_touched(id)?;
         writeln!(out, "reserved {id}")?;
         out.flush()?;
         if no_settle {

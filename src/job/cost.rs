@@ -26,6 +26,9 @@ pub struct CostRequest {
     pub domains: DomainPolicy,
     /// Post-GAN boosting after training, when asked for.
     pub boost: Option<super::BoostConfig>,
+    /// The fixed schema of data that has no editable one (an image set): used for the
+    /// memory and time estimate only.
+    pub fixed_schema: Option<crate::data::schema::Schema>,
 }
 
 /// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
@@ -123,7 +126,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         .map(|d| d.charges.clone())
         .unwrap_or_default();
     let plan = method.plan(req.rows, budget, &prior)?;
-    if let Some(schema) = &req.schema {
+    if let Some(schema) = req.schema.as_ref().or(req.fixed_schema.as_ref()) {
         if let Ok(enc) = crate::data::encode::Encoding::new(schema) {
             let f = method.footprint(req.rows, enc.width);
             c.resources = Some(super::resources::estimate(

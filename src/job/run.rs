@@ -318,9 +318,6 @@ fn estimate_resources(
     };
     let cpu = cfg.device == crate::nn::device::DeviceChoice::Cpu;
     let r = super::resources::estimate(&method.footprint(rows, width), rows, columns, width, cpu);
-    if std::env::var_os("DPSYNTH_DEBUG_FOOTPRINT").is_some() {
-        eprintln!("footprint {:?}", r.footprint);
-    }
     if let Some(why) = r.refusal().filter(|_| !cfg.force_memory) {
         return Err(JobError::CannotPlan(why));
     }

@@ -165,6 +165,8 @@ pub(super) struct Form {
     pub rows: usize,
     /// The table's schema: columns marked for a private estimate add to the cost.
     pub schema: Option<crate::data::schema::Schema>,
+    /// An image set's fixed schema (for the memory and time estimate).
+    pub image_schema: Option<crate::data::schema::Schema>,
     cost: Latest<CostRequest, Result<Cost, JobError>>,
     /// The dataset's total ε as the user edits it, and what setting it said.
     total_input: String,
@@ -196,6 +198,7 @@ impl Default for Form {
             dataset_key: None,
             rows: 0,
             schema: None,
+            image_schema: None,
             cost: Latest::default(),
             total_input: String::new(),
             total_for: None,
@@ -293,6 +296,7 @@ impl Form {
             schema: self.schema.clone(),
             domains: job::DomainPolicy::AllowData,
             boost: self.boost_config()?,
+            fixed_schema: self.image_schema.clone(),
         })
     }
 

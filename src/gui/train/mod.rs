@@ -192,6 +192,12 @@ impl TrainPanel {
             Some(Content::Table { schema, .. }) => Some(schema.clone()),
             _ => None,
         };
+        self.form.image_schema = match loaded.map(|l| &l.content) {
+            Some(Content::Images { side, .. }) => {
+                Some(crate::data::image::image_schema(*side, *side, true))
+            }
+            _ => None,
+        };
         self.form.ledger_changed();
         let rows = match loaded.map(|l| &l.content) {
             Some(Content::Table { table, .. }) => Some(table.n_rows),
