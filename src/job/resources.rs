@@ -13,7 +13,8 @@
 //!      + extra · 4                             random features, snapshots, a boosted set
 //! ```
 //!
-//! and time = passes · FLOPS_PER_PASS / CPU_FLOPS + steps · STEP_SECONDS + SETUP, where a
+//! and time = passes · FLOPS_PER_PASS / CPU_FLOPS + steps · (STEP_SECONDS + params ·
+//! PARAM_STEP_SECONDS) + SETUP, where a
 //! pass is one row through one parameter, forward and backward (≈ 6 flops with DP-SGD's
 //! clipping), and every optimizer step has a fixed cost besides.
 //! The constants were fitted on the 2-core development machine (see the README's
@@ -36,6 +37,10 @@ const CPU_FLOPS: f64 = 1.6e10;
 const SETUP_SECONDS: f64 = 1.0;
 /// Fixed cost of one optimizer step (kernel launches, allocation, bookkeeping).
 const STEP_SECONDS: f64 = 60e-6;
+/// Cost per parameter per step besides the batch's arithmetic: DP-SGD's noise draw, the
+/// clipped sum and the optimizer touch every parameter (dominant for wide networks on tiny
+/// batches: two 256×256 images took about 6 s a step with 76 M parameters).
+const PARAM_STEP_SECONDS: f64 = 5e-8;
 /// Share of the available memory a run may plan to use.
 const HEADROOM: f64 = 0.9;
 
@@ -67,7 +72,7 @@ pub fn estimate(f: &Footprint, n: usize, columns: usize, width: usize, cpu: bool
         peak_bytes: peak,
         seconds: cpu.then(|| {
             f.passes as f64 * FLOPS_PER_PASS / CPU_FLOPS
-                + f.steps as f64 * STEP_SECONDS
+                + f.steps as f64 * (STEP_SECONDS + f.params as f64 * PARAM_STEP_SECONDS)
                 + SETUP_SECONDS
         }),
         available_bytes: available_memory(),
@@ -171,7 +176,10 @@ mod tests {
         };
         let mut r = estimate(&f, 1_000, 10, 100, true);
         assert!(r.peak_bytes > BASE && r.peak_bytes < BASE + (2 << 20));
-        assert!((r.seconds.unwrap() - (3.0 + SETUP_SECONDS)).abs() < 1e-6);
+        assert!(
+            (r.seconds.unwrap() - (3.0 + SETUP_SECONDS)).abs() < 1e-6,
+            "{r:?}"
+        );
         r.available_bytes = Some(100 << 20);
         let why = r.refusal().unwrap();
         assert!(why.contains("tiny") && why.contains("MB"), "{why}");

@@ -424,9 +424,10 @@ fn forward_blocks(
             }
             Block::Head(spans) => {
                 let (bsz, _) = h.dims2()?;
+                let spans = merged_heads(spans);
                 let mut parts = Vec::with_capacity(spans.len());
                 let mut taus = Vec::with_capacity(spans.len());
-                for s in spans {
+                for s in &spans {
                     let z = h.narrow(1, s.start, s.len)?;
                     let (y, tau) = match s.kind {
                         HeadKind::Sigmoid => (candle_nn::ops::sigmoid(&z)?, 1.0),
@@ -538,6 +539,7 @@ fn backward_blocks(
                 (&d + df)?
             }
             (Block::Head(spans), Cache::Head { y, taus }) => {
+                let spans = merged_heads(spans);
                 let mut parts = Vec::with_capacity(spans.len());
                 for (s, tau) in spans.iter().zip(taus) {
                     let ys = y.narrow(1, s.start, s.len)?;
@@ -569,6 +571,25 @@ fn backward_blocks(
         };
     }
     Ok(d)
+}
+
+/// The heads as computed: adjacent spans of one element-wise kind (sigmoid, Gumbel-sigmoid
+/// at one τ, tanh, identity) merged into one, which is exact — each column is its own
+/// function — and turns an image's 784 one-pixel heads into one tensor operation instead
+/// of 784 (per-span operations dominated wide steps). Softmax spans stay separate.
+pub fn merged_heads(spans: &[HeadSpan]) -> Vec<HeadSpan> {
+    let mut out: Vec<HeadSpan> = Vec::with_capacity(spans.len());
+    for s in spans {
+        let elementwise = !matches!(s.kind, HeadKind::Softmax | HeadKind::GumbelSoftmax { .. });
+        if let Some(last) = out.last_mut() {
+            if elementwise && last.kind == s.kind && last.start + last.len == s.start {
+                last.len += s.len;
+                continue;
+            }
+        }
+        out.push(s.clone());
+    }
+    out
 }
 
 /// The mean (non-private) gradient over a batch of `n` rows: [`summed_grads`] / n.
