@@ -181,12 +181,8 @@ impl DpGan {
     }
 }
 
-pub(crate) fn critic_net(
-    width: usize,
-    cfg: &DpGanConfig,
-    dev: &candle_core::Device,
-    rng: &mut impl rand::Rng,
-) -> Result<Net> {
+/// The critic's layer widths: width → the configured fractions of it (capped) → 1.
+fn critic_dims(width: usize, cfg: &DpGanConfig) -> Vec<usize> {
     let mut dims = vec![width];
     dims.extend(
         cfg.critic_hidden_fractions
@@ -194,6 +190,16 @@ pub(crate) fn critic_net(
             .map(|f| super::derived_hidden(width, *f)),
     );
     dims.push(1);
+    dims
+}
+
+pub(crate) fn critic_net(
+    width: usize,
+    cfg: &DpGanConfig,
+    dev: &candle_core::Device,
+    rng: &mut impl rand::Rng,
+) -> Result<Net> {
+    let dims = critic_dims(width, cfg);
     Ok(Net::new(mlp(&dims, Act::LeakyRelu(0.2), dev, rng)?, dev))
 }
 
@@ -246,13 +252,7 @@ impl Synthesizer for DpGan {
 
     fn footprint(&self, n: usize, width: usize) -> super::Footprint {
         let c = &self.config;
-        let mut cd = vec![width];
-        cd.extend(
-            c.critic_hidden_fractions
-                .iter()
-                .map(|f| super::derived_hidden(width, *f)),
-        );
-        cd.push(1);
+        let cd = critic_dims(width, c);
         let mut gd = vec![c.latent_dim];
         gd.extend(&c.generator_hidden);
         gd.push(width);

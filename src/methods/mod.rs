@@ -220,6 +220,38 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// A method that embeds the rows once through `features` random features per column
+    /// and then trains a generator (`latent → hidden… → width`) against the embedding for
+    /// `steps` steps of `batch` rows (each also embedding its batch): DP-MERF and PEARL.
+    pub fn embedding_method(
+        n: usize,
+        width: usize,
+        latent: usize,
+        hidden: &[usize],
+        features: usize,
+        (steps, optimizer_steps, batch): (u64, u64, usize),
+        extra_embeddings: u64,
+    ) -> Self {
+        let mut dims = vec![latent];
+        dims.extend(hidden);
+        dims.push(width);
+        let generator = mlp_params(&dims);
+        let feats = (features as u64).saturating_mul(width as u64);
+        let batch = batch as u64;
+        Footprint {
+            params: generator,
+            passes: (n as u64).saturating_mul(feats).saturating_add(Self::phase(
+                steps,
+                batch,
+                generator + feats,
+            )),
+            batch,
+            steps: optimizer_steps,
+            widest: dims.iter().copied().max().unwrap_or(1).max(features) as u64,
+            extra_values: feats.saturating_mul(extra_embeddings),
+        }
+    }
+
     /// A training phase of `steps` steps of `batch` rows through `params` parameters.
     pub fn phase(steps: u64, batch: u64, params: u64) -> u64 {
         steps.saturating_mul(batch).saturating_mul(params)
