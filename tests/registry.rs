@@ -44,6 +44,7 @@ fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
         force_memory: false,
         public_rows: None,
         boost: None,
+        charge_to: None,
     };
     // A ledger per method: each run is judged on its own budget.
     let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);

@@ -34,6 +34,7 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         force_memory: false,
         public_rows: None,
         boost: None,
+        charge_to: None,
     }
 }
 
@@ -215,17 +216,25 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
 }
 
 #[test]
-fn pearl_spends_exactly_its_composed_releases() {
+fn pearl_and_dp_merf_spend_exactly_their_composed_releases() {
+    // PEARL: the bandwidth, the income counts and the per-class embedding; DP-MERF (PEARL
+    // without the critic, public bandwidth): the counts and the per-class embedding.
+    for (method, releases) in [("pearl", 3), ("dp-merf", 2)] {
+        embedding_method_spends_its_releases(method, releases);
+    }
+}
+
+fn embedding_method_spends_its_releases(method: &str, releases: usize) {
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.sqlite3");
-    let mut cfg = config(dir.path(), "pearl", 1.0, "tiny");
+    let mut cfg = config(dir.path(), method, 1.0, "tiny");
     cfg.overrides
         .insert("label".into(), serde_json::json!("income"));
     let s = run(cfg.clone(), &ledger, None).unwrap();
     let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    assert!(m.header.method.starts_with(method), "{}", m.header.method);
     let p = &m.header.privacy;
-    // The bandwidth, the income counts and the per-class embedding: three Gaussians.
-    assert_eq!(p.mechanisms.len(), 3, "{:?}", p.mechanisms);
+    assert_eq!(p.mechanisms.len(), releases, "{method}: {:?}", p.mechanisms);
     let composed = dpsynth::privacy::compose::compose(
         &p.mechanisms,
         &dpsynth::privacy::rdp::product_orders(),

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use crate::data::schema::Schema;
 use crate::data::{self, Dataset, Table};
 use crate::eval::report::{self, Options};
+use crate::job::JobError;
 use crate::job::evaluation::{EvalSpec, Evaluated, Named, evaluate_tables};
 
 #[derive(Debug, clap::Args)]
@@ -33,6 +34,10 @@ pub struct EvaluateArgs {
     /// Write a self-contained HTML report to FILE.
     #[arg(long)]
     pub html: Option<PathBuf>,
+    /// Add a privacy audit's figure to the HTML report: the JSON `dpsynth audit --json`
+    /// printed for the model.
+    #[arg(long, value_name = "AUDIT_JSON", requires = "html")]
+    pub audit: Option<PathBuf>,
     /// Image datasets: write a 10×10 PNG grid of synthetic images (one row per class when
     /// labelled) to FILE.
     #[arg(long)]
@@ -99,7 +104,19 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         &mut |line| eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64()),
     )?;
     if let Some(p) = &a.html {
-        let html = crate::eval::html::render(&rep, &names);
+        let audit = match &a.audit {
+            Some(f) => {
+                let text = std::fs::read_to_string(f)
+                    .map_err(|e| JobError::file(f, e))?;
+                let v: serde_json::Value = serde_json::from_str(&text)
+                    .map_err(|e| JobError::file(f, format!("not JSON: {e}")))?;
+                Some(crate::eval::html::AuditFigure::from_json(&v).ok_or_else(|| {
+                    JobError::file(f, "not the JSON of `dpsynth audit --json`")
+                })?)
+            }
+            None => None,
+        };
+        let html = crate::eval::html::render_with_audit(&rep, &names, audit.as_ref());
         crate::util::atomic::write_atomic(p, html.as_bytes())
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("wrote {} ({} KiB)", p.display(), html.len() / 1024);

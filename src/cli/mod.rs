@@ -4,6 +4,7 @@
 //! message on stderr naming the file, line or column at fault. With `--json`, stdout
 //! carries exactly one JSON object.
 
+mod audit;
 mod bench;
 mod budget;
 mod evaluate;
@@ -46,6 +47,9 @@ pub enum Command {
     /// Benchmarks (speed goals live here, never in tests).
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// Empirical lower bounds on ε beside the claimed ε: a one-run canary audit of a
+    /// method on a table, or (--mechanisms) distinguishing tests of every noise primitive.
+    Audit(audit::AuditArgs),
     /// (development) Fuzz the readers of untrusted files: CSV, IDX, schema JSON, model
     /// files. Exit 1 when an input panicked.
     #[command(hide = true)]
@@ -133,6 +137,7 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Budget(c) => budget::run(c),
         Command::Bench(c) => bench::run(c),
         Command::Methods(a) => methods::run(a),
+        Command::Audit(a) => audit::run(a),
         Command::Fuzz(a) => fuzz(a),
     };
     match result {

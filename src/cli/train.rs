@@ -121,7 +121,7 @@ fn parse_rows(s: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_epsilon(s: &str) -> Result<f64, String> {
+pub(super) fn parse_epsilon(s: &str) -> Result<f64, String> {
     match s {
         "inf" | "infinity" | "∞" => Ok(f64::INFINITY),
         // "1e400" parses as ∞: only the word trains without privacy.
@@ -179,6 +179,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         force_memory: a.force_memory,
         public_rows: a.public_rows,
         boost: a.boost(),
+        charge_to: None,
         domains: if a.estimate_domains {
             job::DomainPolicy::Estimate {
                 share: a.domain_share,
@@ -307,7 +308,7 @@ fn follow(handle: job::JobHandle, epsilon: f64) -> anyhow::Result<job::RunSummar
     })
 }
 
-fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+pub(super) fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
     let mut m = serde_json::Map::new();
     for s in set {
         let Some((k, v)) = s.split_once('=') else {

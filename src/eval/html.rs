@@ -245,6 +245,11 @@ fn figure(out: &mut String, plot: Plot, caption: &str) {
 
 /// Renders the report: one self-contained HTML page, a section per metric.
 pub fn render(r: &Report, inputs: &Inputs) -> String {
+    render_with_audit(r, inputs, None)
+}
+
+/// [`render`] with a privacy audit's figure (claimed ε beside the measured lower bounds).
+pub fn render_with_audit(r: &Report, inputs: &Inputs, audit: Option<&AuditFigure>) -> String {
     let mut h = String::new();
     header_section(&mut h, r, inputs);
     summary_section(&mut h, r);
@@ -253,7 +258,108 @@ pub fn render(r: &Report, inputs: &Inputs) -> String {
     marginals_section(&mut h, r);
     pca_section(&mut h, r);
     privacy_section(&mut h, r);
+    if let Some(a) = audit {
+        audit_section(&mut h, a);
+    }
+    footer_section(&mut h, r);
     h
+}
+
+/// What a privacy audit measured, as the report shows it (plain numbers, so the report
+/// needs nothing of the job that ran the audit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditFigure {
+    /// The guarantee's ε (`None`: not private).
+    pub claimed: Option<f64>,
+    pub delta: f64,
+    /// (attack, proved lower bound on ε).
+    pub bounds: Vec<(String, f64)>,
+    pub confidence: f64,
+    pub canaries: usize,
+    pub verdict: String,
+}
+
+impl AuditFigure {
+    /// The figure of a `dpsynth audit --json` object (`None` when it is not one).
+    pub fn from_json(v: &serde_json::Value) -> Option<Self> {
+        let bound = |k: &str| v.get(k).and_then(|b| b.get("lower_bound")).and_then(|x| x.as_f64());
+        let mut bounds = Vec::new();
+        if let Some(w) = bound("white_box") {
+            bounds.push(("white-box (critic score)".to_string(), w));
+        }
+        bounds.push(("black-box (nearest synthetic row)".to_string(), bound("black_box")?));
+        Some(Self {
+            claimed: v.get("claimed_epsilon").and_then(|x| x.as_f64()),
+            delta: v.get("delta")?.as_f64()?,
+            bounds,
+            confidence: v.get("confidence")?.as_f64()?,
+            canaries: v.get("canaries")?.as_u64()? as usize,
+            verdict: v.get("verdict")?.as_str()?.to_string(),
+        })
+    }
+}
+
+/// The audit: one bar per attack's proved lower bound, a line at the claimed ε.
+fn audit_section(h: &mut String, a: &AuditFigure) {
+    let top = a
+        .bounds
+        .iter()
+        .map(|b| b.1)
+        .chain(a.claimed)
+        .fold(1.0f64, f64::max)
+        * 1.15;
+    let (w, row, left) = (640.0, 34.0, 250.0);
+    let height = row * a.bounds.len() as f64 + 50.0;
+    let x = |v: f64| left + (w - left - 20.0) * (v / top).clamp(0.0, 1.0);
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    for (i, (name, b)) in a.bounds.iter().enumerate() {
+        let y = 10.0 + row * i as f64;
+        let _ = write!(
+            svg,
+            r##"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{left}" y="{y}" width="{}" height="{}" fill="#1f77b4"/><text x="{}" y="{}">ε ≥ {b:.2}</text>"##,
+            left - 6.0,
+            y + row / 2.0,
+            esc(name),
+            (x(*b) - left).max(1.0),
+            row - 10.0,
+            x(*b) + 4.0,
+            y + row / 2.0
+        );
+    }
+    let base = 10.0 + row * a.bounds.len() as f64;
+    match a.claimed {
+        Some(c) => {
+            let _ = write!(
+                svg,
+                r##"<line x1="{0}" y1="4" x2="{0}" y2="{base}" stroke="#d62728" stroke-width="2" stroke-dasharray="5,3"/><text x="{0}" y="{1}" fill="#d62728" text-anchor="middle">claimed ε ≤ {c:.2}</text>"##,
+                x(c),
+                base + 16.0
+            );
+        }
+        None => {
+            let _ = write!(
+                svg,
+                r##"<text x="{left}" y="{}" fill="#d62728">claimed: none (ε = ∞, not private)</text>"##,
+                base + 16.0
+            );
+        }
+    }
+    let _ = write!(
+        svg,
+        r##"<line x1="{left}" y1="{base}" x2="{}" y2="{base}" stroke="#555"/><text x="{left}" y="{}" fill="#555">0</text></svg>"##,
+        w - 20.0,
+        base + 32.0
+    );
+    let _ = write!(
+        h,
+        "<h2>Privacy audit</h2><p>{}</p><figure>{svg}<figcaption>Lower bounds on ε proved at {:.0} % confidence by a one-run canary audit ({} canaries, each added with probability ½; Steinke, Nasr &amp; Jagielski 2023), beside the claimed ε at δ = {}. A bound from one attack is evidence, not proof: it shows what this attack could prove, never that no attack could do better.</figcaption></figure>",
+        esc(&a.verdict),
+        100.0 * a.confidence,
+        a.canaries,
+        a.delta
+    );
 }
 
 /// The page head: style, inputs and their sizes, out-of-domain warnings.
@@ -513,6 +619,10 @@ signal): AUC {}.</p>",
         p.exact_copies,
         fmt(p.membership_auc, 3)
     );
+}
+
+/// Timings, and the end of the page.
+fn footer_section(h: &mut String, r: &Report) {
     let _ = write!(
         h,
         "<h2>How this was computed</h2><p class=note>Timings: {}.</p></html>",

@@ -231,7 +231,11 @@ impl App {
         for c in commands {
             match c {
                 Command::SchemaChanged => self.train_panel.dataset_changed(self.loaded.as_ref()),
-                Command::ShowRun { title, model } => {
+                Command::ShowRun {
+                    title,
+                    model,
+                    config,
+                } => {
                     match &self.loaded {
                         Some(Loaded {
                             path,
@@ -239,7 +243,7 @@ impl App {
                             ..
                         }) => {
                             self.results_panel
-                                .add_run(title, &model, path, table, schema, ctx);
+                                .add_run(title, &model, path, table, schema, config, ctx);
                         }
                         Some(Loaded { content, .. }) => {
                             let real = content.real_grid().cloned();

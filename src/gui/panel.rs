@@ -15,7 +15,12 @@ pub enum Command {
     /// Kinds, bounds or categories changed: the training form prices the run again.
     SchemaChanged,
     /// A run on the open dataset finished: evaluate its model and show the results.
-    ShowRun { title: String, model: PathBuf },
+    ShowRun {
+        title: String,
+        model: PathBuf,
+        /// The run's settings (for the results' privacy audit).
+        config: Option<Box<crate::job::RunConfig>>,
+    },
 }
 
 /// What every panel may read or edit while it draws.

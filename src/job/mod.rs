@@ -12,6 +12,7 @@
 //! calibrated once); when the run ends — finished, cancelled or failed — the reservation is
 //! settled to what the accountant actually charged. A crash leaves the reservation counted.
 
+pub mod audit;
 pub mod cost;
 mod error;
 pub mod evaluation;
@@ -79,6 +80,18 @@ pub struct RunConfig {
     /// Private post-GAN boosting over the run's last generators (GAN methods only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boost: Option<BoostConfig>,
+    /// The file whose ledger entry pays for the run when `data` is a working copy of it
+    /// (an audit trains on a copy with canary rows added): the budget is the original
+    /// dataset's. `None`: `data`'s own entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charge_to: Option<PathBuf>,
+}
+
+impl RunConfig {
+    /// The file whose ledger entry this run is charged to.
+    pub fn ledger_data(&self) -> &std::path::Path {
+        self.charge_to.as_deref().unwrap_or(&self.data)
+    }
 }
 
 /// What a private run does with domains read off the rows (`from_data` in the schema).

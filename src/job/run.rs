@@ -58,7 +58,13 @@ impl Loaded {
 fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
     let opened = data::open(&cfg.data, &data::csv::LoadOptions::default()).map_err(|e| at(&e))?;
-    let key = data::digest::content_key(&opened);
+    let key = match &cfg.charge_to {
+        None => data::digest::content_key(&opened),
+        Some(original) => data::digest::content_key(
+            &data::open(original, &data::csv::LoadOptions::default())
+                .map_err(|e| JobError::file(original, e))?,
+        ),
+    };
     let loaded = match opened {
         Dataset::Table(table) => {
             let schema = match &cfg.schema {
@@ -92,7 +98,8 @@ fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
 /// Opens the ledger and records that `key` is the dataset in the file `cfg.data`.
 fn open_ledger(cfg: &RunConfig, ledger_path: &Path, key: &str) -> Result<Ledger, JobError> {
     let mut ledger = Ledger::open(ledger_path)?;
-    let bytes = dataset_key_any(&cfg.data).map_err(|e| JobError::file(&cfg.data, e))?;
+    let file = cfg.ledger_data();
+    let bytes = dataset_key_any(file).map_err(|e| JobError::file(file, e))?;
     ledger.adopt_key(&bytes, key)?;
     Ok(ledger)
 }

@@ -5,41 +5,52 @@
 //! Mechanism and accounting. Frequencies ω₁…ω_D ~ N(0, ℓ⁻²I) are drawn from the run's
 //! CSPRNG, independently of the data. Each encoded row x ∈ [0,1]^d maps to
 //! φ(x) = D^{−1/2} [cos(ω_j·x), sin(ω_j·x)]_{j ≤ D}, so ‖φ(x)‖₂ = 1 exactly
-//! (Σ_j cos² + sin² = D). The released statistic is the sum S = Σᵢ φ(xᵢ) plus N(0, σ²I):
-//! under add/remove-one neighbouring (the relation the DP-SGD methods and the ledger use)
-//! S moves by one φ(x), so its L2 sensitivity is 1, and the release is one
+//! (Σ_j cos² + sin² = D). With a label column (the paper's class-conditional DP-MERF, and
+//! every digit of an image set) the released statistic is the per-class sum
+//! S_c = Σ_{y_i = c} φ(xᵢ) plus N(0, σ²I); a record lies in one class, so under
+//! add/remove-one neighbouring (the relation the DP-SGD methods and the ledger use) the
+//! [C, 2D] matrix moves by one φ(x): L2 sensitivity 1, one
 //! [`Mechanism::Gaussian`]` { sensitivity: 1, std: σ }` — RDP α/(2σ²) — charged before
-//! the sum is computed. The generator then matches S̃ / N: N is treated as public, as in
-//! DP-SGD's division by qN. Everything after the release (the loss, the generator, the
-//! losses shown while training) is post-processing of S̃.
+//! the sums are computed. The class counts are a second Gaussian release of sensitivity 1
+//! (`count_share` of the budget), and the two are split as shares of ρ so they compose to
+//! exactly one Gaussian at the calibrated σ. Without a label there is one class and one
+//! release. The generator then matches S̃ / N: N is treated as public, as in DP-SGD's
+//! division by qN. Everything after the releases (the loss, the generator, the losses
+//! shown while training) is post-processing.
+//!
+//! DP-MERF is PEARL without the critic: the same embedding with fixed frequencies, the
+//! same class-conditional generator and heads. So this file is DP-MERF's settings and
+//! presets, and training is [`Pearl`] with `critic_every = 0` (one training loop, one
+//! place for the release code and its tests).
 //!
 //! Bandwidth ℓ: a public default from the schema alone (√(number of columns), the typical
 //! distance between two encoded rows), never the data's median distance as the paper's
-//! code takes it (that reads private rows without charging them).
+//! code takes it (that reads private rows without charging them). `aux_share` > 0
+//! releases PEARL's private scale instead, charged.
 
-use candle_core::Tensor;
-
-use super::embedding::{self, features};
-use super::gan_phase::{Accounting, latent, release, sampling_heads};
+use super::embedding::EmbedDevice;
+use super::pearl::{Pearl, PearlConfig};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
-use super::released::ReleasedModel;
-use super::{
-    Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,
-    plan_preamble,
-};
-use crate::nn::layers::{Act, Block, Net, loss_grad, mlp, summed_grads};
-use crate::nn::optim::{Adam, Optimizer};
-use crate::privacy::calibrate::sigma_for;
-use crate::privacy::{Budget, Charge, Mechanism};
+use super::{Result, Synthesizer};
 
 /// DP-MERF settings; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DpMerfConfig {
     pub preset: String,
-    /// Random frequencies D (the embedding has 2D numbers).
+    /// Random frequencies D (the embedding has 2D numbers per class).
     pub features: usize,
-    /// Kernel length scale ℓ; 0 takes the public default √(number of columns).
+    /// Kernel length scale ℓ; 0 takes the public default √(number of columns), or the
+    /// private scale when `aux_share` > 0.
     pub bandwidth: f64,
+    /// Share of the budget (of ρ) for a private bandwidth (0: the public rule).
+    #[serde(default)]
+    pub aux_share: f64,
+    /// Class column of a class-conditional embedding ("" for none). For images, `label`.
+    #[serde(default)]
+    pub label: String,
+    /// Share of the budget (of ρ) for the class counts (with a label).
+    #[serde(default = "default_count_share")]
+    pub count_share: f64,
     pub latent_dim: usize,
     pub generator_hidden: Vec<usize>,
     /// Generated rows per generator step.
@@ -51,17 +62,27 @@ pub struct DpMerfConfig {
     pub tau: f64,
     /// Release the embedding with noise (false: the exact embedding, ε = ∞).
     pub private: bool,
+    /// Where the embedding is computed: `auto`, `cpu` or `gpu` (the WGSL kernel).
+    #[serde(default)]
+    pub embed_device: EmbedDevice,
+}
+
+fn default_count_share() -> f64 {
+    0.05
 }
 
 impl DpMerfConfig {
     pub fn preset(name: &str) -> Result<Self> {
-        // Measured on ADULT at ε = 1 (δ = 1e-5, one run each): `quick` in 64 s on two cores,
-        // RF 0.788 accuracy / 0.835 AUROC, LR 0.809 / 0.854; `adult` in 205 s, RF 0.797 /
-        // 0.832, LR 0.813 / 0.847 (majority class 0.764).
+        // Measured on ADULT at ε = 1 (δ = 1e-5, one run each, unconditional): `quick` in
+        // 64 s on two cores, RF 0.788 accuracy / 0.835 AUROC, LR 0.809 / 0.854; `adult`
+        // in 205 s, RF 0.797 / 0.832, LR 0.813 / 0.847 (majority class 0.764).
         let base = Self {
             preset: name.into(),
             features: 1_000,
             bandwidth: 0.0,
+            aux_share: 0.0,
+            label: String::new(),
+            count_share: default_count_share(),
             latent_dim: 32,
             generator_hidden: vec![128, 128],
             batch: 500,
@@ -69,12 +90,15 @@ impl DpMerfConfig {
             lr: 0.002,
             tau: 0.2,
             private: true,
+            embed_device: EmbedDevice::Cpu,
         };
         match name {
             "quick" => Ok(base),
+            // Tuned on public UCI Adult: class-conditional on income.
             "adult" => Ok(Self {
                 features: 2_000,
                 batch: 1_000,
+                label: "income".into(),
                 ..base
             }),
             "tiny" => Ok(Self {
@@ -88,9 +112,33 @@ impl DpMerfConfig {
                 features: 5_000,
                 generator_hidden: vec![256, 512],
                 batch: 500,
+                steps: 3_000,
+                label: "label".into(),
                 ..base
             }),
             _ => Err(INFO.unknown_preset(name)),
+        }
+    }
+
+    /// The same run as PEARL's training loop sees it: no critic.
+    fn as_pearl(&self) -> PearlConfig {
+        PearlConfig {
+            preset: self.preset.clone(),
+            features: self.features,
+            bandwidth: self.bandwidth,
+            aux_share: self.aux_share,
+            count_share: self.count_share,
+            label: self.label.clone(),
+            latent_dim: self.latent_dim,
+            generator_hidden: self.generator_hidden.clone(),
+            batch: self.batch,
+            steps: self.steps,
+            lr: self.lr,
+            critic_every: 0,
+            critic_lr: 0.0,
+            tau: self.tau,
+            private: self.private,
+            embed_device: self.embed_device,
         }
     }
 }
@@ -98,7 +146,7 @@ impl DpMerfConfig {
 const PRESETS: &[Preset] = &[
     Preset {
         name: "quick",
-        doc: "1,000 frequencies, 2,000 generator steps: about a minute on two cores",
+        doc: "1,000 frequencies, 2,000 generator steps, no label: about a minute on two cores",
     },
     Preset {
         name: "tiny",
@@ -106,11 +154,11 @@ const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "adult",
-        doc: "2,000 frequencies and batches of 1,000: about three minutes",
+        doc: "UCI Adult, one embedding per income class: 2,000 frequencies, batches of 1,000 (tuned on the public Adult data)",
     },
     Preset {
         name: "mnist",
-        doc: "digits with their label: 5,000 frequencies, a wider generator",
+        doc: "digits, one embedding per digit: 5,000 frequencies, a wider generator",
     },
 ];
 
@@ -124,7 +172,7 @@ impl MethodConfig for DpMerfConfig {
     }
 
     fn into_method(self) -> Box<dyn Synthesizer + Send> {
-        Box::new(DpMerf { config: self })
+        Box::new(Pearl::new(self.as_pearl(), INFO.id))
     }
 }
 
@@ -142,149 +190,3 @@ pub const INFO: MethodInfo = MethodInfo {
     settings: settings::<DpMerfConfig>,
     build: build::<DpMerfConfig>,
 };
-
-/// The DP-MERF method.
-pub struct DpMerf {
-    pub config: DpMerfConfig,
-}
-
-impl Synthesizer for DpMerf {
-    fn id(&self) -> &'static str {
-        INFO.id
-    }
-
-    fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
-        if let Some(p) = plan_preamble(n, self.config.private, budget)? {
-            return Ok(p);
-        }
-        let orders = crate::privacy::rdp::product_orders();
-        // The Gaussian mechanism is the subsampled one at q = 1, one step.
-        let rdp = sigma_for(1.0, 1, budget.epsilon, budget.delta, &orders, &[], 1e-4)
-            .map_err(|e| MethodError::Plan(e.to_string()))?;
-        let make = |std| {
-            vec![Charge {
-                mechanism: Mechanism::Gaussian {
-                    sensitivity: 1.0,
-                    std,
-                },
-                count: 1,
-            }]
-        };
-        let (sigma, charges, c) = calibrated(prior, make, budget, rdp, "embedding release")?;
-        Ok(Plan {
-            charges,
-            epsilon: c.epsilon,
-            accountant: c.by.name(),
-            summary: format!(
-                "one release of a {}-number random-feature embedding with Gaussian noise σ = {sigma:.3} (sensitivity 1; RDP alone would need {rdp:.3}), then {} free generator steps",
-                2 * self.config.features,
-                self.config.steps
-            ),
-        })
-    }
-
-    fn footprint(&self, n: usize, width: usize) -> super::Footprint {
-        let c = &self.config;
-        super::Footprint::embedding_method(
-            n,
-            width,
-            c.latent_dim,
-            &c.generator_hidden,
-            c.features,
-            (c.steps, c.steps, c.batch),
-            1,
-        )
-    }
-
-    fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
-        let c = self.config.clone();
-        let width = s.data.dims2()?.1;
-        let n = s.records;
-        let omega = frequencies(&c, s.encoding, width, &mut s)?;
-        let target = self.noisy_embedding(&mut s, &omega, n)?;
-        let dev = s.device.clone();
-        let mut dims = vec![c.latent_dim];
-        dims.extend(&c.generator_hidden);
-        dims.push(width);
-        let mut blocks = mlp(&dims, Act::LeakyRelu(0.2), &dev, s.noise.rng())?;
-        blocks.push(Block::Head(heads_for(s.encoding, c.tau)));
-        let generator = Net::new(blocks, &dev);
-        let mut opt = Adam::new(c.lr);
-        let params = generator.params();
-        for step in 0..c.steps {
-            let z = latent(s.noise, c.batch, c.latent_dim, &dev)?;
-            let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
-            let (l, dy) = loss_grad(&y, |y| mmd_to(y, &omega, &target))?;
-            let (_, signals) = generator.backward(&caches, &dy)?;
-            opt.step(&params, &summed_grads(&signals)?)?;
-            if (step + 1) % 50 == 0 || step + 1 == c.steps {
-                let losses = vec![("embedding distance".into(), l)];
-                let p = Progress::at(&s, c.private, "generator", (step + 1, c.steps), losses);
-                if (s.observer)(p) == Flow::Stop {
-                    break;
-                }
-            }
-        }
-        release(
-            &s,
-            Accounting::Best,
-            c.private,
-            self.id(),
-            &c.preset,
-            c.latent_dim,
-            sampling_heads(generator),
-            serde_json::to_value(&c).unwrap_or_default(),
-        )
-    }
-}
-
-impl DpMerf {
-    /// Charges the Gaussian release, then returns S̃ / N, the noisy mean embedding [1, 2D]
-    /// (N public: the user's, or the row count treated as public).
-    fn noisy_embedding(&self, s: &mut TrainSetup<'_>, omega: &Tensor, n: usize) -> Result<Tensor> {
-        let private = self.config.private;
-        let std = match s.plan.charges.first().map(|c| c.mechanism) {
-            Some(Mechanism::Gaussian { std, .. }) if private => std,
-            _ if !private => 0.0,
-            _ => {
-                return Err(MethodError::Plan(
-                    "the reserved plan has no embedding release".into(),
-                ));
-            }
-        };
-        if private {
-            let m = Mechanism::Gaussian {
-                sensitivity: 1.0,
-                std,
-            };
-            s.accountant.charge(m, 1).map_err(|e| {
-                MethodError::Plan(format!("the embedding release does not fit: {e}"))
-            })?;
-        }
-        // Σᵢ φ(xᵢ) (the data never leave this function un-noised).
-        let sum = embedding::class_sums(s.data, omega, None)?;
-        let noisy = (sum.clone() + s.noise.gaussian_like(&sum, std)?)?;
-        Ok((noisy / n as f64)?)
-    }
-}
-
-/// ω [d, D] ~ N(0, ℓ⁻²): data-independent, from the run's CSPRNG.
-fn frequencies(
-    c: &DpMerfConfig,
-    encoding: &crate::data::encode::Encoding,
-    width: usize,
-    s: &mut TrainSetup<'_>,
-) -> Result<Tensor> {
-    let ell = if c.bandwidth > 0.0 {
-        c.bandwidth
-    } else {
-        embedding::public_bandwidth(encoding)
-    };
-    embedding::frequencies(width, c.features, ell, s.noise.rng(), s.device)
-}
-
-/// ‖target − mean φ(y)‖²: the squared MMD estimate the generator minimises.
-fn mmd_to(y: &Tensor, omega: &Tensor, target: &Tensor) -> candle_core::Result<Tensor> {
-    let mean = features(y, omega)?.mean_keepdim(0)?;
-    (mean - target)?.sqr()?.sum_all()
-}

@@ -278,7 +278,7 @@ pub struct PateGan {
 }
 
 /// The mechanism of one query at noise parameter `s` (σ for Gaussian, 1/λ for Laplace).
-fn query_mechanism(agg: Aggregator, s: f64) -> Mechanism {
+pub fn query_mechanism(agg: Aggregator, s: f64) -> Mechanism {
     match agg {
         Aggregator::Gaussian => Mechanism::GnMax { sigma: s },
         Aggregator::Laplace => Mechanism::LnMax { lambda: 1.0 / s },

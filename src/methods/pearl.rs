@@ -235,7 +235,7 @@ impl MethodConfig for PearlConfig {
     }
 
     fn into_method(self) -> Box<dyn Synthesizer + Send> {
-        Box::new(Pearl { config: self })
+        Box::new(Pearl::new(self, INFO.id))
     }
 }
 
@@ -254,14 +254,23 @@ pub const INFO: MethodInfo = MethodInfo {
     build: build::<PearlConfig>,
 };
 
-/// The PEARL method.
+/// The PEARL method, and DP-MERF as PEARL without its critic (see `dp_merf.rs`).
 pub struct Pearl {
     pub config: PearlConfig,
+    /// The registry name the model is released under.
+    id: &'static str,
+}
+
+impl Pearl {
+    /// PEARL's training under `config`, released as method `id`.
+    pub fn new(config: PearlConfig, id: &'static str) -> Self {
+        Self { config, id }
+    }
 }
 
 impl Synthesizer for Pearl {
     fn id(&self) -> &'static str {
-        INFO.id
+        self.id
     }
 
     fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
@@ -318,24 +327,30 @@ impl Synthesizer for Pearl {
             epsilon: whole.epsilon,
             accountant: whole.by.name(),
             summary: format!(
-                "Gaussian releases of {} (noise std {}), then {} free generator steps with a critic",
+                "Gaussian releases of {} (noise std {}), then {} free generator steps{}",
                 parts.join(", "),
                 stds.join(" / "),
-                c.steps
+                c.steps,
+                if c.critic_every > 0 {
+                    " with a critic"
+                } else {
+                    ""
+                }
             ),
         })
     }
 
     fn footprint(&self, n: usize, width: usize) -> super::Footprint {
         let c = &self.config;
+        let critic_steps = c.steps.checked_div(c.critic_every).unwrap_or(0);
         super::Footprint::embedding_method(
             n,
             width,
             c.latent_dim,
             &c.generator_hidden,
             c.features,
-            (c.steps, c.steps + c.steps / c.critic_every.max(1), c.batch),
-            2,
+            (c.steps, c.steps + critic_steps, c.batch),
+            1 + u64::from(c.critic_every > 0),
         )
     }
 
@@ -484,7 +499,8 @@ impl Pearl {
                 critic.ascend(&per_frequency(&fixed(&y, &fix)?, omega, r)?, c.critic_lr);
             }
             if tenth > 0 && (step + 1) % tenth == 0 {
-                snapshot(s, c, &generator, r, (step + 1) / tenth, step + 1)?;
+                let at = ((step + 1) / tenth, step + 1);
+                snapshot(s, (self.id, c), &generator, r, at)?;
             }
             if (step + 1) % 50 == 0 || step + 1 == c.steps {
                 let losses = vec![("weighted CF distance".into(), l)];
@@ -502,11 +518,10 @@ impl Pearl {
 /// releases are all made before training starts).
 fn snapshot(
     s: &mut TrainSetup<'_>,
-    c: &PearlConfig,
+    (id, c): (&str, &PearlConfig),
     generator: &Net,
     r: &Released,
-    epoch: u64,
-    step: u64,
+    (epoch, step): (u64, u64),
 ) -> Result<()> {
     if s.checkpoint.is_none() {
         return Ok(());
@@ -515,7 +530,7 @@ fn snapshot(
         s,
         Accounting::Best,
         c.private,
-        INFO.id,
+        id,
         &c.preset,
         c.latent_dim,
         sampling_heads(generator.snapshot()?),

@@ -70,14 +70,25 @@ pub fn number_mechanism(std: f64) -> Mechanism {
     }
 }
 
-/// Estimates a number column's bounds, integer flag and missingness (see the module doc
-/// for sensitivity and accounting). `values` holds `None` for missing cells; `n` is the
-/// public row count. Charge [`number_mechanism`]`(std)` once before calling.
-pub fn estimate_number(values: &[Option<f64>], std: f64, rng: &mut dyn RngCore) -> NumberDomain {
+/// The one noisy release behind [`estimate_number`]: every count of the public grid's
+/// (cell, whole/fractional) histogram and the missing count, each plus N(0, std²). One
+/// record moves exactly one count by one: L2 sensitivity 1, [`number_mechanism`]`(std)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoisyNumberHistogram {
+    /// [cell][0 = whole number, 1 = fractional], cells as [`cell_of`] on [`bound_grid`].
+    pub cells: Vec<[f64; 2]>,
+    pub missing: f64,
+}
+
+/// The noisy histogram of `values` (`None`: missing) at noise `std`. Charge
+/// [`number_mechanism`]`(std)` once before calling.
+pub fn noisy_number_histogram(
+    values: &[Option<f64>],
+    std: f64,
+    rng: &mut dyn RngCore,
+) -> NoisyNumberHistogram {
     let grid = bound_grid();
-    let cells = grid.len() + 1;
-    // [cell][0 = whole number, 1 = fractional], then the missing cell.
-    let mut counts = vec![[0u64; 2]; cells];
+    let mut counts = vec![[0u64; 2]; grid.len() + 1];
     let mut missing = 0u64;
     for v in values {
         match v {
@@ -87,28 +98,45 @@ pub fn estimate_number(values: &[Option<f64>], std: f64, rng: &mut dyn RngCore) 
             _ => missing += 1,
         }
     }
-    let noisy: Vec<[f64; 2]> = counts
-        .iter()
-        .map(|c| [c[0] as f64 + noise(rng, std), c[1] as f64 + noise(rng, std)])
-        .collect();
-    let noisy_missing = missing as f64 + noise(rng, std);
-    // Everything below is post-processing of the noisy counts. Cells within three noise
-    // deviations of zero are treated as empty: most grid cells are, and their positive
-    // noise would otherwise add up to a fake tail that moves the percentiles.
+    NoisyNumberHistogram {
+        cells: counts
+            .iter()
+            .map(|c| [c[0] as f64 + noise(rng, std), c[1] as f64 + noise(rng, std)])
+            .collect(),
+        missing: missing as f64 + noise(rng, std),
+    }
+}
+
+/// Estimates a number column's bounds, integer flag and missingness (see the module doc
+/// for sensitivity and accounting). `values` holds `None` for missing cells; `n` is the
+/// public row count. Charge [`number_mechanism`]`(std)` once before calling.
+pub fn estimate_number(values: &[Option<f64>], std: f64, rng: &mut dyn RngCore) -> NumberDomain {
+    let h = noisy_number_histogram(values, std, rng);
+    number_domain(&h, std, values.len() as f64)
+}
+
+/// The bounds, integer flag and missingness read off a noisy histogram (post-processing:
+/// it reads nothing else of the rows; `n` is the public row count).
+pub fn number_domain(h: &NoisyNumberHistogram, std: f64, n: f64) -> NumberDomain {
+    let grid = bound_grid();
+    let cells = grid.len() + 1;
+    // Cells within three noise deviations of zero are treated as empty: most grid cells
+    // are, and their positive noise would otherwise add up to a fake tail that moves the
+    // percentiles.
     let floor = 3.0 * std * std::f64::consts::SQRT_2;
-    let per_cell: Vec<f64> = noisy
+    let per_cell: Vec<f64> = h
+        .cells
         .iter()
         .map(|c| c[0] + c[1])
         .map(|c| if c > floor { c } else { 0.0 })
         .collect();
     let total: f64 = per_cell.iter().sum();
-    let fractional: f64 = noisy.iter().map(|c| c[1]).sum();
+    let fractional: f64 = h.cells.iter().map(|c| c[1]).sum();
     let spread = 3.0 * std * (cells as f64).sqrt();
-    let n = values.len() as f64;
     NumberDomain {
         bounds: bounds_from_cells(&grid, &per_cell, total, spread),
         integer: fractional <= (0.01 * n).max(spread),
-        missing: noisy_missing > 3.0 * std,
+        missing: h.missing > 3.0 * std,
     }
 }
 

@@ -7,6 +7,7 @@
 //! - [`compose`]: ε of a list of charges by RDP and PLD, reporting the smaller.
 //! - [`exponential`]: the exponential mechanism's sampler and its per-round ε₀.
 //! - [`estimators`]: DP estimates of a column's bounds and categories.
+//! - [`audit`]: empirical lower bounds on ε (distinguishing tests, one-run canary audits).
 //! - [`accountant`]: a run's [`Accountant`]: budget, charges, spent and remaining ε.
 //! - [`ledger`]: the per-dataset budget book on disk (SQLite, WAL, synchronous=FULL).
 //!
@@ -14,6 +15,7 @@
 //! the budget is never exceeded; when in doubt the larger ε is reported.
 
 pub mod accountant;
+pub mod audit;
 pub mod calibrate;
 pub mod compose;
 pub mod convert;

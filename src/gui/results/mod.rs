@@ -6,6 +6,7 @@
 //! report takes seconds; `dpsynth evaluate` gives the full-size report of the same
 //! figures.
 
+mod audit;
 mod plots;
 
 use std::path::Path;
@@ -35,10 +36,11 @@ enum View {
     Statement,
     Compare,
     Boost,
+    Audit,
 }
 
 impl View {
-    const ALL: [(View, &'static str); 9] = [
+    const ALL: [(View, &'static str); 10] = [
         (View::Prediction, "Dimension-wise prediction"),
         (View::Probability, "Dimension-wise probability"),
         (View::Histograms, "Histograms"),
@@ -46,6 +48,7 @@ impl View {
         (View::Tstr, "Train on synthetic, test on real"),
         (View::PrivacyRisk, "Privacy risk"),
         (View::Statement, "Privacy statement"),
+        (View::Audit, "Privacy audit"),
         (View::Compare, "Compare runs"),
         (View::Boost, "Before / after boosting"),
     ];
@@ -80,6 +83,9 @@ struct RunResult {
     report_msg: Option<String>,
     /// For a boosted run: the entry of the same model drawn from its last generator.
     before: Option<usize>,
+    /// The run's settings (known for runs trained in this window).
+    config: Option<Box<crate::job::RunConfig>>,
+    audit: audit::AuditView,
 }
 
 /// State of the results view.
@@ -89,6 +95,8 @@ pub struct ResultsPanel {
     selected: usize,
     view: View,
     hist_column: usize,
+    /// The settings of the run [`Self::add_run`] is adding.
+    next_config: Option<Box<crate::job::RunConfig>>,
 }
 
 impl ResultsPanel {
@@ -107,8 +115,10 @@ impl ResultsPanel {
         data_path: &Path,
         real: &Table,
         schema: &Schema,
+        config: Option<Box<crate::job::RunConfig>>,
         ctx: &egui::Context,
     ) {
+        self.next_config = config;
         let summary = match crate::job::services::read_model(model_path) {
             Ok(m) => m,
             Err(e) => {
@@ -151,12 +161,18 @@ impl ResultsPanel {
     }
 
     fn push(&mut self, title: String, statement: PrivacyStatement, state: EvalState) {
+        let config = self.next_config.clone();
+        let sample = config
+            .as_ref()
+            .is_some_and(|c| c.data.starts_with(super::sample_path("")));
         self.runs.push(RunResult {
             title,
             statement,
             state,
             report_msg: None,
             before: None,
+            config,
+            audit: audit::AuditView::new(sample),
         });
         self.selected = self.runs.len() - 1;
     }
@@ -170,6 +186,7 @@ impl ResultsPanel {
         real: Option<egui::TextureHandle>,
         ctx: &egui::Context,
     ) {
+        self.next_config = None;
         let made = crate::job::services::read_model(model_path)
             .and_then(|m| {
                 Ok((
@@ -207,7 +224,9 @@ impl ResultsPanel {
         };
         run.report_msg = Some(match &run.state {
             EvalState::Done(ev) => {
-                let html = crate::eval::html::render(&ev.report, &ev.inputs);
+                let figure = run.audit.figure();
+                let html =
+                    crate::eval::html::render_with_audit(&ev.report, &ev.inputs, figure.as_ref());
                 match crate::util::atomic::write_atomic(path, html.as_bytes()) {
                     Ok(()) => format!("saved the report to {}", path.display()),
                     Err(e) => format!("could not save {}: {e}", path.display()),
@@ -275,6 +294,14 @@ impl ResultsPanel {
             statement_ui(ui, &run.statement);
             return;
         }
+        if self.view == View::Audit {
+            let Some(run) = self.runs.get_mut(self.selected) else {
+                return;
+            };
+            let claimed = run.statement.epsilon;
+            run.audit.ui(ui, run.config.as_deref(), claimed);
+            return;
+        }
         if let EvalState::Done(_) = &run.state {
             ui.horizontal(|ui| {
                 dialogs.button(
@@ -316,7 +343,7 @@ impl ResultsPanel {
                     View::Pca => pca_ui(ui, rep),
                     View::Tstr => tstr_ui(ui, rep),
                     View::PrivacyRisk => risk_ui(ui, rep),
-                    View::Statement | View::Compare | View::Boost => {}
+                    View::Statement | View::Compare | View::Boost | View::Audit => {}
                 }
             }
         }

@@ -26,8 +26,10 @@ pub struct TrainPanel {
     run_data: Option<PathBuf>,
     /// (method, preset) of the running (or last) run.
     run_title: (String, String),
-    /// A run that finished since the window last asked (title, model file).
-    just_finished: Option<(String, PathBuf)>,
+    /// A run that finished since the window last asked (title, model file, its settings).
+    just_finished: Option<Finished>,
+    /// The settings of the run going on (the results' audit repeats them).
+    run_config: Option<RunConfig>,
     log: Vec<String>,
     result: Option<Result<RunSummary, JobError>>,
     /// Why the last Train press did not start a run.
@@ -40,10 +42,13 @@ pub struct TrainPanel {
     discard: bool,
 }
 
+/// A finished run: its title, model file and settings.
+type Finished = (String, PathBuf, Option<Box<RunConfig>>);
+
 impl TrainPanel {
     /// The run that finished since the last call, once, if it trained on `data` (the
     /// user may have opened another file meanwhile).
-    fn take_finished(&mut self, data: Option<&Path>) -> Option<(String, PathBuf)> {
+    fn take_finished(&mut self, data: Option<&Path>) -> Option<Finished> {
         let f = self.just_finished.take()?;
         if self.run_data.as_deref() != data {
             self.log.push(format!(
@@ -135,7 +140,11 @@ impl TrainPanel {
                     .epsilon_spent
                     .map_or("∞".to_string(), |e| format!("{e:.2}"));
                 let (m, p) = &self.run_title;
-                self.just_finished = Some((format!("{m} · {p} · ε {eps}"), s.model.clone()));
+                self.just_finished = Some((
+                    format!("{m} · {p} · ε {eps}"),
+                    s.model.clone(),
+                    self.run_config.clone().map(Box::new),
+                ));
                 self.log.push(format!(
                     "finished: ε = {} ({}) in {:.0} s; model saved to {}",
                     s.epsilon_spent.map_or("∞".into(), |e| format!("{e:.3}")),
@@ -262,6 +271,7 @@ impl TrainPanel {
             force_memory: false,
             public_rows: self.form.advanced.public_rows()?,
             boost: self.form.boost_config()?,
+            charge_to: None,
         })
     }
 
@@ -277,6 +287,7 @@ impl TrainPanel {
         self.view.start(cfg.epsilon, cfg.delta);
         self.run_data = Some(loaded.path.clone());
         self.run_title = (cfg.method.clone(), cfg.preset.clone());
+        self.run_config = Some(cfg.clone());
         self.log.clear();
         self.log.push(format!(
             "started {} ({}) at ε = {}, δ = {}",
@@ -420,7 +431,11 @@ impl crate::gui::panel::Panel for TrainPanel {
         self.drain(ctx);
         let open = cx.loaded.as_deref().map(|l| l.path.clone());
         match self.take_finished(open.as_deref()) {
-            Some((title, model)) => vec![Command::ShowRun { title, model }],
+            Some((title, model, config)) => vec![Command::ShowRun {
+                title,
+                model,
+                config,
+            }],
             None => Vec::new(),
         }
     }

@@ -1,0 +1,202 @@
+//! The "Privacy audit" view of one run: the job's one-run canary audit in a worker, and
+//! what it proved beside what the guarantee claims, in words a non-programmer reads.
+
+use eframe::egui;
+use egui_plot::{Bar, BarChart, HLine, Legend, Plot};
+
+use crate::eval::html::AuditFigure;
+use crate::job::RunConfig;
+use crate::job::audit::{AuditConfig, AuditHandle, AuditReport, spawn_audit};
+
+enum State {
+    Idle,
+    Running { handle: AuditHandle, line: String },
+    Done(Box<AuditReport>),
+    Failed(String),
+}
+
+/// One run's audit: its settings, and what it found.
+pub struct AuditView {
+    canaries: usize,
+    /// The data is public (a bundled sample): the audit charges nothing.
+    public: bool,
+    state: State,
+}
+
+impl AuditView {
+    /// `sample`: the run's data is one of the bundled public samples.
+    pub fn new(sample: bool) -> Self {
+        Self {
+            canaries: 256,
+            public: sample,
+            state: State::Idle,
+        }
+    }
+
+    /// The audit's figure for the HTML report, once it has run.
+    pub fn figure(&self) -> Option<AuditFigure> {
+        let State::Done(r) = &self.state else {
+            return None;
+        };
+        let mut bounds = Vec::new();
+        if let Some(w) = &r.white_box {
+            bounds.push(("white-box (critic score)".to_string(), w.lower_bound));
+        }
+        bounds.push((
+            "black-box (nearest synthetic row)".to_string(),
+            r.black_box.lower_bound,
+        ));
+        Some(AuditFigure {
+            claimed: r.claimed_epsilon,
+            delta: r.delta,
+            bounds,
+            confidence: r.confidence,
+            canaries: r.canaries,
+            verdict: r.verdict.clone(),
+        })
+    }
+
+    fn drain(&mut self) {
+        let State::Running { handle, line } = &mut self.state else {
+            return;
+        };
+        while let Ok(ev) = handle.events.try_recv() {
+            if let crate::job::Event::Progress(p) = ev {
+                *line = format!("training with canaries: {} step {}/{}", p.phase, p.step, p.total);
+            }
+        }
+        if let Ok(r) = handle.result.try_recv() {
+            self.state = match r {
+                Ok(rep) => State::Done(Box::new(rep)),
+                Err(e) => State::Failed(e.to_string()),
+            };
+        }
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui, config: Option<&RunConfig>, claimed: Option<f64>) {
+        self.drain();
+        ui.label(
+            "An audit checks the guarantee against an attack. It trains this method again, with the same settings, on a copy of the data to which it adds made-up \"canary\" rows, each with probability ½. Then it tries to tell which canaries were added: from the synthetic rows (black-box: is a synthetic row close to the canary?) and from the critic the training left (white-box). How often it guesses right proves a lower bound on ε.",
+        );
+        ui.small("A bound from one attack is evidence, not proof: it shows what this attack could prove, never that no attack could do better. A bound above the claimed ε would prove a bug.");
+        let Some(config) = config else {
+            ui.label("This run's settings are not known (it was opened from a file): audit it from the command line, `dpsynth audit`.");
+            return;
+        };
+        if matches!(self.state, State::Running { .. }) {
+            let State::Running { handle, line } = &self.state else {
+                return;
+            };
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(line.as_str());
+                if ui.button("Stop").clicked() {
+                    handle.cancel();
+                }
+            });
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(250));
+            return;
+        }
+        ui.horizontal(|ui| {
+            ui.label("canaries");
+            ui.add(egui::DragValue::new(&mut self.canaries).range(20..=2000))
+                .on_hover_text("Made-up rows, each added with probability ½. More canaries can prove larger bounds but disturb the data more.");
+            ui.checkbox(&mut self.public, "the data is public (charge nothing)")
+                .on_hover_text("Tick only for public data such as the bundled samples. On private data the audit is a training run like any other, charged to this dataset's ledger.");
+        });
+        let cost = if self.public {
+            "It charges nothing: the data is declared public.".to_string()
+        } else if config.epsilon.is_finite() {
+            format!(
+                "It is a training run on private data: it is charged to this dataset's ledger like the run it repeats (ε {}).",
+                config.epsilon
+            )
+        } else {
+            "The run it repeats is not private: nothing is charged, and the ledger records that the data were read without protection.".to_string()
+        };
+        ui.label(cost);
+        if ui
+            .button("Run the audit")
+            .on_hover_text("Trains the method once more (as long as the run took) and scores the canaries.")
+            .clicked()
+        {
+            let cfg = AuditConfig {
+                run: config.clone(),
+                canaries: self.canaries,
+                public: self.public,
+            };
+            let ctx = ui.ctx().clone();
+            let handle = spawn_audit(
+                cfg,
+                crate::job::cost::default_ledger_path(),
+                Some(Box::new(move || ctx.request_repaint())),
+            );
+            self.state = State::Running {
+                handle,
+                line: "starting".into(),
+            };
+            return;
+        }
+        match &self.state {
+            State::Failed(e) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("the audit failed: {e}"));
+            }
+            State::Done(r) => report_ui(ui, r, claimed),
+            _ => {}
+        }
+    }
+}
+
+/// The verdict in words and the bars: each attack's bound beside the claimed ε.
+fn report_ui(ui: &mut egui::Ui, r: &AuditReport, claimed: Option<f64>) {
+    let claimed = r.claimed_epsilon.or(claimed);
+    ui.separator();
+    ui.heading(&r.verdict);
+    ui.label(format!(
+        "{} canaries, {} added to {} rows; {:.0} % confidence; {:.0} s; {}.",
+        r.canaries,
+        r.included,
+        r.rows,
+        100.0 * r.confidence,
+        r.seconds,
+        if r.charged {
+            "charged to the dataset's ledger"
+        } else {
+            "charged nothing"
+        }
+    ));
+    ui.small("Save HTML report… (on the other views of this run) includes this figure.");
+    let mut bars = Vec::new();
+    let mut names = Vec::new();
+    if let Some(w) = &r.white_box {
+        bars.push(Bar::new(0.0, w.lower_bound).name("white-box (critic)"));
+        names.push(format!(
+            "white-box: ε ≥ {:.2} ({} of {} guesses right)",
+            w.lower_bound, w.correct, w.guesses
+        ));
+    }
+    let x = bars.len() as f64;
+    bars.push(Bar::new(x, r.black_box.lower_bound).name("black-box (synthetic rows)"));
+    names.push(format!(
+        "black-box: ε ≥ {:.2} ({} of {} guesses right)",
+        r.black_box.lower_bound, r.black_box.correct, r.black_box.guesses
+    ));
+    for n in &names {
+        ui.label(n);
+    }
+    let plot = Plot::new("audit-bars")
+        .height(220.0)
+        .legend(Legend::default())
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .y_axis_label("ε")
+        .include_y(0.0)
+        .include_y(claimed.unwrap_or(1.0) * 1.2);
+    plot.show(ui, |p| {
+        p.bar_chart(BarChart::new("proved lower bound", bars).width(0.5));
+        if let Some(c) = claimed {
+            p.hline(HLine::new(format!("claimed ε ≤ {c:.2}"), c));
+        }
+    });
+}
