@@ -212,9 +212,17 @@ fn open_sample_change_columns_train_and_export() {
             .n_rows,
         1000
     );
-    // The HTML report of the evaluation.
+    // A privacy audit of the run: the bundled sample is public data, so it charges nothing
+    // (the ledger below still holds one entry).
     h.get_by_label("3 · Results").click();
     h.run_steps(3);
+    h.get_by_label("Privacy audit").click();
+    h.run_steps(3);
+    h.get_by_label_contains("It charges nothing");
+    h.get_by_label("Run the audit").click();
+    wait_for(&mut h, "the guarantee says", 300);
+    h.get_by_label_contains("charged nothing");
+    // The HTML report of the evaluation, with the audit's figure.
     h.get_by_label("2-way PCA").click();
     h.run_steps(3);
     let report = dir.path().join("report.html");
@@ -223,6 +231,7 @@ fn open_sample_change_columns_train_and_export() {
     wait_for(&mut h, "saved the report to", 30);
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("<svg") && html.contains("dpsynth evaluation report"));
+    assert!(html.contains("<h2>Privacy audit</h2>"), "the audit's figure is in the report");
 
     // The run is in the ledger, settled.
     let ledger = dir.path().join("ledger.sqlite3");

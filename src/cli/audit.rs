@@ -29,8 +29,13 @@ pub struct AuditArgs {
     /// Override a preset setting (as for `train`).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Audit on N rows drawn at random from the data (0: all). Fewer rows make each canary
+    /// weigh more: a stronger test of the same guarantee (on Adult's 32,561 rows no attack
+    /// here shows anything even at ε = ∞; on 1,000 it does).
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub rows: usize,
     /// Canary rows, each added with probability ½.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 512)]
     pub canaries: usize,
     /// The data is public (e.g. the bundled samples): the audit runs against a scratch
     /// ledger and charges nothing. Without it the audit is a run charged to the data's
@@ -95,6 +100,7 @@ pub fn run(a: AuditArgs) -> anyhow::Result<()> {
         },
         canaries: a.canaries,
         public: a.public,
+        rows: (a.rows > 0).then_some(a.rows),
     };
     let ledger = a
         .ledger

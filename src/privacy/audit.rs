@@ -391,7 +391,8 @@ pub fn one_run_audit(scores: &[f64], included: &[bool], delta: f64, beta: f64) -
         let right_out = order[m - km..].iter().filter(|i| !included[**i]).count();
         let (r, v) = ((kp + km) as u64, (right_in + right_out) as u64);
         let eps = one_run_epsilon(m as u64, r, v, delta, level);
-        if eps > best.lower_bound || best.guesses == 0 {
+        // Ties (at 0, typically) report the widest guess, where the accuracy means most.
+        if eps > best.lower_bound || (eps == best.lower_bound && r > best.guesses) {
             best = OneRunAudit {
                 guesses: r,
                 correct: v,

@@ -2,7 +2,7 @@
 //! what it proved beside what the guarantee claims, in words a non-programmer reads.
 
 use eframe::egui;
-use egui_plot::{Bar, BarChart, HLine, Legend, Plot};
+use egui_plot::{Bar, BarChart, Legend, Plot};
 
 use crate::eval::html::AuditFigure;
 use crate::job::RunConfig;
@@ -18,6 +18,8 @@ enum State {
 /// One run's audit: its settings, and what it found.
 pub struct AuditView {
     canaries: usize,
+    /// Rows drawn from the data for the audit (0: all of them).
+    rows: usize,
     /// The data is public (a bundled sample): the audit charges nothing.
     public: bool,
     state: State,
@@ -27,7 +29,8 @@ impl AuditView {
     /// `sample`: the run's data is one of the bundled public samples.
     pub fn new(sample: bool) -> Self {
         Self {
-            canaries: 256,
+            canaries: 512,
+            rows: 1_000,
             public: sample,
             state: State::Idle,
         }
@@ -78,7 +81,7 @@ impl AuditView {
         ui.label(
             "An audit checks the guarantee against an attack. It trains this method again, with the same settings, on a copy of the data to which it adds made-up \"canary\" rows, each with probability ½. Then it tries to tell which canaries were added: from the synthetic rows (black-box: is a synthetic row close to the canary?) and from the critic the training left (white-box). How often it guesses right proves a lower bound on ε.",
         );
-        ui.small("A bound from one attack is evidence, not proof: it shows what this attack could prove, never that no attack could do better. A bound above the claimed ε would prove a bug.");
+        ui.label("A bound from one attack is evidence, not proof: it shows what this attack could prove, never that no attack could do better. A bound above the claimed ε would prove a bug.");
         let Some(config) = config else {
             ui.label("This run's settings are not known (it was opened from a file): audit it from the command line, `dpsynth audit`.");
             return;
@@ -101,6 +104,9 @@ impl AuditView {
             ui.label("canaries");
             ui.add(egui::DragValue::new(&mut self.canaries).range(20..=2000))
                 .on_hover_text("Made-up rows, each added with probability ½. More canaries can prove larger bounds but disturb the data more.");
+            ui.label("rows");
+            ui.add(egui::DragValue::new(&mut self.rows).range(0..=10_000_000))
+                .on_hover_text("The audit trains on this many rows drawn at random from the data (0: all). Fewer rows make each canary weigh more: a stronger test of the same guarantee, and a faster one.");
             ui.checkbox(&mut self.public, "the data is public (charge nothing)")
                 .on_hover_text("Tick only for public data such as the bundled samples. On private data the audit is a training run like any other, charged to this dataset's ledger.");
         });
@@ -124,6 +130,7 @@ impl AuditView {
                 run: config.clone(),
                 canaries: self.canaries,
                 public: self.public,
+                rows: (self.rows > 0).then_some(self.rows),
             };
             let ctx = ui.ctx().clone();
             let handle = spawn_audit(
@@ -165,38 +172,69 @@ fn report_ui(ui: &mut egui::Ui, r: &AuditReport, claimed: Option<f64>) {
             "charged nothing"
         }
     ));
-    ui.small("Save HTML report… (on the other views of this run) includes this figure.");
+    ui.label("Save HTML report… (on the other views of this run) includes this figure.");
+    let mut lines = Vec::new();
     let mut bars = Vec::new();
-    let mut names = Vec::new();
+    let mut labels = vec!["claimed ε (guarantee)".to_string()];
+    let claimed_bar = claimed.map(|c| Bar::new(0.0, c).name("claimed ε"));
     if let Some(w) = &r.white_box {
-        bars.push(Bar::new(0.0, w.lower_bound).name("white-box (critic)"));
-        names.push(format!(
+        labels.push("white-box (critic)".into());
+        bars.push(Bar::new(1.0, w.lower_bound).name("white-box"));
+        lines.push(format!(
             "white-box: ε ≥ {:.2} ({} of {} guesses right)",
             w.lower_bound, w.correct, w.guesses
         ));
     }
-    let x = bars.len() as f64;
-    bars.push(Bar::new(x, r.black_box.lower_bound).name("black-box (synthetic rows)"));
-    names.push(format!(
+    labels.push("black-box (synthetic rows)".into());
+    bars.push(Bar::new(bars.len() as f64 + 1.0, r.black_box.lower_bound).name("black-box"));
+    lines.push(format!(
         "black-box: ε ≥ {:.2} ({} of {} guesses right)",
         r.black_box.lower_bound, r.black_box.correct, r.black_box.guesses
     ));
-    for n in &names {
-        ui.label(n);
+    for l in &lines {
+        ui.label(l);
     }
-    let plot = Plot::new("audit-bars")
+    if claimed.is_none() {
+        ui.label("The run was not private: there is no claimed ε to compare with.");
+    }
+    let top = bars
+        .iter()
+        .map(|b| b.value)
+        .chain(claimed)
+        .fold(1.0f64, f64::max);
+    let n = labels.len();
+    Plot::new("audit-bars")
         .height(220.0)
         .legend(Legend::default())
         .allow_scroll(false)
         .allow_drag(false)
         .allow_zoom(false)
+        .show_grid([false, true])
         .y_axis_label("ε")
         .include_y(0.0)
-        .include_y(claimed.unwrap_or(1.0) * 1.2);
-    plot.show(ui, |p| {
-        p.bar_chart(BarChart::new("proved lower bound", bars).width(0.5));
-        if let Some(c) = claimed {
-            p.hline(HLine::new(format!("claimed ε ≤ {c:.2}"), c));
-        }
-    });
+        .include_y(top * 1.15)
+        .include_x(-0.6)
+        .include_x(n as f64 - 0.4)
+        .x_axis_formatter(move |mark, _| {
+            let i = mark.value.round();
+            if (mark.value - i).abs() < 1e-6 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .show(ui, |p| {
+            if let Some(b) = claimed_bar {
+                p.bar_chart(
+                    BarChart::new("claimed ε (upper bound)", vec![b])
+                        .width(0.5)
+                        .color(egui::Color32::from_rgb(214, 39, 40)),
+                );
+            }
+            p.bar_chart(
+                BarChart::new("proved ε (lower bounds)", bars)
+                    .width(0.5)
+                    .color(egui::Color32::from_rgb(31, 119, 180)),
+            );
+        });
 }

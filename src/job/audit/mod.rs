@@ -28,6 +28,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use super::{Event, JobError, RunConfig};
@@ -50,6 +51,9 @@ pub struct AuditConfig {
     pub canaries: usize,
     /// The data is public (e.g. a bundled sample): charge nothing.
     pub public: bool,
+    /// Audit on this many rows drawn at random from the data (`None`: all). A smaller
+    /// table makes each canary weigh more: a stronger test of the same guarantee.
+    pub rows: Option<usize>,
 }
 
 /// An audit's result.
@@ -116,6 +120,16 @@ pub fn run_audit(
         Some(s) => StdRng::seed_from_u64(s ^ 0xa0d1),
         None => StdRng::from_os_rng(),
     };
+    let table = match cfg.rows {
+        Some(n) if n < table.n_rows => {
+            let mut idx: Vec<usize> = (0..table.n_rows).collect();
+            idx.shuffle(&mut rng);
+            idx.truncate(n.max(1));
+            idx.sort_unstable();
+            select(&table, &idx)
+        }
+        _ => table,
+    };
     let canaries = canary_rows(&table, &schema, cfg.canaries, &mut rng)?;
     let included: Vec<bool> = (0..cfg.canaries).map(|_| rng.random::<bool>()).collect();
     let keep: Vec<usize> = (0..cfg.canaries).filter(|i| included[*i]).collect();
@@ -134,7 +148,19 @@ pub fn run_audit(
     run.public_rows = None;
     let ledger_path: PathBuf = if cfg.public {
         run.charge_to = None;
-        work.path().join("scratch-ledger.sqlite3")
+        let scratch = work.path().join("scratch-ledger.sqlite3");
+        // A scratch book whose total is the run's own: public data has nothing to spend.
+        if run.epsilon.is_finite() {
+            let key = super::cost::dataset_key(&run.data, &scratch)?;
+            crate::privacy::ledger::Ledger::open(&scratch)?.set_budget(
+                &key,
+                crate::privacy::Budget {
+                    epsilon: run.epsilon,
+                    delta: run.delta,
+                },
+            )?;
+        }
+        scratch
     } else {
         run.charge_to = Some(original.clone());
         ledger.to_path_buf()
@@ -185,8 +211,11 @@ pub fn verdict(lower: f64, claimed: Option<f64>) -> String {
         Some(c) if lower > c => format!(
             "The attack proved ε ≥ {lower:.2}, more than the guarantee's ε ≤ {c:.2}: the guarantee does not hold for this code. Please report it."
         ),
+        Some(c) if lower <= 0.0 => format!(
+            "The strongest attack we tried could not prove any leak (ε ≥ 0); the guarantee says ε ≤ {c:.2}. That is consistent: an attack can only show a lower bound."
+        ),
         Some(c) => format!(
-            "The strongest attack we tried could prove at most ε ≥ {lower:.2}; the guarantee says ε ≤ {c:.2}. That is consistent (an attack can only show a lower bound)."
+            "The strongest attack we tried could prove at most ε ≥ {lower:.2}; the guarantee says ε ≤ {c:.2}. That is consistent: an attack can only show a lower bound."
         ),
         None => format!(
             "This run was not private (ε = ∞); the attack proved ε ≥ {lower:.2} from it."
