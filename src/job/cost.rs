@@ -57,6 +57,15 @@ pub struct Cost {
 }
 
 impl Cost {
+    /// What this run's (ε, δ) means for one person in the data, in one sentence (the
+    /// hypothesis-testing view: [`crate::privacy::tradeoff`]).
+    pub fn meaning(&self) -> String {
+        format!(
+            "What this means: {}",
+            crate::privacy::tradeoff::sentence(self.this_run, self.delta)
+        )
+    }
+
     /// A sentence for when "left after" is more than total − spent − this run: ε of runs
     /// composed together is less than the sum of their ε (composition is not additive).
     pub fn composition_note(&self) -> Option<String> {

@@ -114,6 +114,21 @@ pub fn pld_epsilon(charges: &[Charge], delta: f64) -> Option<f64> {
     Some(total.map_or(0.0, |t| t.epsilon(delta)))
 }
 
+/// δ(ε′) of `charges` by PLD at each of `epsilons`; `None` if a charge is not modelled
+/// (the trade-off curve then falls back to the (ε, δ) bound).
+pub fn pld_delta_curve(charges: &[Charge], epsilons: &[f64]) -> Option<Vec<(f64, f64)>> {
+    if !charges.iter().all(|c| models(&c.mechanism)) {
+        return None;
+    }
+    let (total, _) = pld_part(charges);
+    Some(
+        epsilons
+            .iter()
+            .map(|e| (*e, total.as_ref().map_or(0.0, |t| t.delta(*e))))
+            .collect(),
+    )
+}
+
 /// Whether [`pld_of`] models the mechanism (without building its PLD).
 fn models(m: &Mechanism) -> bool {
     matches!(

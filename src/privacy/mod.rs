@@ -8,6 +8,7 @@
 //! - [`exponential`]: the exponential mechanism's sampler and its per-round ε₀.
 //! - [`estimators`]: DP estimates of a column's bounds and categories.
 //! - [`audit`]: empirical lower bounds on ε (distinguishing tests, one-run canary audits).
+//! - [`tradeoff`]: what ε means for a person: the best attack's TPR at each FPR.
 //! - [`accountant`]: a run's [`Accountant`]: budget, charges, spent and remaining ε.
 //! - [`ledger`]: the per-dataset budget book on disk (SQLite, WAL, synchronous=FULL).
 //!
@@ -25,6 +26,7 @@ pub mod ledger;
 pub mod mechanism;
 pub mod pld;
 pub mod rdp;
+pub mod tradeoff;
 
 pub use accountant::{Accountant, Budget, Charge, charges_curve};
 pub use convert::EpsilonAt;

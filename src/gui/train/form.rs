@@ -424,6 +424,9 @@ impl Form {
                         "this dataset's budget: total ε {:.3} · spent {:.3} · this run {:.3} · left after {:.3}  (at the dataset's δ = {})",
                         c.total, c.spent, c.this_run, c.left_after, c.delta
                     ));
+                    ui.label(c.meaning()).on_hover_text(
+                        "The best possible membership attack on this run's release (the hypothesis-testing view of differential privacy). `dpsynth privacy risk` draws the whole curve, and turns an attack risk you accept into the ε it allows.",
+                    );
                     if let Some(d) = c.domains {
                         ui.label(format!(
                             "domains: ε {d:.3} of this run's, to estimate the marked columns privately"
