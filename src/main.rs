@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    die_quietly_on_closed_pipes();
     limit_thread_lookups();
     keep_freed_memory();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -44,4 +45,16 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 fn keep_freed_memory() {
     // SAFETY: sets a process-wide allocator option; called before any other thread exists.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+}
+
+/// Rust ignores SIGPIPE, so `dpsynth … | head` made `println!` panic (exit 101, which the
+/// CLI contract reserves for bugs) once `head` closed the pipe. Restoring the default
+/// makes the process end quietly, as other Unix tools do.
+fn die_quietly_on_closed_pipes() {
+    #[cfg(unix)]
+    // SAFETY: resets one signal's disposition; called first thing in `main`, before any
+    // other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

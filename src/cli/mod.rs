@@ -11,6 +11,7 @@ mod evaluate;
 mod inspect;
 mod methods;
 mod privacy;
+mod sweep;
 mod train;
 
 use std::ffi::OsString;
@@ -47,6 +48,9 @@ pub enum Command {
     /// Benchmarks (speed goals live here, never in tests).
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// Utility against ε: one charged run per (method, ε), scored the papers' way, as a
+    /// table (CSV/JSON) and a figure (SVG/HTML).
+    Sweep(sweep::SweepArgs),
     /// Empirical lower bounds on ε beside the claimed ε: a one-run canary audit of a
     /// method on a table, or (--mechanisms) distinguishing tests of every noise primitive.
     Audit(audit::AuditArgs),
@@ -138,6 +142,7 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Bench(c) => bench::run(c),
         Command::Methods(a) => methods::run(a),
         Command::Audit(a) => audit::run(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Fuzz(a) => fuzz(a),
     };
     match result {

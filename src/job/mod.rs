@@ -19,6 +19,7 @@ pub mod evaluation;
 pub mod resources;
 mod run;
 pub mod services;
+pub mod sweep;
 
 use std::path::PathBuf;
 use std::sync::Arc;

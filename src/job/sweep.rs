@@ -1,0 +1,448 @@
+//! The ε sweep: one run per (method, ε, repeat), each charged like any run, each scored by
+//! the window's evaluation pipeline, and the headline scores drawn against ε — the seed
+//! papers' central figure, for a teaching lab.
+//!
+//! Runs are charged one by one to the dataset's ledger (a scratch ledger on data the user
+//! declares public: nothing is charged, and the report says so). Before any run, the sum
+//! of the planned ε is known ([`SweepConfig::planned_total`]); the ledger composes the
+//! runs, which is tighter than the sum.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use super::evaluation::{EvalSpec, evaluate_model};
+use super::{JobError, RunConfig};
+use crate::data::schema::Schema;
+use crate::data::{self, Dataset};
+
+/// What a sweep runs.
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// The settings every run shares (its `method`, `epsilon` and `out` are replaced).
+    pub base: RunConfig,
+    pub methods: Vec<String>,
+    /// `f64::INFINITY` for the non-private point.
+    pub epsilons: Vec<f64>,
+    /// Runs per (method, ε): more give error bars.
+    pub repeats: usize,
+    /// The data is public (a bundled sample): charge nothing.
+    pub public: bool,
+    /// Folder for the models.
+    pub out_dir: PathBuf,
+}
+
+impl SweepConfig {
+    /// Σ ε over the private runs (what the ledger can at most be charged).
+    pub fn planned_total(&self) -> f64 {
+        self.methods.len() as f64
+            * self.repeats.max(1) as f64
+            * self
+                .epsilons
+                .iter()
+                .filter(|e| e.is_finite())
+                .sum::<f64>()
+    }
+}
+
+/// One run's headline scores.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SweepPoint {
+    pub method: String,
+    /// The ε asked for (`None`: ∞, not private).
+    pub epsilon: Option<f64>,
+    pub epsilon_spent: Option<f64>,
+    pub repeat: usize,
+    /// Mean over the classifiers, trained on synthetic rows and tested on real ones.
+    pub tstr_accuracy: Option<f64>,
+    pub tstr_auroc: Option<f64>,
+    /// Mean 1-way total-variation distance (0 = the same marginals).
+    pub tv_1way: f64,
+    /// The 2-way PCA Wasserstein score (1 = the clouds coincide).
+    pub pca_score: f64,
+    pub seconds: f64,
+    pub model: PathBuf,
+}
+
+/// A sweep's table, with the reference lines.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SweepReport {
+    pub data: String,
+    pub delta: f64,
+    pub label: Option<String>,
+    pub points: Vec<SweepPoint>,
+    /// Classifiers trained on the real rows (the ceiling).
+    pub real_accuracy: Option<f64>,
+    pub real_auroc: Option<f64>,
+    /// Always guessing the majority class (the floor).
+    pub majority_accuracy: Option<f64>,
+    pub charged: bool,
+    pub planned_total: f64,
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = xs.filter(|x| x.is_finite()).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Runs the sweep; `progress` hears one line per run and per stage.
+pub fn run_sweep(
+    cfg: &SweepConfig,
+    ledger: &Path,
+    progress: &mut dyn FnMut(&str),
+    cancel: &AtomicBool,
+) -> Result<SweepReport, JobError> {
+    if cfg.methods.is_empty() || cfg.epsilons.is_empty() {
+        return Err(JobError::Usage(
+            "a sweep needs at least one method and one ε".into(),
+        ));
+    }
+    for m in &cfg.methods {
+        super::method(m)?;
+    }
+    let data_path = &cfg.base.data;
+    let table = match data::open(data_path, &Default::default())
+        .map_err(|e| JobError::file(data_path, e))?
+    {
+        Dataset::Table(t) => t,
+        Dataset::Images(_) => {
+            return Err(JobError::Usage(
+                "the sweep scores tables; for images use scripts/mnist.sh".into(),
+            ));
+        }
+    };
+    let schema = match &cfg.base.schema {
+        Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
+        None => {
+            data::infer::infer_schema(&table)
+                .map_err(|e| JobError::file(data_path, e))?
+                .schema
+        }
+    };
+    std::fs::create_dir_all(&cfg.out_dir).map_err(|e| JobError::write(&cfg.out_dir, e))?;
+    let scratch = cfg.out_dir.join("sweep-scratch-ledger.sqlite3");
+    let ledger = if cfg.public {
+        // A fresh scratch book whose total fits the whole sweep: public data has nothing
+        // to spend, and earlier sweeps must not refuse this one.
+        let _ = std::fs::remove_file(&scratch);
+        let total = cfg.planned_total().max(1.0);
+        let key = super::cost::dataset_key(data_path, &scratch)?;
+        crate::privacy::ledger::Ledger::open(&scratch)?.set_budget(
+            &key,
+            crate::privacy::Budget {
+                epsilon: total * 1.01,
+                delta: cfg.base.delta,
+            },
+        )?;
+        scratch
+    } else {
+        ledger.to_path_buf()
+    };
+    let spec = EvalSpec {
+        label: super::evaluation::default_label(&schema),
+        ..EvalSpec::quick()
+    };
+    let mut points = Vec::new();
+    let mut refs = (None, None, None);
+    let total = cfg.methods.len() * cfg.epsilons.len() * cfg.repeats.max(1);
+    let mut k = 0;
+    for method in &cfg.methods {
+        for &eps in &cfg.epsilons {
+            for repeat in 0..cfg.repeats.max(1) {
+                if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                    return Err(JobError::Training("the sweep was stopped".into()));
+                }
+                k += 1;
+                let name = format!(
+                    "{method}-eps{}-{repeat}",
+                    if eps.is_finite() { eps.to_string() } else { "inf".into() }
+                );
+                progress(&format!("run {k}/{total}: {method} at ε = {eps}"));
+                let run = RunConfig {
+                    method: method.clone(),
+                    epsilon: eps,
+                    out: cfg.out_dir.join(format!("{name}.dpsynth")),
+                    seed: cfg.base.seed.map(|s| s.wrapping_add(k as u64)),
+                    ..cfg.base.clone()
+                };
+                let summary = super::run::run(&run, &ledger, &|_| {}, cancel)?;
+                let mut line = |l: &str| progress(&format!("run {k}/{total}: {l}"));
+                let ev = evaluate_model(&summary.model, data_path, &table, &schema, &spec, &mut line)?;
+                let rep = &ev.report;
+                let (acc, auroc) = match &rep.tstr {
+                    Some(t) => {
+                        let syn: Vec<_> = t.rows.iter().filter_map(|r| r.synthetic.as_ref().ok()).collect();
+                        if refs.0.is_none() {
+                            let real: Vec<_> = t.rows.iter().filter_map(|r| r.real.as_ref().ok()).collect();
+                            refs = (
+                                mean(real.iter().map(|s| s.accuracy)),
+                                mean(real.iter().filter_map(|s| s.auroc)),
+                                Some(t.majority_accuracy),
+                            );
+                        }
+                        (
+                            mean(syn.iter().map(|s| s.accuracy)),
+                            mean(syn.iter().filter_map(|s| s.auroc)),
+                        )
+                    }
+                    None => (None, None),
+                };
+                points.push(SweepPoint {
+                    method: method.clone(),
+                    epsilon: eps.is_finite().then_some(eps),
+                    epsilon_spent: summary.epsilon_spent,
+                    repeat,
+                    tstr_accuracy: acc,
+                    tstr_auroc: auroc,
+                    tv_1way: mean(rep.histograms.iter().map(|h| h.tvd)).unwrap_or(f64::NAN),
+                    pca_score: rep.pca.wasserstein.score,
+                    seconds: summary.seconds,
+                    model: summary.model.clone(),
+                });
+            }
+        }
+    }
+    Ok(SweepReport {
+        data: data_path.display().to_string(),
+        delta: cfg.base.delta,
+        label: spec.label,
+        points,
+        real_accuracy: refs.0,
+        real_auroc: refs.1,
+        majority_accuracy: refs.2,
+        charged: !cfg.public,
+        planned_total: cfg.planned_total(),
+    })
+}
+
+/// The table as CSV: one row per run.
+pub fn to_csv(r: &SweepReport) -> String {
+    let mut s = String::from(
+        "method,epsilon,epsilon_spent,repeat,tstr_accuracy,tstr_auroc,tv_1way,pca_score,seconds\n",
+    );
+    let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.6}"));
+    for p in &r.points {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{:.6},{:.6},{:.1}",
+            p.method,
+            p.epsilon.map_or("inf".to_string(), |e| e.to_string()),
+            f(p.epsilon_spent),
+            p.repeat,
+            f(p.tstr_accuracy),
+            f(p.tstr_auroc),
+            p.tv_1way,
+            p.pca_score,
+            p.seconds
+        );
+    }
+    s
+}
+
+/// One metric of the figure.
+struct Panel {
+    title: &'static str,
+    get: fn(&SweepPoint) -> Option<f64>,
+    /// (name, value) reference lines.
+    refs: Vec<(&'static str, f64)>,
+}
+
+const COLOURS: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
+
+/// The figure as one self-contained SVG: a panel per headline score, score against ε on a
+/// log axis (∞ at the right), one line per method (the mean over repeats, bars from the
+/// smallest to the largest), the real-data ceiling and the majority-class floor dashed.
+pub fn to_svg(r: &SweepReport) -> String {
+    let mut panels = vec![
+        Panel {
+            title: "TSTR accuracy (mean of 8 classifiers)",
+            get: |p| p.tstr_accuracy,
+            refs: [("real data", r.real_accuracy), ("majority class", r.majority_accuracy)]
+                .into_iter()
+                .filter_map(|(n, v)| v.map(|v| (n, v)))
+                .collect(),
+        },
+        Panel {
+            title: "TSTR AUROC (mean of 8 classifiers)",
+            get: |p| p.tstr_auroc,
+            refs: [("real data", r.real_auroc), ("chance", Some(0.5))]
+                .into_iter()
+                .filter_map(|(n, v)| v.map(|v| (n, v)))
+                .collect(),
+        },
+        Panel {
+            title: "1-way TV distance (lower is better)",
+            get: |p| Some(p.tv_1way),
+            refs: vec![],
+        },
+        Panel {
+            title: "2-way PCA Wasserstein score",
+            get: |p| Some(p.pca_score),
+            refs: vec![],
+        },
+    ];
+    if r.points.iter().all(|p| p.tstr_accuracy.is_none()) {
+        panels.drain(0..2);
+    }
+    let finite: Vec<f64> = r.points.iter().filter_map(|p| p.epsilon).collect();
+    let (lo, hi) = (
+        finite.iter().copied().fold(f64::INFINITY, f64::min).min(1.0).log10().floor(),
+        finite.iter().copied().fold(f64::NEG_INFINITY, f64::max).max(1.0).log10().ceil(),
+    );
+    let has_inf = r.points.iter().any(|p| p.epsilon.is_none());
+    let x_max = if has_inf { hi + 1.0 } else { hi };
+    let (pw, ph, ml, mt) = (420.0, 260.0, 60.0, 40.0);
+    let cols = 2usize;
+    let rows = panels.len().div_ceil(cols);
+    let (w, h) = (cols as f64 * (pw + ml + 20.0), rows as f64 * (ph + mt + 50.0) + 40.0);
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
+    );
+    let mut methods: Vec<&str> = r.points.iter().map(|p| p.method.as_str()).collect();
+    methods.dedup();
+    methods.sort();
+    methods.dedup();
+    for (i, panel) in panels.iter().enumerate() {
+        let ox = (i % cols) as f64 * (pw + ml + 20.0) + ml;
+        let oy = (i / cols) as f64 * (ph + mt + 50.0) + mt;
+        let vals: Vec<f64> = r
+            .points
+            .iter()
+            .filter_map(|p| (panel.get)(p))
+            .chain(panel.refs.iter().map(|x| x.1))
+            .filter(|v| v.is_finite())
+            .collect();
+        let (mut y0, mut y1) = (
+            vals.iter().copied().fold(f64::INFINITY, f64::min),
+            vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        if !(y0.is_finite() && y1.is_finite()) {
+            (y0, y1) = (0.0, 1.0);
+        }
+        let pad = ((y1 - y0) * 0.1).max(0.01);
+        let (y0, y1) = (y0 - pad, y1 + pad);
+        let xs = |e: Option<f64>| {
+            let lx = e.map_or(x_max, |e| e.log10());
+            ox + pw * (lx - lo) / (x_max - lo).max(1e-9)
+        };
+        let ys = |v: f64| oy + ph * (1.0 - (v - y0) / (y1 - y0));
+        let _ = write!(
+            s,
+            r##"<text x="{ox}" y="{}" font-weight="bold">{}</text><rect x="{ox}" y="{oy}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##,
+            oy - 8.0,
+            panel.title
+        );
+        // Axes: decades of ε, and ∞.
+        let mut d = lo;
+        while d <= hi + 1e-9 {
+            let x = xs(Some(10f64.powf(d)));
+            let label = crate::util::fmt::number(10f64.powf(d));
+            let _ = write!(
+                s,
+                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">{label}</text>"##,
+                oy,
+                oy + ph,
+                oy + ph + 15.0
+            );
+            d += 1.0;
+        }
+        if has_inf {
+            let x = xs(None);
+            let _ = write!(
+                s,
+                r##"<text x="{x}" y="{}" text-anchor="middle">∞</text>"##,
+                oy + ph + 15.0
+            );
+        }
+        let _ = write!(
+            s,
+            r##"<text x="{}" y="{}" text-anchor="middle">ε (log scale)</text>"##,
+            ox + pw / 2.0,
+            oy + ph + 32.0
+        );
+        for t in 0..=4 {
+            let v = y0 + (y1 - y0) * t as f64 / 4.0;
+            let _ = write!(
+                s,
+                r##"<text x="{}" y="{}" text-anchor="end">{v:.3}</text>"##,
+                ox - 4.0,
+                ys(v) + 4.0
+            );
+        }
+        for (name, v) in &panel.refs {
+            let _ = write!(
+                s,
+                r##"<line x1="{ox}" y1="{0}" x2="{1}" y2="{0}" stroke="#555" stroke-dasharray="6,4"/><text x="{2}" y="{3}" text-anchor="end" fill="#555">{name}</text>"##,
+                ys(*v),
+                ox + pw,
+                ox + pw - 4.0,
+                ys(*v) - 4.0
+            );
+        }
+        for (m, method) in methods.iter().enumerate() {
+            let colour = COLOURS[m % COLOURS.len()];
+            let mut eps: Vec<Option<f64>> = r
+                .points
+                .iter()
+                .filter(|p| p.method == *method)
+                .map(|p| p.epsilon)
+                .collect();
+            eps.sort_by(|a, b| a.unwrap_or(f64::INFINITY).total_cmp(&b.unwrap_or(f64::INFINITY)));
+            eps.dedup();
+            let mut line = Vec::new();
+            for e in eps {
+                let v: Vec<f64> = r
+                    .points
+                    .iter()
+                    .filter(|p| p.method == *method && p.epsilon == e)
+                    .filter_map(|p| (panel.get)(p))
+                    .filter(|v| v.is_finite())
+                    .collect();
+                let Some(avg) = mean(v.iter().copied()) else {
+                    continue;
+                };
+                let (vmin, vmax) = (
+                    v.iter().copied().fold(f64::INFINITY, f64::min),
+                    v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                );
+                let x = xs(e);
+                if v.len() > 1 {
+                    let _ = write!(
+                        s,
+                        r#"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="{colour}"/>"#,
+                        ys(vmin),
+                        ys(vmax)
+                    );
+                }
+                let _ = write!(
+                    s,
+                    r#"<circle cx="{x}" cy="{}" r="4" fill="{colour}"/>"#,
+                    ys(avg)
+                );
+                line.push(format!("{x},{}", ys(avg)));
+            }
+            let _ = write!(
+                s,
+                r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
+                line.join(" ")
+            );
+            if i == 0 {
+                let _ = write!(
+                    s,
+                    r#"<rect x="{}" y="{}" width="12" height="12" fill="{colour}"/><text x="{}" y="{}">{method}</text>"#,
+                    ox + 8.0,
+                    oy + 8.0 + 16.0 * m as f64,
+                    ox + 24.0,
+                    oy + 18.0 + 16.0 * m as f64
+                );
+            }
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Writes `text` to `path` atomically.
+pub fn write(path: &Path, text: &str) -> Result<(), JobError> {
+    crate::util::atomic::write_atomic(path, text.as_bytes()).map_err(|e| JobError::write(path, e))
+}

@@ -1,0 +1,68 @@
+//! `dpsynth sweep`: one run per (method, ε), scored, as a table and a figure; on public data
+//! nothing is charged to the user's ledger.
+
+mod common;
+
+#[test]
+fn a_small_sweep_writes_its_table_and_figure_and_charges_public_data_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let data = common::repo("assets/adult/adult_train.csv");
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let o = common::dpsynth(&[
+        "sweep",
+        "--data",
+        &data.display().to_string(),
+        "--schema",
+        &common::repo("assets/adult/adult.schema.json").display().to_string(),
+        "--method",
+        "dp-merf",
+        "--epsilons",
+        "1,inf",
+        "--preset",
+        "tiny",
+        "--public",
+        "--seed",
+        "3",
+        "--ledger",
+        &ledger.display().to_string(),
+        "--out",
+        &p("models"),
+        "--json",
+        &p("s.json"),
+        "--csv",
+        &p("s.csv"),
+        "--svg",
+        &p("s.svg"),
+        "--html",
+        &p("s.html"),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("s.json")).unwrap()).unwrap();
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert!(points[0]["epsilon_spent"].as_f64().unwrap() <= 1.0 + 1e-9);
+    assert!(points[1]["epsilon"].is_null(), "the ∞ point");
+    for pt in points {
+        let acc = pt["tstr_accuracy"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&acc), "{pt}");
+    }
+    assert!(v["real_accuracy"].as_f64().unwrap() > v["majority_accuracy"].as_f64().unwrap());
+    assert_eq!(v["charged"], false);
+    let csv = std::fs::read_to_string(p("s.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3);
+    let svg = std::fs::read_to_string(p("s.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("dp-merf") && svg.contains("∞"));
+    assert!(std::fs::read_to_string(p("s.html")).unwrap().contains("<svg"));
+    // The user's ledger was never written.
+    assert!(!ledger.exists() || {
+        let key = dpsynth::job::cost::dataset_key(&data, &ledger).unwrap();
+        dpsynth::privacy::ledger::Ledger::open(&ledger)
+            .unwrap()
+            .standing(&key)
+            .unwrap()
+            .entries
+            .is_empty()
+    });
+}
