@@ -60,10 +60,13 @@ impl Cost {
     /// What this run's (ε, δ) means for one person in the data, in one sentence (the
     /// hypothesis-testing view: [`crate::privacy::tradeoff`]).
     pub fn meaning(&self) -> String {
-        format!(
-            "What this means: {}",
-            crate::privacy::tradeoff::sentence(self.this_run, self.delta)
-        )
+        let s = crate::privacy::tradeoff::sentence(self.this_run, self.delta);
+        let mut c = s.chars();
+        let lowered: String = c
+            .next()
+            .map(|f| f.to_lowercase().chain(c).collect())
+            .unwrap_or_default();
+        format!("What this means: {lowered}")
     }
 
     /// A sentence for when "left after" is more than total − spent − this run: ε of runs

@@ -168,14 +168,26 @@ pub fn run_audit(
     let summary = super::run::run(&run, &ledger_path, send, cancel)?;
 
     let model = ReleasedModel::load(&summary.model, &candle_core::Device::Cpu)?;
-    let encoding = Encoding::new(&model.header.schema).map_err(|e| JobError::Training(e.to_string()))?;
+    // The synthetic rows carry no ignored columns: encode both sides without them (they
+    // have no encoded span either way).
+    let released = Schema::new(
+        model
+            .header
+            .schema
+            .columns
+            .iter()
+            .filter(|c| c.kind != Kind::Ignored)
+            .cloned()
+            .collect(),
+    );
+    let encoding = Encoding::new(&released).map_err(|e| JobError::Training(e.to_string()))?;
     let enc_canaries = encoding
-        .encode(&canaries)
+        .encode(&only_columns(&canaries, &released))
         .map_err(|e| JobError::Training(e.to_string()))?;
     let n_syn = copy.n_rows.clamp(1_000, 20_000);
     let synthetic = model.sample(n_syn, cfg.run.seed)?;
     let enc_syn = encoding
-        .encode(&synthetic)
+        .encode(&only_columns(&synthetic, &released))
         .map_err(|e| JobError::Training(e.to_string()))?;
     let nearest = nearest_distances(&enc_canaries, &enc_syn);
     let black_scores: Vec<f64> = nearest.iter().map(|d| -d).collect();
@@ -275,6 +287,19 @@ fn canary_rows(
         });
     }
     Ok(Table { columns, n_rows: m })
+}
+
+/// `t` with the columns `schema` names only.
+fn only_columns(t: &Table, schema: &Schema) -> Table {
+    Table {
+        columns: t
+            .columns
+            .iter()
+            .filter(|c| schema.column(&c.name).is_some())
+            .cloned()
+            .collect(),
+        n_rows: t.n_rows,
+    }
 }
 
 /// Rows `idx` of `t`.
