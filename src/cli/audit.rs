@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use crate::job::audit::{self, AuditConfig, AuditReport, mechanisms};
-use crate::job::{self, DeviceChoice, Event, JobError, RunConfig};
+use crate::job::{self, Event, JobError, RunConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct AuditArgs {
@@ -69,19 +69,11 @@ pub fn run(a: AuditArgs) -> anyhow::Result<()> {
     let epsilon = a.epsilon.ok_or_else(|| usage("--epsilon"))?;
     let cfg = AuditConfig {
         run: RunConfig {
-            data,
             schema: a.schema.clone(),
-            method: a.method.clone().ok_or_else(|| usage("--method"))?,
             preset: a.preset.clone(),
-            epsilon,
-            delta: a.delta.ok_or_else(|| usage("--delta"))?,
             seed: a.seed,
-            out: PathBuf::new(),
-            device: DeviceChoice::default(),
-            threads: None,
             ledger: a.ledger.clone(),
             overrides: super::train::parse_overrides(&a.set)?,
-            checkpoints: None,
             domains: if a.estimate_domains {
                 job::DomainPolicy::Estimate {
                     share: crate::data::estimate::DEFAULT_SHARE,
@@ -92,11 +84,12 @@ pub fn run(a: AuditArgs) -> anyhow::Result<()> {
             } else {
                 job::DomainPolicy::Refuse
             },
-            force_delta: false,
-            force_memory: false,
-            public_rows: None,
-            boost: None,
-            charge_to: None,
+            ..RunConfig::new(
+                data,
+                &a.method.clone().ok_or_else(|| usage("--method"))?,
+                epsilon,
+                a.delta.ok_or_else(|| usage("--delta"))?,
+            )
         },
         canaries: a.canaries,
         public: a.public,

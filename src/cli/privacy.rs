@@ -233,7 +233,7 @@ fn risk(
                 tradeoff::epsilon_for_tpr(t, f, delta),
                 format!("a TPR of at most {t} at FPR {f}"),
             ),
-            _ => unreachable!("checked above"),
+            (None, None) => return Err(usage("give --advantage, or --tpr with --fpr".into()).into()),
         };
         let eps = eps.ok_or_else(|| {
             usage(format!(

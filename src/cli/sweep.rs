@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use crate::job::sweep::{self, SweepConfig, SweepReport};
-use crate::job::{self, DeviceChoice, JobError, RunConfig};
+use crate::job::{self, JobError, RunConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
@@ -61,29 +61,16 @@ pub fn run(a: SweepArgs) -> anyhow::Result<()> {
     });
     let cfg = SweepConfig {
         base: RunConfig {
-            data: a.data.clone(),
             schema: a.schema.clone(),
-            method: String::new(),
             preset: a.preset.clone(),
-            epsilon: 1.0,
-            delta: a.delta,
             seed: a.seed,
-            out: PathBuf::new(),
-            device: DeviceChoice::default(),
-            threads: None,
             ledger: a.ledger.clone(),
-            overrides: Default::default(),
-            checkpoints: None,
             domains: if a.public {
                 job::DomainPolicy::AllowData
             } else {
                 job::DomainPolicy::Refuse
             },
-            force_delta: false,
-            force_memory: false,
-            public_rows: None,
-            boost: None,
-            charge_to: None,
+            ..RunConfig::new(a.data.clone(), "", 1.0, a.delta)
         },
         methods: a.methods.clone(),
         epsilons: a.epsilons.clone(),

@@ -220,6 +220,19 @@ impl Table {
         self.columns.len()
     }
 
+    /// The columns `keep` accepts by name, in order (e.g. those a schema knows).
+    pub fn keep_columns(&self, keep: impl Fn(&str) -> bool) -> Table {
+        Table {
+            columns: self
+                .columns
+                .iter()
+                .filter(|c| keep(&c.name))
+                .cloned()
+                .collect(),
+            n_rows: self.n_rows,
+        }
+    }
+
     /// The rows at `idx`, in that order (indices must be < `n_rows`).
     pub fn rows(&self, idx: &[usize]) -> Table {
         let columns = self

@@ -85,18 +85,8 @@ impl Frame {
         // there is nothing to compare.
         schema.columns.retain(|c| c.kind != Kind::Ignored);
         let encoding = Encoding::new(&schema).map_err(|e| format!("schema: {e}"))?;
-        let keep = |t: &Table| -> Table {
-            // Columns the schema does not know (e.g. extra synthetic columns) are dropped.
-            Table {
-                columns: t
-                    .columns
-                    .iter()
-                    .filter(|c| schema.column(&c.name).is_some())
-                    .cloned()
-                    .collect(),
-                n_rows: t.n_rows,
-            }
-        };
+        // Columns the schema does not know (e.g. extra synthetic columns) are dropped.
+        let keep = |t: &Table| -> Table { t.keep_columns(|n| schema.column(n).is_some()) };
         let enc = |t: &Table, what: &str| {
             encoding
                 .encode(&keep(t))

@@ -89,6 +89,32 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
+    /// A run of `method` on `data` at (ε, δ) with every other setting at its default
+    /// (the `quick` preset, the CPU, the default ledger, domains refused unless public).
+    pub fn new(data: PathBuf, method: &str, epsilon: f64, delta: f64) -> Self {
+        Self {
+            data,
+            schema: None,
+            method: method.into(),
+            preset: default_preset(),
+            epsilon,
+            delta,
+            seed: None,
+            out: PathBuf::new(),
+            device: DeviceChoice::default(),
+            threads: None,
+            ledger: None,
+            overrides: Default::default(),
+            checkpoints: None,
+            domains: DomainPolicy::default(),
+            force_delta: false,
+            force_memory: false,
+            public_rows: None,
+            boost: None,
+            charge_to: None,
+        }
+    }
+
     /// The file whose ledger entry this run is charged to.
     pub fn ledger_data(&self) -> &std::path::Path {
         self.charge_to.as_deref().unwrap_or(&self.data)

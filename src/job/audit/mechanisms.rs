@@ -104,6 +104,14 @@ fn claim(m: Mechanism) -> f64 {
     .epsilon
 }
 
+/// The best of several audits of one mechanism (each already at its share of α).
+fn best_of(audits: impl IntoIterator<Item = MechanismAudit>) -> MechanismAudit {
+    audits
+        .into_iter()
+        .reduce(|a, b| if b.lower_bound > a.lower_bound { b } else { a })
+        .unwrap_or_else(|| audit_outcomes::<bool>(&[], &[], AUDIT_DELTA, AUDIT_ALPHA))
+}
+
 fn scores_audit(d0: &[f64], d1: &[f64]) -> MechanismAudit {
     audit_scores(d0, d1, AUDIT_DELTA, AUDIT_ALPHA)
 }
@@ -300,20 +308,19 @@ fn thresholded_histogram(draws: usize, seed: u64) -> MechanismReport {
     new_level.push(("zz".to_string(), 1));
     let pairs = [(level(100), new_level), (level(4), level(5))];
     let mut run = |delta_inf: f64| -> MechanismAudit {
-        let mut best: Option<MechanismAudit> = None;
-        for (d0, d1) in &pairs {
-            let mut draw = |c: &[(String, u64)]| -> Vec<Vec<String>> {
-                (0..draws)
-                    .map(|_| estimate_categories(c, STD, delta_inf, &mut rng))
-                    .collect()
-            };
-            let (a, b) = (draw(d0), draw(d1));
-            let r = audit_outcomes(&a, &b, AUDIT_DELTA, AUDIT_ALPHA / 2.0);
-            if best.as_ref().is_none_or(|x| r.lower_bound > x.lower_bound) {
-                best = Some(r);
-            }
-        }
-        best.unwrap_or_else(|| audit_outcomes::<bool>(&[], &[], AUDIT_DELTA, AUDIT_ALPHA))
+        let mut draw = |c: &[(String, u64)]| -> Vec<Vec<String>> {
+            (0..draws)
+                .map(|_| estimate_categories(c, STD, delta_inf, &mut rng))
+                .collect()
+        };
+        let audits: Vec<MechanismAudit> = pairs
+            .iter()
+            .map(|(d0, d1)| {
+                let (a, b) = (draw(d0), draw(d1));
+                audit_outcomes(&a, &b, AUDIT_DELTA, AUDIT_ALPHA / 2.0)
+            })
+            .collect();
+        best_of(audits)
     };
     let ok = run(DELTA_INF);
     let broken = run(1e-2);
@@ -346,17 +353,17 @@ fn pate_noisymax(draws: usize, seed: u64) -> MechanismReport {
             .collect()
     };
     let best = |sigma: f64, run: &mut dyn FnMut(f64, f64) -> Vec<bool>| {
-        let mut best: Option<MechanismAudit> = None;
         // Margins at 1.5, 3 and 6 of the claimed σ√2 (the vote difference's noise).
-        for z in [1.5, 3.0, 6.0] {
-            let m = (z * SIGMA * std::f64::consts::SQRT_2 / 2.0).round();
-            let r0 = TEACHERS as f64 / 2.0 - m;
-            let a = audit_outcomes(&run(r0, sigma), &run(r0 + 1.0, sigma), AUDIT_DELTA, AUDIT_ALPHA / 3.0);
-            if best.as_ref().is_none_or(|b| a.lower_bound > b.lower_bound) {
-                best = Some(a);
-            }
-        }
-        best.unwrap_or_else(|| audit_outcomes::<bool>(&[], &[], AUDIT_DELTA, AUDIT_ALPHA))
+        let audits: Vec<MechanismAudit> = [1.5, 3.0, 6.0]
+            .into_iter()
+            .map(|z: f64| {
+                let m = (z * SIGMA * std::f64::consts::SQRT_2 / 2.0).round();
+                let r0 = TEACHERS as f64 / 2.0 - m;
+                let (a, b) = (run(r0, sigma), run(r0 + 1.0, sigma));
+                audit_outcomes(&a, &b, AUDIT_DELTA, AUDIT_ALPHA / 3.0)
+            })
+            .collect();
+        best_of(audits)
     };
     let ok = best(SIGMA, &mut run);
     let broken = best(SIGMA / 2.0, &mut run);

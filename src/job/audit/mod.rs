@@ -126,14 +126,14 @@ pub fn run_audit(
             idx.shuffle(&mut rng);
             idx.truncate(n.max(1));
             idx.sort_unstable();
-            select(&table, &idx)
+            table.rows(&idx)
         }
         _ => table,
     };
     let canaries = canary_rows(&table, &schema, cfg.canaries, &mut rng)?;
     let included: Vec<bool> = (0..cfg.canaries).map(|_| rng.random::<bool>()).collect();
     let keep: Vec<usize> = (0..cfg.canaries).filter(|i| included[*i]).collect();
-    let copy = append_rows(&table, &select(&canaries, &keep))?;
+    let copy = append_rows(&table, &canaries.rows(&keep))?;
 
     let work = tempfile::tempdir().map_err(|e| JobError::Training(e.to_string()))?;
     let copy_path = work.path().join("data-with-canaries.csv");
@@ -182,12 +182,12 @@ pub fn run_audit(
     );
     let encoding = Encoding::new(&released).map_err(|e| JobError::Training(e.to_string()))?;
     let enc_canaries = encoding
-        .encode(&only_columns(&canaries, &released))
+        .encode(&canaries.keep_columns(|n| released.column(n).is_some()))
         .map_err(|e| JobError::Training(e.to_string()))?;
     let n_syn = copy.n_rows.clamp(1_000, 20_000);
     let synthetic = model.sample(n_syn, cfg.run.seed)?;
     let enc_syn = encoding
-        .encode(&only_columns(&synthetic, &released))
+        .encode(&synthetic.keep_columns(|n| released.column(n).is_some()))
         .map_err(|e| JobError::Training(e.to_string()))?;
     let nearest = nearest_distances(&enc_canaries, &enc_syn);
     let black_scores: Vec<f64> = nearest.iter().map(|d| -d).collect();
@@ -287,37 +287,6 @@ fn canary_rows(
         });
     }
     Ok(Table { columns, n_rows: m })
-}
-
-/// `t` with the columns `schema` names only.
-fn only_columns(t: &Table, schema: &Schema) -> Table {
-    Table {
-        columns: t
-            .columns
-            .iter()
-            .filter(|c| schema.column(&c.name).is_some())
-            .cloned()
-            .collect(),
-        n_rows: t.n_rows,
-    }
-}
-
-/// Rows `idx` of `t`.
-fn select(t: &Table, idx: &[usize]) -> Table {
-    Table {
-        columns: t
-            .columns
-            .iter()
-            .map(|c| Column {
-                name: c.name.clone(),
-                values: match &c.values {
-                    Values::Number(v) => Values::Number(idx.iter().map(|i| v[*i]).collect()),
-                    Values::Text(t) => Values::Text(t.select(idx)),
-                },
-            })
-            .collect(),
-        n_rows: idx.len(),
-    }
 }
 
 /// `a` with the rows of `b` (same columns) after it.
