@@ -585,25 +585,50 @@ fn pld_matches_dp_accounting() {
 /// `privacy risk`: what (ε, δ) means for a person, and the ε an accepted risk allows.
 #[test]
 fn privacy_risk_cli_reads_both_ways() {
-    let o = common::dpsynth(&["privacy", "risk", "--epsilon", "1", "--delta", "1e-5", "--json"]);
+    let o = common::dpsynth(&[
+        "privacy",
+        "risk",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
     let acc = v["max_accuracy"].as_f64().unwrap();
     // (e^ε + 2δ)/(e^ε + 1)... = (1 + adv)/2 with adv = (e − 1 + 2δ)/(e + 1).
     let e = 1f64.exp();
-    assert!((acc - (1.0 + (e - 1.0 + 2e-5) / (e + 1.0)) / 2.0).abs() < 1e-9, "{v}");
+    assert!(
+        (acc - (1.0 + (e - 1.0 + 2e-5) / (e + 1.0)) / 2.0).abs() < 1e-9,
+        "{v}"
+    );
     let curve = v["curve"].as_array().unwrap();
     assert!(curve.len() > 50);
     for p in curve {
         let (f, t) = (p["fpr"].as_f64().unwrap(), p["tpr"].as_f64().unwrap());
-        assert!(t >= f - 1e-12 && t <= (e * f + 1e-5).min(1.0) + 1e-12, "{p}");
+        assert!(
+            t >= f - 1e-12 && t <= (e * f + 1e-5).min(1.0) + 1e-12,
+            "{p}"
+        );
     }
     // The other way round: the ε an advantage of 0.2 allows gives back 0.2.
-    let o = common::dpsynth(&["privacy", "risk", "--advantage", "0.2", "--delta", "1e-5", "--json"]);
+    let o = common::dpsynth(&[
+        "privacy",
+        "risk",
+        "--advantage",
+        "0.2",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
     let eps = v["epsilon"].as_f64().unwrap();
-    assert!((((eps.exp() - 1.0 + 2e-5) / (eps.exp() + 1.0)) - 0.2).abs() < 1e-9, "{v}");
+    assert!(
+        (((eps.exp() - 1.0 + 2e-5) / (eps.exp() + 1.0)) - 0.2).abs() < 1e-9,
+        "{v}"
+    );
     // Nothing to read: bad usage.
     let o = common::dpsynth(&["privacy", "risk", "--delta", "1e-5"]);
     assert_eq!(o.status.code(), Some(2));

@@ -22,7 +22,10 @@ fn check(name: &str, draws: usize) {
         r.broken_audit.region
     );
     assert!(r.sound(), "{name}: the code exceeds its claim: {r:?}");
-    assert!(r.catches_broken(), "{name}: the broken variant was not caught: {r:?}");
+    assert!(
+        r.catches_broken(),
+        "{name}: the broken variant was not caught: {r:?}"
+    );
     // The correct code's bound is not vacuous: the test has power against it too.
     assert!(r.audit.lower_bound > 0.0, "{name}: {r:?}");
 }
@@ -141,13 +144,29 @@ fn the_canary_audit_runs_end_to_end_and_charges_only_private_data() {
     assert_eq!(v["charged"], true);
     let st = Ledger::open(&ledger).unwrap().standing(&key).unwrap();
     assert_eq!(st.entries.len(), 1, "{:?}", st.entries);
-    assert!((st.spent - claimed).abs() < 0.05, "{} vs {claimed}", st.spent);
+    assert!(
+        (st.spent - claimed).abs() < 0.05,
+        "{} vs {claimed}",
+        st.spent
+    );
 }
 
 /// The mechanisms mode needs no data; the run mode without --data is bad usage (exit 2).
 #[test]
 fn audit_usage() {
-    let o = common::dpsynth(&["audit", "--method", "dp-gan", "--epsilon", "1", "--delta", "1e-5"]);
+    let o = common::dpsynth(&[
+        "audit",
+        "--method",
+        "dp-gan",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
-    assert!(common::stderr(&o).contains("--data"), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("--data"),
+        "{}",
+        common::stderr(&o)
+    );
 }

@@ -229,7 +229,10 @@ fn open_sample_change_columns_train_and_export() {
         if let Some(n) = h.query_by_label_contains("the audit failed") {
             panic!("the audit failed: {n:?}");
         }
-        assert!(t0.elapsed() < Duration::from_secs(300), "the audit did not finish");
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "the audit did not finish"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     h.get_by_label_contains("charged nothing");
@@ -242,7 +245,10 @@ fn open_sample_change_columns_train_and_export() {
     wait_for(&mut h, "saved the report to", 30);
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("<svg") && html.contains("dpsynth evaluation report"));
-    assert!(html.contains("<h2>Privacy audit</h2>"), "the audit's figure is in the report");
+    assert!(
+        html.contains("<h2>Privacy audit</h2>"),
+        "the audit's figure is in the report"
+    );
 
     // The run is in the ledger, settled.
     let ledger = dir.path().join("ledger.sqlite3");

@@ -14,7 +14,9 @@ fn a_small_sweep_writes_its_table_and_figure_and_charges_public_data_nothing() {
         "--data",
         &data.display().to_string(),
         "--schema",
-        &common::repo("assets/adult/adult.schema.json").display().to_string(),
+        &common::repo("assets/adult/adult.schema.json")
+            .display()
+            .to_string(),
         "--method",
         "dp-merf",
         "--epsilons",
@@ -54,15 +56,21 @@ fn a_small_sweep_writes_its_table_and_figure_and_charges_public_data_nothing() {
     assert_eq!(csv.lines().count(), 3);
     let svg = std::fs::read_to_string(p("s.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("dp-merf") && svg.contains("∞"));
-    assert!(std::fs::read_to_string(p("s.html")).unwrap().contains("<svg"));
+    assert!(
+        std::fs::read_to_string(p("s.html"))
+            .unwrap()
+            .contains("<svg")
+    );
     // The user's ledger was never written.
-    assert!(!ledger.exists() || {
-        let key = dpsynth::job::cost::dataset_key(&data, &ledger).unwrap();
-        dpsynth::privacy::ledger::Ledger::open(&ledger)
-            .unwrap()
-            .standing(&key)
-            .unwrap()
-            .entries
-            .is_empty()
-    });
+    assert!(
+        !ledger.exists() || {
+            let key = dpsynth::job::cost::dataset_key(&data, &ledger).unwrap();
+            dpsynth::privacy::ledger::Ledger::open(&ledger)
+                .unwrap()
+                .standing(&key)
+                .unwrap()
+                .entries
+                .is_empty()
+        }
+    );
 }

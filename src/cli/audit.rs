@@ -187,7 +187,11 @@ fn run_mechanisms(a: &AuditArgs) -> anyhow::Result<()> {
                 r.audit.lower_bound,
                 r.broken,
                 r.broken_audit.lower_bound,
-                if r.catches_broken() { "caught" } else { "NOT caught" },
+                if r.catches_broken() {
+                    "caught"
+                } else {
+                    "NOT caught"
+                },
                 t0.elapsed().as_secs_f64()
             );
         }
@@ -196,7 +200,11 @@ fn run_mechanisms(a: &AuditArgs) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&serde_json::json!({ "mechanisms": reports }))?;
     }
-    let unsound: Vec<&str> = reports.iter().filter(|r| !r.sound()).map(|r| r.name).collect();
+    let unsound: Vec<&str> = reports
+        .iter()
+        .filter(|r| !r.sound())
+        .map(|r| r.name)
+        .collect();
     anyhow::ensure!(
         unsound.is_empty(),
         "the audit proved more than the claim for {}: the code does not keep its guarantee",

@@ -106,13 +106,14 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     if let Some(p) = &a.html {
         let audit = match &a.audit {
             Some(f) => {
-                let text = std::fs::read_to_string(f)
-                    .map_err(|e| JobError::file(f, e))?;
+                let text = std::fs::read_to_string(f).map_err(|e| JobError::file(f, e))?;
                 let v: serde_json::Value = serde_json::from_str(&text)
                     .map_err(|e| JobError::file(f, format!("not JSON: {e}")))?;
-                Some(crate::eval::html::AuditFigure::from_json(&v).ok_or_else(|| {
-                    JobError::file(f, "not the JSON of `dpsynth audit --json`")
-                })?)
+                Some(
+                    crate::eval::html::AuditFigure::from_json(&v).ok_or_else(|| {
+                        JobError::file(f, "not the JSON of `dpsynth audit --json`")
+                    })?,
+                )
             }
             None => None,
         };

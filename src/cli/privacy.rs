@@ -233,7 +233,9 @@ fn risk(
                 tradeoff::epsilon_for_tpr(t, f, delta),
                 format!("a TPR of at most {t} at FPR {f}"),
             ),
-            (None, None) => return Err(usage("give --advantage, or --tpr with --fpr".into()).into()),
+            (None, None) => {
+                return Err(usage("give --advantage, or --tpr with --fpr".into()).into());
+            }
         };
         let eps = eps.ok_or_else(|| {
             usage(format!(
@@ -262,23 +264,35 @@ fn risk(
                 &st.mechanisms,
                 &tradeoff::epsilon_grid(eps),
             );
-            let source = if curve.is_some() { "pld" } else { "epsilon_delta" };
+            let source = if curve.is_some() {
+                "pld"
+            } else {
+                "epsilon_delta"
+            };
             (eps, delta, curve, source)
         }
         None => {
-            let eps = epsilon.ok_or_else(|| usage("give --epsilon, --model, --advantage or --tpr with --fpr".into()))?;
+            let eps = epsilon.ok_or_else(|| {
+                usage("give --epsilon, --model, --advantage or --tpr with --fpr".into())
+            })?;
             let delta = delta.ok_or_else(|| usage("--delta is required".into()))?;
             (eps, delta, None, "epsilon_delta")
         }
     };
     if !(eps >= 0.0) || !(0.0..1.0).contains(&delta) {
-        return Err(usage(format!("ε must be ≥ 0 and δ in [0, 1), got {eps} and {delta}")).into());
+        return Err(usage(format!(
+            "ε must be ≥ 0 and δ in [0, 1), got {eps} and {delta}"
+        ))
+        .into());
     }
     let at = |f: f64| match &curve {
         Some(c) => tradeoff::tpr_bound_from_curve(c, f),
         None => tradeoff::tpr_bound(eps, delta, f),
     };
-    let points: Vec<(f64, f64)> = tradeoff::fpr_grid().into_iter().map(|f| (f, at(f))).collect();
+    let points: Vec<(f64, f64)> = tradeoff::fpr_grid()
+        .into_iter()
+        .map(|f| (f, at(f)))
+        .collect();
     let adv = match &curve {
         Some(c) => tradeoff::max_advantage_from_curve(c),
         None => tradeoff::max_advantage(eps, delta),
@@ -305,7 +319,11 @@ fn risk(
     println!("{sentence}");
     println!(
         "the best membership attack's true-positive rate (from {}):",
-        if source == "pld" { "the model's privacy-loss distribution" } else { "(ε, δ)" }
+        if source == "pld" {
+            "the model's privacy-loss distribution"
+        } else {
+            "(ε, δ)"
+        }
     );
     for f in [0.001, 0.01, 0.05, 0.1, 0.25, 0.5] {
         println!("  at FPR {f:<5}  TPR ≤ {:.4}", at(f));

@@ -308,7 +308,9 @@ fn follow(handle: job::JobHandle, epsilon: f64) -> anyhow::Result<job::RunSummar
     })
 }
 
-pub(super) fn parse_overrides(set: &[String]) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+pub(super) fn parse_overrides(
+    set: &[String],
+) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
     let mut m = serde_json::Map::new();
     for s in set {
         let Some((k, v)) = s.split_once('=') else {

@@ -282,12 +282,19 @@ pub struct AuditFigure {
 impl AuditFigure {
     /// The figure of a `dpsynth audit --json` object (`None` when it is not one).
     pub fn from_json(v: &serde_json::Value) -> Option<Self> {
-        let bound = |k: &str| v.get(k).and_then(|b| b.get("lower_bound")).and_then(|x| x.as_f64());
+        let bound = |k: &str| {
+            v.get(k)
+                .and_then(|b| b.get("lower_bound"))
+                .and_then(|x| x.as_f64())
+        };
         let mut bounds = Vec::new();
         if let Some(w) = bound("white_box") {
             bounds.push(("white-box (critic score)".to_string(), w));
         }
-        bounds.push(("black-box (nearest synthetic row)".to_string(), bound("black_box")?));
+        bounds.push((
+            "black-box (nearest synthetic row)".to_string(),
+            bound("black_box")?,
+        ));
         Some(Self {
             claimed: v.get("claimed_epsilon").and_then(|x| x.as_f64()),
             delta: v.get("delta")?.as_f64()?,

@@ -172,6 +172,28 @@ pub fn evaluate_model(
     Ok(ev)
 }
 
+/// Opens a table and its schema (the file given, else one inferred from the rows) for a
+/// service that works on tables only; `images` says what to do with an image set instead.
+pub fn open_table(
+    path: &Path,
+    schema: Option<&Path>,
+    images: &str,
+) -> Result<(Table, Schema), JobError> {
+    let table = match data::open(path, &Default::default()).map_err(|e| JobError::file(path, e))? {
+        Dataset::Table(t) => t,
+        Dataset::Images(_) => return Err(JobError::Usage(images.into())),
+    };
+    let schema = match schema {
+        Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
+        None => {
+            data::infer::infer_schema(&table)
+                .map_err(|e| JobError::file(path, e))?
+                .schema
+        }
+    };
+    Ok((table, schema))
+}
+
 /// The column the TSTR table predicts: a binary or categorical column named like a label,
 /// else the last such column.
 pub fn default_label(schema: &Schema) -> Option<String> {

@@ -13,8 +13,6 @@ use std::sync::atomic::AtomicBool;
 
 use super::evaluation::{EvalSpec, evaluate_model};
 use super::{JobError, RunConfig};
-use crate::data::schema::Schema;
-use crate::data::{self, Dataset};
 
 /// What a sweep runs.
 #[derive(Debug, Clone)]
@@ -37,11 +35,7 @@ impl SweepConfig {
     pub fn planned_total(&self) -> f64 {
         self.methods.len() as f64
             * self.repeats.max(1) as f64
-            * self
-                .epsilons
-                .iter()
-                .filter(|e| e.is_finite())
-                .sum::<f64>()
+            * self.epsilons.iter().filter(|e| e.is_finite()).sum::<f64>()
     }
 }
 
@@ -101,24 +95,11 @@ pub fn run_sweep(
         super::method(m)?;
     }
     let data_path = &cfg.base.data;
-    let table = match data::open(data_path, &Default::default())
-        .map_err(|e| JobError::file(data_path, e))?
-    {
-        Dataset::Table(t) => t,
-        Dataset::Images(_) => {
-            return Err(JobError::Usage(
-                "the sweep scores tables; for images use scripts/mnist.sh".into(),
-            ));
-        }
-    };
-    let schema = match &cfg.base.schema {
-        Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
-        None => {
-            data::infer::infer_schema(&table)
-                .map_err(|e| JobError::file(data_path, e))?
-                .schema
-        }
-    };
+    let (table, schema) = super::evaluation::open_table(
+        data_path,
+        cfg.base.schema.as_deref(),
+        "the sweep scores tables; for images use scripts/mnist.sh",
+    )?;
     std::fs::create_dir_all(&cfg.out_dir).map_err(|e| JobError::write(&cfg.out_dir, e))?;
     let scratch = cfg.out_dir.join("sweep-scratch-ledger.sqlite3");
     let ledger = if cfg.public {
@@ -155,7 +136,11 @@ pub fn run_sweep(
                 k += 1;
                 let name = format!(
                     "{method}-eps{}-{repeat}",
-                    if eps.is_finite() { eps.to_string() } else { "inf".into() }
+                    if eps.is_finite() {
+                        eps.to_string()
+                    } else {
+                        "inf".into()
+                    }
                 );
                 progress(&format!("run {k}/{total}: {method} at ε = {eps}"));
                 let run = RunConfig {
@@ -167,13 +152,19 @@ pub fn run_sweep(
                 };
                 let summary = super::run::run(&run, &ledger, &|_| {}, cancel)?;
                 let mut line = |l: &str| progress(&format!("run {k}/{total}: {l}"));
-                let ev = evaluate_model(&summary.model, data_path, &table, &schema, &spec, &mut line)?;
+                let ev =
+                    evaluate_model(&summary.model, data_path, &table, &schema, &spec, &mut line)?;
                 let rep = &ev.report;
                 let (acc, auroc) = match &rep.tstr {
                     Some(t) => {
-                        let syn: Vec<_> = t.rows.iter().filter_map(|r| r.synthetic.as_ref().ok()).collect();
+                        let syn: Vec<_> = t
+                            .rows
+                            .iter()
+                            .filter_map(|r| r.synthetic.as_ref().ok())
+                            .collect();
                         if refs.0.is_none() {
-                            let real: Vec<_> = t.rows.iter().filter_map(|r| r.real.as_ref().ok()).collect();
+                            let real: Vec<_> =
+                                t.rows.iter().filter_map(|r| r.real.as_ref().ok()).collect();
                             refs = (
                                 mean(real.iter().map(|s| s.accuracy)),
                                 mean(real.iter().filter_map(|s| s.auroc)),
@@ -247,7 +238,9 @@ struct Panel {
     refs: Vec<(&'static str, f64)>,
 }
 
-const COLOURS: [&str; 6] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+];
 
 /// The figure as one self-contained SVG: a panel per headline score, score against ε on a
 /// log axis (∞ at the right), one line per method (the mean over repeats, bars from the
@@ -257,10 +250,13 @@ pub fn to_svg(r: &SweepReport) -> String {
         Panel {
             title: "TSTR accuracy (mean of 8 classifiers)",
             get: |p| p.tstr_accuracy,
-            refs: [("real data", r.real_accuracy), ("majority class", r.majority_accuracy)]
-                .into_iter()
-                .filter_map(|(n, v)| v.map(|v| (n, v)))
-                .collect(),
+            refs: [
+                ("real data", r.real_accuracy),
+                ("majority class", r.majority_accuracy),
+            ]
+            .into_iter()
+            .filter_map(|(n, v)| v.map(|v| (n, v)))
+            .collect(),
         },
         Panel {
             title: "TSTR AUROC (mean of 8 classifiers)",
@@ -286,15 +282,30 @@ pub fn to_svg(r: &SweepReport) -> String {
     }
     let finite: Vec<f64> = r.points.iter().filter_map(|p| p.epsilon).collect();
     let (lo, hi) = (
-        finite.iter().copied().fold(f64::INFINITY, f64::min).min(1.0).log10().floor(),
-        finite.iter().copied().fold(f64::NEG_INFINITY, f64::max).max(1.0).log10().ceil(),
+        finite
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+            .min(1.0)
+            .log10()
+            .floor(),
+        finite
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max)
+            .max(1.0)
+            .log10()
+            .ceil(),
     );
     let has_inf = r.points.iter().any(|p| p.epsilon.is_none());
     let x_max = if has_inf { hi + 1.0 } else { hi };
     let (pw, ph, ml, mt) = (420.0, 260.0, 60.0, 40.0);
     let cols = 2usize;
     let rows = panels.len().div_ceil(cols);
-    let (w, h) = (cols as f64 * (pw + ml + 20.0), rows as f64 * (ph + mt + 50.0) + 40.0);
+    let (w, h) = (
+        cols as f64 * (pw + ml + 20.0),
+        rows as f64 * (ph + mt + 50.0) + 40.0,
+    );
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
     );
@@ -387,7 +398,10 @@ pub fn to_svg(r: &SweepReport) -> String {
                 .filter(|p| p.method == *method)
                 .map(|p| p.epsilon)
                 .collect();
-            eps.sort_by(|a, b| a.unwrap_or(f64::INFINITY).total_cmp(&b.unwrap_or(f64::INFINITY)));
+            eps.sort_by(|a, b| {
+                a.unwrap_or(f64::INFINITY)
+                    .total_cmp(&b.unwrap_or(f64::INFINITY))
+            });
             eps.dedup();
             let mut line = Vec::new();
             for e in eps {

@@ -679,8 +679,8 @@ pub fn load_net(path: &Path, dev: &Device) -> Result<Net> {
         .map_err(|e| bad(format!("the weights are damaged: {e}")))?
         .into_iter()
         .collect();
-    let params = crate::nn::spec::ordered_params(&spec, tensors, "net.")
-        .map_err(|e| bad(e.to_string()))?;
+    let params =
+        crate::nn::spec::ordered_params(&spec, tensors, "net.").map_err(|e| bad(e.to_string()))?;
     Net::from_spec(&spec, &params, dev).map_err(|e| bad(e.to_string()))
 }
 

@@ -182,7 +182,12 @@ pub struct MechanismAudit {
 pub fn audit_scores(d0: &[f64], d1: &[f64], delta: f64, alpha: f64) -> MechanismAudit {
     let (s0, h0) = d0.split_at(d0.len() / 2);
     let (s1, h1) = d1.split_at(d1.len() / 2);
-    let mut pooled: Vec<f64> = s0.iter().chain(s1).copied().filter(|x| x.is_finite()).collect();
+    let mut pooled: Vec<f64> = s0
+        .iter()
+        .chain(s1)
+        .copied()
+        .filter(|x| x.is_finite())
+        .collect();
     pooled.sort_by(f64::total_cmp);
     let mut best = (f64::NEG_INFINITY, 0.0, true);
     let candidates = 400usize;
@@ -346,7 +351,13 @@ pub fn one_run_audit(scores: &[f64], included: &[bool], delta: f64, beta: f64) -
     let m = scores.len().min(included.len());
     let mut order: Vec<usize> = (0..m).collect();
     // Non-finite scores sort as the least confident.
-    let key = |i: usize| if scores[i].is_finite() { scores[i] } else { 0.0 };
+    let key = |i: usize| {
+        if scores[i].is_finite() {
+            scores[i]
+        } else {
+            0.0
+        }
+    };
     order.sort_by(|a, b| key(*b).total_cmp(&key(*a)));
     let mut choices = Vec::new();
     for frac in [0.02, 0.05, 0.1, 0.2, 0.3, 0.5] {

@@ -44,7 +44,11 @@ pub fn fpr_grid() -> Vec<f64> {
 
 /// ε′ values to read a PLD's δ(ε′) at for [`tpr_bound_from_curve`].
 pub fn epsilon_grid(max: f64) -> Vec<f64> {
-    let top = if max.is_finite() { (3.0 * max).max(1.0) } else { 20.0 };
+    let top = if max.is_finite() {
+        (3.0 * max).max(1.0)
+    } else {
+        20.0
+    };
     (0..=200).map(|i| top * i as f64 / 200.0).collect()
 }
 
@@ -78,7 +82,11 @@ pub fn epsilon_for_advantage(advantage: f64, delta: f64) -> Option<f64> {
     if !(0.0..1.0).contains(&advantage) || advantage < 2.0 * delta {
         return None;
     }
-    Some(((1.0 + advantage - 2.0 * delta) / (1.0 - advantage)).ln().max(0.0))
+    Some(
+        ((1.0 + advantage - 2.0 * delta) / (1.0 - advantage))
+            .ln()
+            .max(0.0),
+    )
 }
 
 /// The largest ε at which no attacker exceeds `tpr` at `fpr` (at `delta`): the bound is
@@ -174,7 +182,10 @@ mod tests {
         for f in [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8] {
             let exact = phi(phi_inv(f) + 1.0 / std);
             let pld = tpr_bound_from_curve(&curve, f);
-            assert!(pld >= exact - 1e-6, "FPR {f}: {pld} below the exact {exact}");
+            assert!(
+                pld >= exact - 1e-6,
+                "FPR {f}: {pld} below the exact {exact}"
+            );
             assert!(pld <= exact + 0.01, "FPR {f}: {pld} vs the exact {exact}");
             assert!(pld <= tpr_bound(eps, 1e-5, f) + 1e-9, "FPR {f}");
         }
@@ -186,14 +197,20 @@ mod tests {
     fn a_dpsgd_run_curve_sits_under_its_epsilon_delta_bound() {
         use crate::privacy::{Charge, Mechanism};
         let charges = [Charge {
-            mechanism: Mechanism::SubsampledGaussian { q: 0.01, sigma: 1.1 },
+            mechanism: Mechanism::SubsampledGaussian {
+                q: 0.01,
+                sigma: 1.1,
+            },
             count: 1_000,
         }];
         let eps = crate::privacy::compose::pld_epsilon(&charges, 1e-5).unwrap();
         let curve = crate::privacy::compose::pld_delta_curve(&charges, &epsilon_grid(eps)).unwrap();
         for f in fpr_grid() {
             let pld = tpr_bound_from_curve(&curve, f);
-            assert!(pld >= f - 1e-12 && pld <= tpr_bound(eps, 1e-5, f) + 1e-9, "{f}: {pld}");
+            assert!(
+                pld >= f - 1e-12 && pld <= tpr_bound(eps, 1e-5, f) + 1e-9,
+                "{f}: {pld}"
+            );
         }
     }
 
@@ -208,7 +225,10 @@ mod tests {
             .map(|i| tpr_bound_from_curve(&curve, i as f64 / 1000.0) - i as f64 / 1000.0)
             .fold(0.0, f64::max);
         assert!(grid <= max_advantage_from_curve(&curve) + 1e-12);
-        assert!((max_advantage_from_curve(&curve) - 0.3).abs() < 1e-12, "δ(0) is the TV");
+        assert!(
+            (max_advantage_from_curve(&curve) - 0.3).abs() < 1e-12,
+            "δ(0) is the TV"
+        );
     }
 
     /// The inverses give back the ε they came from.
@@ -219,7 +239,10 @@ mod tests {
             assert!((epsilon_for_advantage(adv, d).unwrap() - e).abs() < 1e-9);
             let fpr = 0.01;
             let tpr = tpr_bound(e, d, fpr);
-            assert!((epsilon_for_tpr(tpr, fpr, d).unwrap() - e).abs() < 1e-9, "{e}");
+            assert!(
+                (epsilon_for_tpr(tpr, fpr, d).unwrap() - e).abs() < 1e-9,
+                "{e}"
+            );
         }
         assert!(epsilon_for_advantage(1e-6, 1e-5).is_none());
     }

@@ -65,7 +65,10 @@ impl AuditView {
         };
         while let Ok(ev) = handle.events.try_recv() {
             if let crate::job::Event::Progress(p) = ev {
-                *line = format!("training with canaries: {} step {}/{}", p.phase, p.step, p.total);
+                *line = format!(
+                    "training with canaries: {} step {}/{}",
+                    p.phase, p.step, p.total
+                );
             }
         }
         if let Ok(r) = handle.result.try_recv() {
@@ -97,7 +100,8 @@ impl AuditView {
                     handle.cancel();
                 }
             });
-            ui.ctx().request_repaint_after(std::time::Duration::from_millis(250));
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(250));
             return;
         }
         ui.horizontal(|ui| {
@@ -123,7 +127,9 @@ impl AuditView {
         ui.label(cost);
         if ui
             .button("Run the audit")
-            .on_hover_text("Trains the method once more (as long as the run took) and scores the canaries.")
+            .on_hover_text(
+                "Trains the method once more (as long as the run took) and scores the canaries.",
+            )
             .clicked()
         {
             let cfg = AuditConfig {
@@ -146,7 +152,10 @@ impl AuditView {
         }
         match &self.state {
             State::Failed(e) => {
-                ui.colored_label(ui.visuals().error_fg_color, format!("the audit failed: {e}"));
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("the audit failed: {e}"),
+                );
             }
             State::Done(r) => report_ui(ui, r, claimed),
             _ => {}

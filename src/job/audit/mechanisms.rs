@@ -147,8 +147,8 @@ fn gaussian_sum(draws: usize, seed: u64) -> Result<MechanismReport, String> {
         let width = base.len();
         let wide = sum.broadcast_as((chunk, width)).map_err(err)?;
         while out.len() < draws {
-            let noisy = (wide.clone() + noise.gaussian_like(&wide, std).map_err(err)?)
-                .map_err(err)?;
+            let noisy =
+                (wide.clone() + noise.gaussian_like(&wide, std).map_err(err)?).map_err(err)?;
             let v: Vec<Vec<f32>> = noisy.to_vec2().map_err(err)?;
             for row in v.iter().take(draws - out.len()) {
                 out.push(

@@ -35,7 +35,7 @@ use super::{Event, JobError, RunConfig};
 use crate::data::encode::Encoding;
 use crate::data::schema::{Domain, Kind, Schema};
 use crate::data::table::{Column, TextColumn, Values};
-use crate::data::{self, Dataset, Table};
+use crate::data::{self, Table};
 use crate::methods::released::{ReleasedModel, load_net};
 use crate::privacy::audit::{OneRunAudit, one_run_audit};
 
@@ -98,24 +98,11 @@ pub fn run_audit(
         )));
     }
     let original = &cfg.run.data;
-    let table = match data::open(original, &data::csv::LoadOptions::default())
-        .map_err(|e| JobError::file(original, e))?
-    {
-        Dataset::Table(t) => t,
-        Dataset::Images(_) => {
-            return Err(JobError::Usage(
-                "the canary audit runs on tables; image sets are not supported yet".into(),
-            ));
-        }
-    };
-    let schema = match &cfg.run.schema {
-        Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
-        None => {
-            data::infer::infer_schema(&table)
-                .map_err(|e| JobError::file(original, e))?
-                .schema
-        }
-    };
+    let (table, schema) = super::evaluation::open_table(
+        original,
+        cfg.run.schema.as_deref(),
+        "the canary audit runs on tables; image sets are not supported yet",
+    )?;
     let mut rng = match cfg.run.seed {
         Some(s) => StdRng::seed_from_u64(s ^ 0xa0d1),
         None => StdRng::from_os_rng(),
@@ -195,9 +182,9 @@ pub fn run_audit(
     let black_box = one_run_audit(&black_scores, &included, delta, AUDIT_BETA);
     let white_box = critic_scores(&checkpoints, &enc_canaries)?
         .map(|s| one_run_audit(&s, &included, delta, AUDIT_BETA));
-    let lower_bound = white_box
-        .as_ref()
-        .map_or(black_box.lower_bound, |w| w.lower_bound.max(black_box.lower_bound));
+    let lower_bound = white_box.as_ref().map_or(black_box.lower_bound, |w| {
+        w.lower_bound.max(black_box.lower_bound)
+    });
     let claimed = model.header.privacy.epsilon;
     Ok(AuditReport {
         method: model.header.method.clone(),
@@ -229,9 +216,9 @@ pub fn verdict(lower: f64, claimed: Option<f64>) -> String {
         Some(c) => format!(
             "The strongest attack we tried could prove at most ε ≥ {lower:.2}; the guarantee says ε ≤ {c:.2}. That is consistent: an attack can only show a lower bound."
         ),
-        None => format!(
-            "This run was not private (ε = ∞); the attack proved ε ≥ {lower:.2} from it."
-        ),
+        None => {
+            format!("This run was not private (ε = ∞); the attack proved ε ≥ {lower:.2} from it.")
+        }
     }
 }
 
@@ -251,7 +238,10 @@ fn canary_rows(
     let mut columns = Vec::with_capacity(table.columns.len());
     for col in &table.columns {
         let spec = schema.column(&col.name).filter(|s| s.kind != Kind::Ignored);
-        let values = match (&col.values, spec.and_then(|s| s.domain.as_ref().map(|d| (s, d)))) {
+        let values = match (
+            &col.values,
+            spec.and_then(|s| s.domain.as_ref().map(|d| (s, d))),
+        ) {
             (Values::Number(_), Some((s, Domain::Bounds { lower, upper }))) => Values::Number(
                 (0..m)
                     .map(|_| {
@@ -266,7 +256,10 @@ fn canary_rows(
                         .enumerate()
                         .map(|(i, _)| {
                             let pick = &c[rng.random_range(0..c.len())];
-                            pick.trim().parse::<f64>().ok().or(v.get(donor[i]).copied().flatten())
+                            pick.trim()
+                                .parse::<f64>()
+                                .ok()
+                                .or(v.get(donor[i]).copied().flatten())
                         })
                         .collect(),
                 )
@@ -421,20 +414,20 @@ pub fn spawn_audit(cfg: AuditConfig, ledger: PathBuf, wake: Option<super::Waker>
             .run
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let result = crate::nn::device::with_cpu_threads(threads, || {
-            run_audit(&cfg, &ledger, &send, &c2)
-        })
-        .map_err(|e| JobError::Training(e.to_string()))
-        .and_then(|r| r)
-        .and_then(|r| {
-            if c2.load(std::sync::atomic::Ordering::SeqCst) {
-                Err(JobError::Training(
-                    "the audit was stopped before its run finished: a partial run proves nothing".into(),
+        let result =
+            crate::nn::device::with_cpu_threads(threads, || run_audit(&cfg, &ledger, &send, &c2))
+                .map_err(|e| JobError::Training(e.to_string()))
+                .and_then(|r| r)
+                .and_then(|r| {
+                    if c2.load(std::sync::atomic::Ordering::SeqCst) {
+                        Err(JobError::Training(
+                    "the audit was stopped before its run finished: a partial run proves nothing"
+                        .into(),
                 ))
-            } else {
-                Ok(r)
-            }
-        });
+                    } else {
+                        Ok(r)
+                    }
+                });
         let _ = rtx.send(result);
         if let Some(w) = &wake {
             w();
