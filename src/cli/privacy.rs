@@ -219,114 +219,73 @@ fn risk(
     tpr_at: Option<(f64, f64)>,
     json: bool,
 ) -> anyhow::Result<()> {
-    use crate::privacy::tradeoff;
+    use crate::job::risk::{AcceptedRisk, CurveSource, RiskCurve};
     let usage = |m: String| crate::job::JobError::Usage(m);
     // The other way round: an accepted risk → the ε it allows.
-    if advantage.is_some() || tpr_at.is_some() {
+    let accepted = match (advantage, tpr_at) {
+        (Some(a), _) => Some(AcceptedRisk::Advantage(a)),
+        (None, Some((tpr, fpr))) => Some(AcceptedRisk::TprAt { tpr, fpr }),
+        (None, None) => None,
+    };
+    if let Some(accepted) = accepted {
         let delta = delta.ok_or_else(|| usage("--delta is required".into()))?;
-        let (eps, what) = match (advantage, tpr_at) {
-            (Some(a), _) => (
-                tradeoff::epsilon_for_advantage(a, delta),
-                format!("an attacker's advantage (TPR − FPR) of at most {a}"),
-            ),
-            (None, Some((t, f))) => (
-                tradeoff::epsilon_for_tpr(t, f, delta),
-                format!("a TPR of at most {t} at FPR {f}"),
-            ),
-            (None, None) => {
-                return Err(usage("give --advantage, or --tpr with --fpr".into()).into());
-            }
-        };
-        let eps = eps.ok_or_else(|| {
-            usage(format!(
-                "{what} cannot be guaranteed at δ = {delta}: δ alone allows more (lower δ, or accept more)"
-            ))
-        })?;
+        let eps = accepted.epsilon(delta).map_err(usage)?;
+        let what = accepted.describe();
         if json {
             return super::print_json(&json!({
                 "epsilon": eps,
                 "delta": delta,
                 "accepts": what,
-                "max_accuracy": tradeoff::max_accuracy(eps, delta),
+                "max_accuracy": crate::job::risk::max_accuracy(eps, delta),
             }));
         }
         println!("{what} at δ = {delta} allows ε ≤ {eps:.4}");
-        println!("{}", tradeoff::sentence(eps, delta));
+        println!("{}", crate::job::risk::sentence(eps, delta));
         return Ok(());
     }
-    let (eps, delta, curve, source) = match model {
+    let curve = match model {
         Some(path) => {
             let m = crate::job::services::read_model(&path)?;
-            let st = m.statement;
-            let delta = delta.unwrap_or(st.delta);
-            let eps = st.epsilon.unwrap_or(f64::INFINITY);
-            let curve = crate::privacy::compose::pld_delta_curve(
-                &st.mechanisms,
-                &tradeoff::epsilon_grid(eps),
-            );
-            let source = if curve.is_some() {
-                "pld"
-            } else {
-                "epsilon_delta"
-            };
-            (eps, delta, curve, source)
+            RiskCurve::of_statement(&m.statement, delta)
         }
         None => {
             let eps = epsilon.ok_or_else(|| {
                 usage("give --epsilon, --model, --advantage or --tpr with --fpr".into())
             })?;
             let delta = delta.ok_or_else(|| usage("--delta is required".into()))?;
-            (eps, delta, None, "epsilon_delta")
+            if !(eps >= 0.0) {
+                return Err(usage(format!("ε must be ≥ 0, got {eps}")).into());
+            }
+            RiskCurve::of_guarantee(eps, delta)
         }
     };
-    if !(eps >= 0.0) || !(0.0..1.0).contains(&delta) {
-        return Err(usage(format!(
-            "ε must be ≥ 0 and δ in [0, 1), got {eps} and {delta}"
-        ))
-        .into());
+    if !(0.0..1.0).contains(&curve.delta) {
+        return Err(usage(format!("δ must be in [0, 1), got {}", curve.delta)).into());
     }
-    let at = |f: f64| match &curve {
-        Some(c) => tradeoff::tpr_bound_from_curve(c, f),
-        None => tradeoff::tpr_bound(eps, delta, f),
-    };
-    let points: Vec<(f64, f64)> = tradeoff::fpr_grid()
-        .into_iter()
-        .map(|f| (f, at(f)))
-        .collect();
-    let adv = match &curve {
-        Some(c) => tradeoff::max_advantage_from_curve(c),
-        None => tradeoff::max_advantage(eps, delta),
-    };
-    let sentence = match &curve {
-        Some(_) if eps.is_finite() => format!(
-            "An attacker who guesses whether a given person was in the data is right at most {:.1} % of the time, against 50 % by chance (from the privacy-loss distribution; (ε, δ) = ({eps:.3}, {delta}) alone allows {:.1} %).",
-            50.0 * (1.0 + adv),
-            100.0 * tradeoff::max_accuracy(eps, delta)
-        ),
-        _ => tradeoff::sentence(eps, delta),
-    };
     if json {
         return super::print_json(&json!({
-            "epsilon": if eps.is_finite() { json!(eps) } else { json!(null) },
-            "delta": delta,
-            "source": source,
-            "max_accuracy": (1.0 + adv) / 2.0,
-            "max_advantage": adv,
-            "sentence": sentence,
-            "curve": points.iter().map(|(f, t)| json!({"fpr": f, "tpr": t})).collect::<Vec<_>>(),
+            "epsilon": curve.epsilon,
+            "delta": curve.delta,
+            "source": match curve.source {
+                CurveSource::Pld => "pld",
+                CurveSource::EpsilonDelta => "epsilon_delta",
+            },
+            "max_accuracy": curve.max_accuracy,
+            "max_advantage": curve.max_advantage,
+            "sentence": curve.sentence,
+            "curve": curve.points.iter().map(|(f, t)| json!({"fpr": f, "tpr": t})).collect::<Vec<_>>(),
         }));
     }
-    println!("{sentence}");
+    println!("{}", curve.sentence);
     println!(
         "the best membership attack's true-positive rate (from {}):",
-        if source == "pld" {
-            "the model's privacy-loss distribution"
-        } else {
-            "(ε, δ)"
+        match curve.source {
+            CurveSource::Pld => "the model's privacy-loss distribution",
+            CurveSource::EpsilonDelta => "(ε, δ)",
         }
     );
     for f in [0.001, 0.01, 0.05, 0.1, 0.25, 0.5] {
-        println!("  at FPR {f:<5}  TPR ≤ {:.4}", at(f));
+        println!("  at FPR {f:<5}  TPR ≤ {:.4}", curve.tpr_at(f));
     }
     Ok(())
 }

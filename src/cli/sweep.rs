@@ -97,7 +97,7 @@ pub fn run(a: SweepArgs) -> anyhow::Result<()> {
     let cancel = AtomicBool::new(false);
     let r = crate::nn::device::with_cpu_threads(
         std::thread::available_parallelism().map_or(1, |n| n.get()),
-        || sweep::run_sweep(&cfg, &ledger, &mut |l| eprintln!("dpsynth: {l}"), &cancel),
+        || sweep::run_sweep(&cfg, &ledger, &|l| eprintln!("dpsynth: {l}"), &cancel),
     )
     .map_err(|e| JobError::Training(e.to_string()))??;
     if let Some(p) = &a.json {

@@ -18,6 +18,7 @@ mod frame_stats;
 mod loader;
 mod panel;
 mod results;
+mod risk_view;
 mod settings;
 mod train;
 

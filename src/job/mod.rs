@@ -17,6 +17,7 @@ pub mod cost;
 mod error;
 pub mod evaluation;
 pub mod resources;
+pub mod risk;
 mod run;
 pub mod services;
 pub mod sweep;

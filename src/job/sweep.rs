@@ -56,6 +56,9 @@ pub struct SweepPoint {
     pub pca_score: f64,
     pub seconds: f64,
     pub model: PathBuf,
+    /// The run's settings (for opening its results and auditing it in the window).
+    #[serde(skip)]
+    pub config: Option<Box<RunConfig>>,
 }
 
 /// A sweep's table, with the reference lines.
@@ -83,7 +86,21 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 pub fn run_sweep(
     cfg: &SweepConfig,
     ledger: &Path,
-    progress: &mut dyn FnMut(&str),
+    progress: &(dyn Fn(&str) + Sync),
+    cancel: &AtomicBool,
+) -> Result<SweepReport, JobError> {
+    run_sweep_with(cfg, ledger, progress, &|_| {}, &mut |_| {}, cancel)
+}
+
+/// [`run_sweep`], telling `steps` where training is at each of its progress reports, and
+/// `on_point` each run's scores as soon as they are known (the window draws the curves as
+/// they grow).
+pub fn run_sweep_with(
+    cfg: &SweepConfig,
+    ledger: &Path,
+    progress: &(dyn Fn(&str) + Sync),
+    steps: &(dyn Fn(&str) + Sync),
+    on_point: &mut dyn FnMut(&SweepPoint),
     cancel: &AtomicBool,
 ) -> Result<SweepReport, JobError> {
     if cfg.methods.is_empty() || cfg.epsilons.is_empty() {
@@ -150,7 +167,16 @@ pub fn run_sweep(
                     seed: cfg.base.seed.map(|s| s.wrapping_add(k as u64)),
                     ..cfg.base.clone()
                 };
-                let summary = super::run::run(&run, &ledger, &|_| {}, cancel)?;
+                // Training's own progress, every report (the window shows where it is).
+                let training = |ev: super::Event| {
+                    if let super::Event::Progress(p) = ev {
+                        steps(&format!(
+                            "run {k}/{total}: {method} at ε = {eps}: {} step {}/{}",
+                            p.phase, p.step, p.total
+                        ));
+                    }
+                };
+                let summary = super::run::run(&run, &ledger, &training, cancel)?;
                 let mut line = |l: &str| progress(&format!("run {k}/{total}: {l}"));
                 let ev =
                     evaluate_model(&summary.model, data_path, &table, &schema, &spec, &mut line)?;
@@ -189,7 +215,11 @@ pub fn run_sweep(
                     pca_score: rep.pca.wasserstein.score,
                     seconds: summary.seconds,
                     model: summary.model.clone(),
+                    config: Some(Box::new(run.clone())),
                 });
+                if let Some(p) = points.last() {
+                    on_point(p);
+                }
             }
         }
     }
@@ -204,6 +234,61 @@ pub fn run_sweep(
         charged: !cfg.public,
         planned_total: cfg.planned_total(),
     })
+}
+
+/// What a sweep on a worker thread reports.
+#[derive(Debug)]
+pub enum SweepEvent {
+    Progress(String),
+    Point(Box<SweepPoint>),
+    Done(Result<Box<SweepReport>, JobError>),
+}
+
+/// A sweep on a worker thread.
+pub struct SweepHandle {
+    pub events: std::sync::mpsc::Receiver<SweepEvent>,
+    cancel: std::sync::Arc<AtomicBool>,
+}
+
+impl SweepHandle {
+    /// Stops after the current run's step; runs already finished stay charged and listed.
+    pub fn cancel(&self) {
+        self.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Starts `cfg` on a worker thread with the base run's thread count; `wake` is called
+/// after each event.
+pub fn spawn_sweep(cfg: SweepConfig, ledger: PathBuf, wake: Option<super::Waker>) -> SweepHandle {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let cancel = std::sync::Arc::new(AtomicBool::new(false));
+    let c2 = cancel.clone();
+    std::thread::spawn(move || {
+        let send = |e: SweepEvent| {
+            let _ = tx.send(e);
+            if let Some(w) = &wake {
+                w();
+            }
+        };
+        let threads = cfg
+            .base
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let result = crate::nn::device::with_cpu_threads(threads, || {
+            run_sweep_with(
+                &cfg,
+                &ledger,
+                &|l| send(SweepEvent::Progress(l.to_string())),
+                &|l| send(SweepEvent::Progress(l.to_string())),
+                &mut |p| send(SweepEvent::Point(Box::new(p.clone()))),
+                &c2,
+            )
+        })
+        .map_err(|e| JobError::Training(e.to_string()))
+        .and_then(|r| r);
+        send(SweepEvent::Done(result.map(Box::new)));
+    });
+    SweepHandle { events: rx, cancel }
 }
 
 /// The table as CSV: one row per run.

@@ -339,6 +339,8 @@ pub struct OneRunAudit {
     pub correct: u64,
     pub k_plus: u64,
     pub k_minus: u64,
+    /// Of the k₊ "in" guesses, how many were right (for the attack's measured TPR/FPR).
+    pub right_in: u64,
     pub lower_bound: f64,
     pub confidence: f64,
 }
@@ -374,6 +376,7 @@ pub fn one_run_audit(scores: &[f64], included: &[bool], delta: f64, beta: f64) -
         correct: 0,
         k_plus: 0,
         k_minus: 0,
+        right_in: 0,
         lower_bound: 0.0,
         confidence: 1.0 - beta,
     };
@@ -392,6 +395,7 @@ pub fn one_run_audit(scores: &[f64], included: &[bool], delta: f64, beta: f64) -
                 correct: v,
                 k_plus: kp as u64,
                 k_minus: km as u64,
+                right_in: right_in as u64,
                 lower_bound: eps,
                 ..best
             };

@@ -36,6 +36,14 @@ impl AuditView {
         }
     }
 
+    /// The attacks' measured (FPR, TPR) points, once the audit has run.
+    pub fn measured_points(&self) -> Vec<(String, f64, f64)> {
+        match &self.state {
+            State::Done(r) => r.measured_points(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The audit's figure for the HTML report, once it has run.
     pub fn figure(&self) -> Option<AuditFigure> {
         let State::Done(r) = &self.state else {

@@ -35,12 +35,13 @@ enum View {
     PrivacyRisk,
     Statement,
     Compare,
+    SideBySide,
     Boost,
     Audit,
 }
 
 impl View {
-    const ALL: [(View, &'static str); 10] = [
+    const ALL: [(View, &'static str); 11] = [
         (View::Prediction, "Dimension-wise prediction"),
         (View::Probability, "Dimension-wise probability"),
         (View::Histograms, "Histograms"),
@@ -50,6 +51,7 @@ impl View {
         (View::Statement, "Privacy statement"),
         (View::Audit, "Privacy audit"),
         (View::Compare, "Compare runs"),
+        (View::SideBySide, "Side by side"),
         (View::Boost, "Before / after boosting"),
     ];
 }
@@ -97,6 +99,11 @@ pub struct ResultsPanel {
     hist_column: usize,
     /// The settings of the run [`Self::add_run`] is adding.
     next_config: Option<Box<crate::job::RunConfig>>,
+    /// The statement's attack curve.
+    risk: super::risk_view::RiskView,
+    /// The two runs shown side by side, and the figure shown for both.
+    pair: (usize, usize),
+    pair_view: View,
 }
 
 impl ResultsPanel {
@@ -287,11 +294,28 @@ impl ResultsPanel {
             self.boost_ui(ui);
             return;
         }
+        if self.view == View::SideBySide {
+            self.side_by_side_ui(ui);
+            return;
+        }
         let Some(run) = self.runs.get(self.selected) else {
             return;
         };
         if self.view == View::Statement {
-            statement_ui(ui, &run.statement);
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                statement_ui(ui, &run.statement);
+                ui.separator();
+                ui.strong("What this means for a person in the data");
+                let curve = crate::job::risk::RiskCurve::of_statement(&run.statement, None);
+                ui.label(&curve.sentence);
+                let measured = run.audit.measured_points();
+                self.risk.chart(ui, "risk-statement", &curve, &measured);
+                if measured.is_empty() {
+                    ui.label("Run the privacy audit (its view, beside this one) to see real attacks' measured points on this chart.");
+                } else {
+                    ui.label("The dots are the privacy audit's attacks on this method, as measured on canaries (point estimates; the audit view gives the bounds they prove). A dot above the red curve would be evidence of a bug.");
+                }
+            });
             return;
         }
         if self.view == View::Audit {
@@ -343,7 +367,11 @@ impl ResultsPanel {
                     View::Pca => pca_ui(ui, rep),
                     View::Tstr => tstr_ui(ui, rep),
                     View::PrivacyRisk => risk_ui(ui, rep),
-                    View::Statement | View::Compare | View::Boost | View::Audit => {}
+                    View::Statement
+                    | View::Compare
+                    | View::SideBySide
+                    | View::Boost
+                    | View::Audit => {}
                 }
             }
         }
@@ -411,6 +439,100 @@ impl ResultsPanel {
         self.hist_column = column;
     }
 
+    /// Any two runs of this dataset, the same figure mirrored: the teaching view of "what
+    /// changes when ε does".
+    fn side_by_side_ui(&mut self, ui: &mut egui::Ui) {
+        let n = self.runs.len();
+        if n < 2 {
+            ui.label("Side by side needs two runs of this dataset: train another (say at another ε) on the Train tab.");
+            return;
+        }
+        if self.pair.0 >= n || self.pair.1 >= n || self.pair.0 == self.pair.1 {
+            self.pair = (n - 2, n - 1);
+        }
+        if !SIDE_VIEWS.iter().any(|(v, _)| *v == self.pair_view) {
+            self.pair_view = View::Prediction;
+        }
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "A non-private diagnostic: both columns are scored against the real rows. Choosing which run to release by looking here is a use of the data the accountant does not see.",
+        );
+        ui.horizontal(|ui| {
+            for (k, side) in ["left", "right"].iter().enumerate() {
+                let chosen = if k == 0 {
+                    &mut self.pair.0
+                } else {
+                    &mut self.pair.1
+                };
+                let l = ui.label(*side);
+                egui::ComboBox::from_id_salt(("side-pick", k))
+                    .selected_text(self.runs[*chosen].title.clone())
+                    .width(260.0)
+                    .show_ui(ui, |ui| {
+                        for (i, r) in self.runs.iter().enumerate() {
+                            ui.selectable_value(chosen, i, &r.title);
+                        }
+                    })
+                    .response
+                    .labelled_by(l.id);
+            }
+            if ui.button("swap").clicked() {
+                self.pair = (self.pair.1, self.pair.0);
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            ui.label("figure:");
+            for (v, name) in SIDE_VIEWS {
+                ui.selectable_value(&mut self.pair_view, v, name);
+            }
+        });
+        let (left, right) = self.pair;
+        let mut column = self.hist_column;
+        let view = self.pair_view;
+        let runs = &self.runs;
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            ui.columns(2, |cols| {
+                for (k, ui) in cols.iter_mut().enumerate() {
+                    let run = &runs[[left, right][k]];
+                    ui.push_id(("side", k), |ui| {
+                        ui.strong(&run.title);
+                        if view == View::Statement {
+                            statement_ui(ui, &run.statement);
+                            return;
+                        }
+                        match &run.state {
+                            EvalState::Done(ev) => {
+                                let rep = &ev.report;
+                                ui.label(headline(rep));
+                                match view {
+                                    View::Probability => probability_ui(ui, rep),
+                                    View::Histograms => histogram_ui(ui, rep, &mut column),
+                                    View::Pca => pca_ui(ui, rep),
+                                    View::Tstr => tstr_ui(ui, rep),
+                                    View::PrivacyRisk => risk_ui(ui, rep),
+                                    _ => prediction_ui(ui, rep),
+                                }
+                            }
+                            EvalState::Running { line, .. } => {
+                                ui.horizontal(|ui| {
+                                    ui.spinner();
+                                    ui.label(format!("evaluating: {line}"));
+                                });
+                            }
+                            EvalState::Failed(e) => {
+                                ui.label(format!("evaluation failed: {e}"));
+                            }
+                            EvalState::Images { generated, real } => {
+                                images_ui(ui, generated, real.as_ref());
+                            }
+                        }
+                    });
+                }
+            });
+        });
+        self.hist_column = column;
+    }
+
     fn compare_ui(&self, ui: &mut egui::Ui) {
         ui.colored_label(
             ui.visuals().warn_fg_color,
@@ -471,6 +593,33 @@ impl ResultsPanel {
             }
         });
     }
+}
+
+/// The figures side by side can mirror.
+const SIDE_VIEWS: [(View, &str); 7] = [
+    (View::Prediction, "dimension-wise prediction"),
+    (View::Probability, "dimension-wise probability"),
+    (View::Histograms, "histograms"),
+    (View::Pca, "2-way PCA"),
+    (View::Tstr, "train on synthetic, test on real"),
+    (View::PrivacyRisk, "privacy risk"),
+    (View::Statement, "privacy statement"),
+];
+
+/// One line of a run's headline scores, the same for every run shown side by side.
+fn headline(rep: &Report) -> String {
+    let tv = rep.histograms.iter().map(|h| h.tvd).sum::<f64>() / rep.histograms.len().max(1) as f64;
+    let best = rep.tstr.as_ref().and_then(|t| {
+        t.rows
+            .iter()
+            .filter_map(|r| r.synthetic.as_ref().ok().map(|s| s.accuracy))
+            .reduce(f64::max)
+    });
+    format!(
+        "mean 1-way TV {tv:.3} · PCA score {:.3}{}",
+        rep.pca.wasserstein.score,
+        best.map_or(String::new(), |b| format!(" · best TSTR accuracy {b:.3}"))
+    )
 }
 
 /// Starts the job's evaluation of `model` (drawn by `draw`) against the real table in a

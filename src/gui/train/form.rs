@@ -179,6 +179,10 @@ pub(super) struct Form {
     /// Private post-GAN boosting after training (GAN methods), and its share of ε as typed.
     pub boost: bool,
     pub boost_share: String,
+    /// "What ε means": the attack curve and the budget stated as an accepted risk.
+    risk: crate::gui::risk_view::RiskView,
+    /// The sweep sets ε itself: the form hides its ε field and boosting.
+    pub sweep_mode: bool,
 }
 
 impl Default for Form {
@@ -207,6 +211,8 @@ impl Default for Form {
             delta_synced_for: None,
             boost: false,
             boost_share: "0.1".into(),
+            risk: Default::default(),
+            sweep_mode: false,
         }
     }
 }
@@ -279,8 +285,17 @@ impl Form {
         }))
     }
 
+    /// The cost preview's question at another ε (the sweep's sum), without boosting.
+    pub fn cost_request_at(&self, epsilon: f64) -> Result<CostRequest, String> {
+        self.cost_request_with(epsilon)
+    }
+
     /// The cost preview's question, or why the form cannot ask it yet.
     fn cost_request(&self) -> Result<CostRequest, String> {
+        self.cost_request_with(self.epsilon()?)
+    }
+
+    fn cost_request_with(&self, epsilon: f64) -> Result<CostRequest, String> {
         let dataset = self.dataset_key.clone().ok_or("no dataset is open")?;
         self.advanced.seed()?;
         self.advanced.public_rows()?;
@@ -289,13 +304,17 @@ impl Form {
             ledger: job::cost::default_ledger_path(),
             method: self.info().id.to_string(),
             preset: self.preset.clone(),
-            epsilon: self.epsilon()?,
+            epsilon,
             delta: self.delta()?,
             rows: self.records(),
             overrides: self.advanced.overrides(),
             schema: self.schema.clone(),
             domains: job::DomainPolicy::AllowData,
-            boost: self.boost_config()?,
+            boost: if self.sweep_mode {
+                None
+            } else {
+                self.boost_config()?
+            },
             fixed_schema: self.image_schema.clone(),
         })
     }
@@ -364,17 +383,19 @@ impl Form {
                 .response
                 .labelled_by(l.id);
             ui.separator();
-            let l = ui.label("ε");
-            ui.add_enabled(
-                info.private,
-                egui::TextEdit::singleline(&mut self.epsilon).desired_width(60.0),
-            )
-            .labelled_by(l.id);
+            if !self.sweep_mode {
+                let l = ui.label("ε");
+                ui.add_enabled(
+                    info.private,
+                    egui::TextEdit::singleline(&mut self.epsilon).desired_width(60.0),
+                )
+                .labelled_by(l.id);
+            }
             let l = ui.label("δ");
             ui.add(egui::TextEdit::singleline(&mut self.delta).desired_width(80.0))
                 .labelled_by(l.id);
         });
-        if info.critic {
+        if info.critic && !self.sweep_mode {
             ui.horizontal(|ui| {
                 let d = job::BoostConfig::default();
                 ui.checkbox(&mut self.boost, "Boost: private post-GAN boosting")
@@ -425,8 +446,17 @@ impl Form {
                         c.total, c.spent, c.this_run, c.left_after, c.delta
                     ));
                     ui.label(c.meaning()).on_hover_text(
-                        "The best possible membership attack on this run's release (the hypothesis-testing view of differential privacy). `dpsynth privacy risk` draws the whole curve, and turns an attack risk you accept into the ε it allows.",
+                        "The best possible membership attack on this run's release (the hypothesis-testing view of differential privacy). `dpsynth privacy risk` prints the same curve.",
                     );
+                    egui::CollapsingHeader::new("What ε means for a person in the data")
+                        .id_salt("what-eps-means")
+                        .show(ui, |ui| {
+                            let curve = job::risk::RiskCurve::of_guarantee(c.this_run, c.delta);
+                            self.risk.chart(ui, "risk-preview", &curve, &[]);
+                            if let Some(e) = self.risk.accept_ui(ui, self.delta().ok()) {
+                                self.epsilon = round_down(e);
+                            }
+                        });
                     if let Some(d) = c.domains {
                         ui.label(format!(
                             "domains: ε {d:.3} of this run's, to estimate the marked columns privately"
@@ -550,6 +580,16 @@ impl Form {
             Err(e) => format!("could not set the total: {e}"),
         }
     }
+}
+
+/// ε rounded down to four significant digits, so the form's ε never exceeds the one a
+/// risk allows.
+fn round_down(e: f64) -> String {
+    if !(e > 0.0 && e.is_finite()) {
+        return crate::util::fmt::number(e);
+    }
+    let scale = 10f64.powi(3 - e.log10().floor() as i32);
+    crate::util::fmt::number((e * scale).floor() / scale)
 }
 
 /// The width of a method card's text.

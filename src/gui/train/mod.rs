@@ -5,6 +5,7 @@
 mod export;
 mod form;
 mod run_view;
+mod sweep_view;
 
 use std::path::{Path, PathBuf};
 
@@ -15,9 +16,24 @@ use super::panel::{Command, Ctx};
 use super::{Content, Loaded};
 use crate::job::{self, Event, JobError, JobHandle, RunConfig, RunSummary};
 
+/// One run, or an ε sweep of the form's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Mode {
+    #[default]
+    OneRun,
+    Sweep,
+}
+
 /// State of the training view.
 #[derive(Default)]
 pub struct TrainPanel {
+    mode: Mode,
+    sweep: sweep_view::SweepView,
+    /// The ledger's answer for the sweep's Σ ε (the sum, an upper bound on the composition).
+    sweep_cost:
+        crate::gui::background::Latest<job::cost::CostRequest, Result<job::cost::Cost, JobError>>,
+    /// A sweep run the user asked to open in the results.
+    sweep_open: Option<Finished>,
     form: form::Form,
     view: run_view::RunView,
     export: export::ExportView,
@@ -228,6 +244,25 @@ impl TrainPanel {
 
     /// The run the form describes, with its schema saved beside the app's models.
     fn config(&self, loaded: &Loaded) -> Result<RunConfig, String> {
+        let cfg = self.unsaved_config(loaded, self.form.epsilon()?)?;
+        self.save_schema(loaded, &cfg)?;
+        Ok(cfg)
+    }
+
+    /// Writes the open table's schema where `cfg` says its runs read it.
+    fn save_schema(&self, loaded: &Loaded, cfg: &RunConfig) -> Result<(), String> {
+        if let (Content::Table { schema, .. }, Some(path)) = (&loaded.content, &cfg.schema) {
+            if let Some(d) = path.parent() {
+                std::fs::create_dir_all(d)
+                    .map_err(|e| format!("could not create {}: {e}", d.display()))?;
+            }
+            schema.save(path).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The run the form describes at `epsilon`, its schema not yet written.
+    fn unsaved_config(&self, loaded: &Loaded, epsilon: f64) -> Result<RunConfig, String> {
         let info = self.form.info();
         let dir = job::cost::data_dir();
         let stamp = std::time::SystemTime::now()
@@ -245,18 +280,14 @@ impl TrainPanel {
             Content::Table { schema, .. } => Some(schema),
             Content::Images { .. } => None,
         };
-        std::fs::create_dir_all(dir.join("schemas"))
-            .and_then(|_| std::fs::create_dir_all(dir.join("models")))
+        std::fs::create_dir_all(dir.join("models"))
             .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-        if let Some(s) = schema {
-            s.save(&schema_path).map_err(|e| e.to_string())?;
-        }
         Ok(RunConfig {
             data: loaded.path.clone(),
             schema: schema.map(|_| schema_path),
             method: info.id.into(),
             preset: self.form.preset.clone(),
-            epsilon: self.form.epsilon()?,
+            epsilon,
             delta: self.form.delta()?,
             seed: self.form.advanced.seed()?,
             out,
@@ -270,7 +301,11 @@ impl TrainPanel {
             force_delta: false,
             force_memory: false,
             public_rows: self.form.advanced.public_rows()?,
-            boost: self.form.boost_config()?,
+            boost: if self.form.sweep_mode {
+                None
+            } else {
+                self.form.boost_config()?
+            },
             charge_to: None,
         })
     }
@@ -316,6 +351,19 @@ impl TrainPanel {
             return;
         };
         let running = self.job.is_some();
+        ui.add_enabled_ui(!running && !self.sweep.is_running(), |ui| {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut self.mode, Mode::OneRun, "One run")
+                    .on_hover_text("Train one model at the ε below, then export it.");
+                ui.selectable_value(&mut self.mode, Mode::Sweep, "ε sweep (teaching)")
+                    .on_hover_text("Train the chosen method(s) once per ε and draw utility against ε: what the privacy budget buys.");
+            });
+        });
+        self.form.sweep_mode = self.mode == Mode::Sweep;
+        if self.mode == Mode::Sweep {
+            self.sweep_body(ui, loaded);
+            return;
+        }
         ui.add_enabled_ui(!running, |ui| self.form.ui(ui));
         if !running {
             self.form.refresh_cost(ui.ctx());
@@ -349,6 +397,61 @@ impl TrainPanel {
                     ui.label(l);
                 }
             });
+    }
+
+    /// The sweep mode: the form (without its ε), the sweep's settings, cost and figure.
+    fn sweep_body(&mut self, ui: &mut egui::Ui, loaded: &Loaded) {
+        let busy = self.job.is_some() || self.sweep.is_running();
+        ui.add_enabled_ui(!busy, |ui| self.form.ui(ui));
+        if self.job.is_some() {
+            ui.label("A run is training: the sweep can start when it has finished.");
+        }
+        let base = self
+            .unsaved_config(loaded, 1.0)
+            .and_then(|b| match &loaded.content {
+                Content::Table { .. } => Ok(b),
+                Content::Images { .. } => {
+                    Err("the window sweeps tables; for images use scripts/mnist.sh".into())
+                }
+            });
+        let budget = match (self.sweep.planned, self.form.cost_request_at(self.sweep.planned.unwrap_or(1.0))) {
+            (Some(total), Ok(req)) if total > 0.0 => {
+                self.sweep_cost.want(ui.ctx(), req.clone(), |r| job::cost::cost(&r));
+                match self.sweep_cost.value() {
+                    Some(Ok(c)) if self.sweep_cost.is_current(&req) => Some(match &c.refused {
+                        Some(r) => Err(format!("The ledger refuses this sweep as planned: {r}")),
+                        None => Ok(format!(
+                            "this dataset's budget: total ε {:.3} · spent {:.3} · the sweep at most {total:.3} · left after at least {:.3}  (δ = {})",
+                            c.total, c.spent, c.left_after, c.delta
+                        )),
+                    }),
+                    Some(Err(e)) if self.sweep_cost.is_current(&req) => Some(Err(e.to_string())),
+                    _ => None,
+                }
+            }
+            (Some(_), Ok(_)) => Some(Ok("only the non-private point: nothing to charge, the ledger records a read without protection".into())),
+            (_, Err(e)) => Some(Err(e)),
+            (None, _) => None,
+        };
+        let action = ui
+            .add_enabled_ui(self.job.is_none(), |ui| {
+                self.sweep.ui(ui, &loaded.path, base, budget)
+            })
+            .inner;
+        match action {
+            Some(sweep_view::Action::Start(cfg)) => match self.save_schema(loaded, &cfg.base) {
+                Ok(()) => {
+                    self.sweep_cost.invalidate();
+                    self.sweep.start(*cfg, &loaded.path, ui.ctx());
+                }
+                Err(e) => self.start_error = Some(e),
+            },
+            Some(sweep_view::Action::Open(o)) => self.sweep_open = Some(o),
+            None => {}
+        }
+        if let Some(e) = &self.start_error {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
     }
 
     fn buttons_ui(&mut self, ui: &mut egui::Ui, loaded: &Loaded, running: bool) {
@@ -429,6 +532,13 @@ impl crate::gui::panel::Panel for TrainPanel {
     /// that finished on the open dataset.
     fn poll(&mut self, ctx: &egui::Context, cx: &mut Ctx<'_>) -> Vec<Command> {
         self.drain(ctx);
+        if let Some((title, model, config)) = self.sweep_open.take() {
+            return vec![Command::ShowRun {
+                title,
+                model,
+                config,
+            }];
+        }
         let open = cx.loaded.as_deref().map(|l| l.path.clone());
         match self.take_finished(open.as_deref()) {
             Some((title, model, config)) => vec![Command::ShowRun {

@@ -82,6 +82,32 @@ pub struct AuditReport {
     pub verdict: String,
 }
 
+impl AuditReport {
+    /// Each attack's measured operating point (name, FPR, TPR): of its k₊ "in" guesses,
+    /// the right ones over the canaries that were added, and the wrong ones over those
+    /// that were not. A point estimate with no confidence attached, for drawing beside the
+    /// trade-off curve; the bound is what the audit proves.
+    pub fn measured_points(&self) -> Vec<(String, f64, f64)> {
+        let out = self.canaries.saturating_sub(self.included);
+        let point = |a: &OneRunAudit| {
+            (a.k_plus > 0 && self.included > 0 && out > 0).then(|| {
+                (
+                    (a.k_plus - a.right_in) as f64 / out as f64,
+                    a.right_in as f64 / self.included as f64,
+                )
+            })
+        };
+        let mut v = Vec::new();
+        if let Some((f, t)) = self.white_box.as_ref().and_then(point) {
+            v.push(("white-box attack (critic)".to_string(), f, t));
+        }
+        if let Some((f, t)) = point(&self.black_box) {
+            v.push(("black-box attack (synthetic rows)".to_string(), f, t));
+        }
+        v
+    }
+}
+
 /// Runs an audit; `send` receives the training run's events (progress for the window or
 /// the terminal).
 pub fn run_audit(

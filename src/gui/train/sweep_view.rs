@@ -1,0 +1,607 @@
+//! The ε sweep in the window, for a teaching lab: the form's method (and any others ticked)
+//! trained once per ε (and repeat) by the job's sweep on a worker thread, each run charged
+//! like any other; the headline scores drawn against ε as the runs finish, with the
+//! real-data ceiling and the majority-class floor; a click on a point (or its row in the
+//! table) opens that run's results. The figure exports as SVG, the table as CSV.
+
+use std::path::{Path, PathBuf};
+
+use eframe::egui;
+use egui_plot::{HLine, Legend, Line, Plot, PlotPoint, PlotPoints, Points};
+
+use crate::job::sweep::{SweepConfig, SweepEvent, SweepHandle, SweepPoint, SweepReport};
+use crate::job::{self, RunConfig};
+
+/// A finished run to show in the results: title, model, settings.
+pub(super) type Open = (String, PathBuf, Option<Box<RunConfig>>);
+
+/// What the user asked the sweep view for.
+pub(super) enum Action {
+    /// Start this sweep (the panel saves the schema its runs read first).
+    Start(Box<SweepConfig>),
+    Open(Open),
+}
+
+/// The score drawn against ε.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Metric {
+    #[default]
+    Accuracy,
+    Auroc,
+    Tv,
+    Pca,
+}
+
+impl Metric {
+    const ALL: [(Metric, &'static str, &'static str); 4] = [
+        (
+            Metric::Accuracy,
+            "TSTR accuracy",
+            "Classifiers trained on the synthetic rows, tested on real ones: the share they get right (mean of the classifiers).",
+        ),
+        (
+            Metric::Auroc,
+            "TSTR AUROC",
+            "The same classifiers' area under the ROC curve: 0.5 is guessing, 1 perfect ranking.",
+        ),
+        (
+            Metric::Tv,
+            "1-way TV distance",
+            "How far each column's histogram is from the real one (mean total variation distance): 0 is identical, lower is better.",
+        ),
+        (
+            Metric::Pca,
+            "2-way PCA score",
+            "How close the synthetic cloud is to the real one in the real data's first two principal components (1 = they coincide). It can look good on collapsed data.",
+        ),
+    ];
+
+    fn get(self, p: &SweepPoint) -> Option<f64> {
+        match self {
+            Metric::Accuracy => p.tstr_accuracy,
+            Metric::Auroc => p.tstr_auroc,
+            Metric::Tv => Some(p.tv_1way),
+            Metric::Pca => Some(p.pca_score),
+        }
+        .filter(|v| v.is_finite())
+    }
+}
+
+enum State {
+    Idle,
+    Running { handle: SweepHandle, line: String },
+    Done(Box<SweepReport>),
+    Failed(String),
+}
+
+/// The sweep's settings and what it found.
+pub(super) struct SweepView {
+    /// Further methods swept beside the form's (by registry index).
+    also: Vec<bool>,
+    epsilons: String,
+    repeats: usize,
+    public: bool,
+    /// The data file the public switch was set for.
+    public_for: Option<PathBuf>,
+    state: State,
+    /// The runs so far, as they finish.
+    points: Vec<SweepPoint>,
+    /// The data file the points belong to.
+    data: Option<PathBuf>,
+    /// Σ ε of the sweep as set (for the panel's ledger check).
+    pub planned: Option<f64>,
+    metric: Metric,
+    export_path: String,
+    export_msg: Option<String>,
+    /// A path that exists, asked about before overwriting.
+    overwrite: Option<PathBuf>,
+}
+
+impl Default for SweepView {
+    fn default() -> Self {
+        Self {
+            also: vec![false; job::methods().len()],
+            epsilons: "0.3, 1, 3, inf".into(),
+            repeats: 1,
+            public: false,
+            public_for: None,
+            state: State::Idle,
+            points: Vec::new(),
+            data: None,
+            planned: None,
+            metric: Metric::default(),
+            export_path: String::new(),
+            export_msg: None,
+            overwrite: None,
+        }
+    }
+}
+
+/// Parses "0.3, 1, 3, inf": positive numbers, `inf` (or ∞) for the non-private point.
+fn parse_epsilons(s: &str) -> Result<Vec<f64>, String> {
+    let mut v = Vec::new();
+    for t in s.split([',', ' ', ';']).filter(|t| !t.trim().is_empty()) {
+        let t = t.trim();
+        let e = match t.to_ascii_lowercase().as_str() {
+            "inf" | "∞" | "infinity" => f64::INFINITY,
+            _ => t
+                .parse::<f64>()
+                .ok()
+                .filter(|e| *e > 0.0 && e.is_finite())
+                .ok_or_else(|| {
+                    format!("'{t}' is not a positive number (or inf for the non-private point)")
+                })?,
+        };
+        if !v.contains(&e) {
+            v.push(e);
+        }
+    }
+    if v.is_empty() {
+        return Err("type at least one ε, e.g. 0.3, 1, 3, inf".into());
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v)
+}
+
+impl SweepView {
+    pub fn is_running(&self) -> bool {
+        matches!(self.state, State::Running { .. })
+    }
+
+    /// The methods swept: the form's first, then any ticked (private ones that train
+    /// tables with `preset`).
+    fn methods(&self, chosen: &str, preset: &str) -> Vec<String> {
+        let mut v = vec![chosen.to_string()];
+        for (i, m) in job::methods().iter().enumerate() {
+            if self.also.get(i).copied().unwrap_or(false)
+                && m.id != chosen
+                && m.private
+                && m.has_preset(preset)
+            {
+                v.push(m.id.to_string());
+            }
+        }
+        v
+    }
+
+    fn drain(&mut self) {
+        let State::Running { handle, line } = &mut self.state else {
+            return;
+        };
+        let mut done = None;
+        while let Ok(ev) = handle.events.try_recv() {
+            match ev {
+                SweepEvent::Progress(l) => *line = l,
+                SweepEvent::Point(p) => self.points.push(*p),
+                SweepEvent::Done(r) => done = Some(r),
+            }
+        }
+        if let Some(r) = done {
+            self.state = match r {
+                Ok(rep) => State::Done(rep),
+                Err(e) => State::Failed(e.to_string()),
+            };
+        }
+    }
+
+    /// Starts `cfg` on a worker thread.
+    pub fn start(&mut self, cfg: SweepConfig, data: &Path, ctx: &egui::Context) {
+        let ctx = ctx.clone();
+        let handle = job::sweep::spawn_sweep(
+            cfg,
+            job::cost::default_ledger_path(),
+            Some(Box::new(move || ctx.request_repaint())),
+        );
+        self.points.clear();
+        self.export_msg = None;
+        self.data = Some(data.to_path_buf());
+        self.state = State::Running {
+            handle,
+            line: "starting".into(),
+        };
+    }
+
+    /// Draws the sweep; `base` is the form's run (its method, preset, δ and settings), or
+    /// why the form cannot make one; `budget` is the dataset's standing after the sweep,
+    /// or why the ledger refuses it.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        data: &Path,
+        base: Result<RunConfig, String>,
+        budget: Option<Result<String, String>>,
+    ) -> Option<Action> {
+        self.drain();
+        if self.public_for.as_deref() != Some(data) {
+            self.public = data.starts_with(crate::gui::sample_path(""));
+            self.public_for = Some(data.to_path_buf());
+        }
+        let running = self.is_running();
+        ui.label("One run per ε for each method, each scored like a run of its own (train on synthetic, test on real, 1-way TV, PCA), and the scores drawn against ε: the papers' central figure, for your data.");
+        ui.add_enabled_ui(!running, |ui| {
+            ui.horizontal(|ui| {
+                let l = ui.label("ε values");
+                ui.add(egui::TextEdit::singleline(&mut self.epsilons).desired_width(200.0))
+                    .labelled_by(l.id)
+                    .on_hover_text("Comma-separated; inf adds the non-private reference point (never to be released).");
+                let l = ui.label("repeats");
+                ui.add(egui::DragValue::new(&mut self.repeats).range(1..=10))
+                    .labelled_by(l.id)
+                    .on_hover_text("Runs per (method, ε) with different randomness: the bars span the smallest to the largest score. Each repeat is charged.");
+            });
+            if let Ok(b) = &base {
+                ui.horizontal_wrapped(|ui| {
+                    ui.label(format!("methods: {} (chosen above), and also", b.method));
+                    for (i, m) in job::methods().iter().enumerate() {
+                        if m.id == b.method || !m.private || !m.has_preset(&b.preset) {
+                            continue;
+                        }
+                        if let Some(t) = self.also.get_mut(i) {
+                            ui.checkbox(t, m.id).on_hover_text(m.sentence);
+                        }
+                    }
+                });
+            }
+            ui.checkbox(&mut self.public, "the data is public (charge nothing)")
+                .on_hover_text("Tick only for public data such as the bundled samples: the runs then use a scratch ledger. On private data every run of the sweep is charged to this dataset's ledger.");
+        });
+        let plan = parse_epsilons(&self.epsilons).and_then(|eps| {
+            let base = base.clone()?;
+            let methods = self.methods(&base.method, &base.preset);
+            let out_dir = job::cost::data_dir().join("sweeps").join(format!(
+                "{}-{}",
+                data.file_stem()
+                    .map_or("data".into(), |s| s.to_string_lossy().into_owned()),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+            ));
+            Ok(SweepConfig {
+                base,
+                methods,
+                epsilons: eps,
+                repeats: self.repeats.max(1),
+                public: self.public,
+                out_dir,
+            })
+        });
+        let mut can = !running;
+        self.planned = plan.as_ref().ok().map(|p| p.planned_total());
+        ui.group(|ui| {
+            ui.strong("Cost of this sweep");
+            match &plan {
+                Err(e) => {
+                    can = false;
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+                Ok(p) => {
+                    let runs = p.methods.len() * p.epsilons.len() * p.repeats;
+                    let total = p.planned_total();
+                    if p.public {
+                        ui.label(format!("{runs} runs on data declared public: nothing is charged (their ε add up to {total:.3}). The bundled Adult and MNIST files are public samples."));
+                    } else {
+                        ui.label(format!("{runs} runs, each charged to this dataset's ledger: at most ε {total:.3} in all (the sum; the ledger composes the runs, which costs less)."));
+                        match &budget {
+                            Some(Ok(t)) => {
+                                ui.label(t);
+                            }
+                            Some(Err(e)) => {
+                                can = false;
+                                ui.colored_label(ui.visuals().error_fg_color, e);
+                            }
+                            None => {
+                                can = false;
+                                ui.horizontal(|ui| {
+                                    ui.spinner();
+                                    ui.label("reading the ledger…");
+                                });
+                            }
+                        }
+                    }
+                    if p.epsilons.iter().any(|e| e.is_infinite()) {
+                        ui.label("The ∞ point trains without noise: a reference, never to be released; the ledger records that the data were read without protection.");
+                    }
+                }
+            }
+        });
+        let mut action = None;
+        ui.horizontal(|ui| {
+            if ui
+                .add_enabled(can && plan.is_ok(), egui::Button::new("Run the sweep"))
+                .on_hover_text("Trains and scores every run in turn on a worker thread.")
+                .clicked()
+            {
+                if let Ok(p) = plan.clone() {
+                    action = Some(Action::Start(Box::new(p)));
+                }
+            }
+            if let State::Running { handle, line } = &self.state {
+                ui.spinner();
+                ui.label(line.as_str());
+                if ui
+                    .button("Stop")
+                    .on_hover_text(
+                        "Stops the run in progress; finished runs stay charged and listed.",
+                    )
+                    .clicked()
+                {
+                    handle.cancel();
+                }
+                ui.ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(250));
+            }
+        });
+        if let State::Failed(e) = &self.state {
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("the sweep stopped: {e}"),
+            );
+        }
+        if self.points.is_empty() {
+            return action;
+        }
+        let here = self.data.as_deref() == Some(data);
+        if !here {
+            ui.label("These points belong to another file: open it again to see their results.");
+        }
+        let report = match &self.state {
+            State::Done(r) => Some(r.as_ref().clone()),
+            _ => None,
+        };
+        ui.horizontal(|ui| {
+            ui.label("score:");
+            for (m, name, help) in Metric::ALL {
+                ui.selectable_value(&mut self.metric, m, name)
+                    .on_hover_text(help);
+            }
+        });
+        let mut open = self.chart(ui, report.as_ref(), here);
+        if let Some(o) = self.table(ui, here) {
+            open = Some(o);
+        }
+        if let Some(r) = &report {
+            self.export_ui(ui, r, data);
+        }
+        open.map(Action::Open).or(action)
+    }
+
+    /// The score against ε: a line per method through the mean of its repeats, bars from
+    /// the smallest to the largest, the reference lines dashed. A click opens the nearest
+    /// point's results.
+    fn chart(&self, ui: &mut egui::Ui, report: Option<&SweepReport>, here: bool) -> Option<Open> {
+        let finite: Vec<f64> = self.points.iter().filter_map(|p| p.epsilon).collect();
+        let top = finite.iter().copied().fold(1.0f64, f64::max).log10().ceil();
+        let x_inf = top + 1.0;
+        let x = move |e: Option<f64>| e.map_or(x_inf, f64::log10);
+        let mut methods: Vec<&str> = self.points.iter().map(|p| p.method.as_str()).collect();
+        methods.sort();
+        methods.dedup();
+        let metric = self.metric;
+        let colours = [
+            egui::Color32::from_rgb(31, 119, 180),
+            egui::Color32::from_rgb(255, 127, 14),
+            egui::Color32::from_rgb(44, 160, 44),
+            egui::Color32::from_rgb(214, 39, 40),
+            egui::Color32::from_rgb(148, 103, 189),
+        ];
+        let name = Metric::ALL
+            .iter()
+            .find(|(m, ..)| *m == metric)
+            .map_or("", |(_, n, _)| n);
+        // The y range: the scores and the reference lines, padded, at least 0.1 tall (an
+        // auto-scaled axis would blow one point's noise up to the whole chart).
+        let refs: Vec<(&str, f64)> = match (report, metric) {
+            (Some(r), Metric::Accuracy) => [
+                ("real data (ceiling)", r.real_accuracy),
+                ("majority class (floor)", r.majority_accuracy),
+            ]
+            .into_iter()
+            .filter_map(|(n, v)| v.map(|v| (n, v)))
+            .collect(),
+            (Some(r), Metric::Auroc) => {
+                [("real data (ceiling)", r.real_auroc), ("chance", Some(0.5))]
+                    .into_iter()
+                    .filter_map(|(n, v)| v.map(|v| (n, v)))
+                    .collect()
+            }
+            _ => vec![],
+        };
+        let ys: Vec<f64> = self
+            .points
+            .iter()
+            .filter_map(|p| metric.get(p))
+            .chain(refs.iter().map(|r| r.1))
+            .collect();
+        let (mut y0, mut y1) = (
+            ys.iter().copied().fold(f64::INFINITY, f64::min),
+            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        if !(y0.is_finite() && y1.is_finite()) {
+            (y0, y1) = (0.0, 1.0);
+        }
+        let mid = (y0 + y1) / 2.0;
+        let half = ((y1 - y0) / 2.0 * 1.15).max(0.05);
+        let resp = Plot::new("sweep-chart")
+            .height(300.0)
+            .width(ui.available_width().min(900.0))
+            .include_y(mid - half)
+            .include_y(mid + half)
+            .legend(Legend::default().position(egui_plot::Corner::RightBottom))
+            .allow_scroll(false)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .x_axis_label("ε (log scale; ∞ = not private)")
+            .y_axis_label(name)
+            .include_x(x(Some(finite.iter().copied().fold(1.0, f64::min))) - 0.3)
+            .include_x(x_inf + 0.3)
+            .x_axis_formatter(move |m, _| {
+                if (m.value - x_inf).abs() < 1e-6 {
+                    "∞".into()
+                } else if (m.value - m.value.round()).abs() < 1e-6 && m.value < x_inf {
+                    crate::util::fmt::number(10f64.powf(m.value.round()))
+                } else {
+                    String::new()
+                }
+            })
+            .show(ui, |p| {
+                for (n, v) in &refs {
+                    p.hline(
+                        HLine::new(*n, *v)
+                            .color(egui::Color32::GRAY)
+                            .style(egui_plot::LineStyle::dashed_loose()),
+                    );
+                }
+                for (k, m) in methods.iter().enumerate() {
+                    let colour = colours[k % colours.len()];
+                    let mut by_eps: Vec<(f64, Vec<f64>)> = Vec::new();
+                    for pt in self.points.iter().filter(|p| p.method == *m) {
+                        let Some(v) = metric.get(pt) else { continue };
+                        let xe = x(pt.epsilon);
+                        match by_eps.iter_mut().find(|(a, _)| (*a - xe).abs() < 1e-9) {
+                            Some((_, vs)) => vs.push(v),
+                            None => by_eps.push((xe, vec![v])),
+                        }
+                    }
+                    by_eps.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    let means: Vec<[f64; 2]> = by_eps
+                        .iter()
+                        .map(|(xe, vs)| [*xe, vs.iter().sum::<f64>() / vs.len() as f64])
+                        .collect();
+                    p.line(Line::new(*m, PlotPoints::from(means.clone())).color(colour));
+                    p.points(
+                        Points::new(*m, PlotPoints::from(means))
+                            .radius(4.0)
+                            .color(colour),
+                    );
+                    for (xe, vs) in &by_eps {
+                        if vs.len() > 1 {
+                            let lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
+                            let hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                            p.line(
+                                Line::new(*m, PlotPoints::from(vec![[*xe, lo], [*xe, hi]]))
+                                    .color(colour),
+                            );
+                        }
+                    }
+                }
+            });
+        ui.small("Click a point (or Open in the table) to see that run's results.");
+        if !here || !resp.response.clicked() {
+            return None;
+        }
+        let pos = resp.response.interact_pointer_pos()?;
+        let nearest = self
+            .points
+            .iter()
+            .filter_map(|pt| {
+                let v = metric.get(pt)?;
+                let s = resp
+                    .transform
+                    .position_from_point(&PlotPoint::new(x(pt.epsilon), v));
+                Some((s.distance(pos), pt))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))?;
+        (nearest.0 < 16.0).then(|| open_point(nearest.1))
+    }
+
+    /// Every run as a row, with its results one click away.
+    fn table(&self, ui: &mut egui::Ui, here: bool) -> Option<Open> {
+        let mut open = None;
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3}"));
+        egui::Grid::new("sweep-table").striped(true).show(ui, |ui| {
+            for h in [
+                "method", "ε", "spent", "TSTR accuracy", "TSTR AUROC", "1-way TV", "PCA score",
+                "seconds", "",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for p in &self.points {
+                ui.label(&p.method);
+                ui.label(p.epsilon.map_or("∞".into(), crate::util::fmt::number));
+                ui.label(f(p.epsilon_spent));
+                ui.label(f(p.tstr_accuracy));
+                ui.label(f(p.tstr_auroc));
+                ui.label(format!("{:.3}", p.tv_1way));
+                ui.label(format!("{:.3}", p.pca_score));
+                ui.label(format!("{:.0}", p.seconds));
+                if ui
+                    .add_enabled(here, egui::Button::new("Open results"))
+                    .on_hover_text("Evaluates this run in the Results tab, with its plots and its privacy audit.")
+                    .clicked()
+                {
+                    open = Some(open_point(p));
+                }
+                ui.end_row();
+            }
+        });
+        ui.small("A non-private diagnostic: every score is computed on the real rows. Releasing the best run of a sweep is a choice the accountant does not see.");
+        open
+    }
+
+    /// Save the figure (SVG) and the table (CSV) to a typed path: no system dialog needed.
+    fn export_ui(&mut self, ui: &mut egui::Ui, r: &SweepReport, data: &Path) {
+        if self.export_path.is_empty() {
+            let stem = data
+                .file_stem()
+                .map_or("data".into(), |s| s.to_string_lossy().into_owned());
+            self.export_path = job::cost::data_dir()
+                .join(format!("{stem}-sweep"))
+                .display()
+                .to_string();
+        }
+        ui.horizontal(|ui| {
+            let l = ui.label("save as");
+            ui.add(egui::TextEdit::singleline(&mut self.export_path).desired_width(320.0))
+                .labelled_by(l.id)
+                .on_hover_text("A path without extension: .svg and .csv are added.");
+            for (label, ext) in [("Save figure (SVG)", "svg"), ("Save table (CSV)", "csv")] {
+                if ui.button(label).clicked() {
+                    let path = PathBuf::from(self.export_path.trim()).with_extension(ext);
+                    if path.exists() && self.overwrite.as_ref() != Some(&path) {
+                        self.overwrite = Some(path.clone());
+                        self.export_msg = Some(format!(
+                            "{} exists: press again to replace it",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                    self.overwrite = None;
+                    let text = if ext == "svg" {
+                        job::sweep::to_svg(r)
+                    } else {
+                        job::sweep::to_csv(r)
+                    };
+                    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        // A typed folder that does not exist yet is made, as a save dialog would.
+                        let _ = std::fs::create_dir_all(d);
+                    }
+                    self.export_msg = Some(match job::sweep::write(&path, &text) {
+                        Ok(()) => format!("saved {}", path.display()),
+                        Err(e) => e.to_string(),
+                    });
+                }
+            }
+        });
+        if let Some(m) = &self.export_msg {
+            ui.label(m);
+        }
+    }
+}
+
+fn open_point(p: &SweepPoint) -> Open {
+    (
+        format!(
+            "sweep: {} at ε = {}{}",
+            p.method,
+            p.epsilon.map_or("∞".into(), crate::util::fmt::number),
+            if p.repeat > 0 {
+                format!(" (repeat {})", p.repeat + 1)
+            } else {
+                String::new()
+            }
+        ),
+        p.model.clone(),
+        p.config.clone(),
+    )
+}
