@@ -74,3 +74,46 @@ fn a_small_sweep_writes_its_table_and_figure_and_charges_public_data_nothing() {
         }
     );
 }
+
+/// Images are swept by the papers' protocol: a classifier trained on generated digits and
+/// tested on the real test digits (the `t10k-` file beside the bundled sample).
+#[test]
+fn an_image_sweep_scores_classifiers_on_real_test_digits() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let data = common::repo("assets/mnist/train-images-idx3-ubyte.gz");
+    let o = common::dpsynth(&[
+        "sweep",
+        "--data",
+        &data.display().to_string(),
+        "--method",
+        "dp-merf",
+        "--epsilons",
+        "1",
+        "--preset",
+        "tiny",
+        "--public",
+        "--seed",
+        "3",
+        "--ledger",
+        &p("ledger.sqlite3"),
+        "--out",
+        &p("models"),
+        "--json",
+        &p("s.json"),
+        "--svg",
+        &p("s.svg"),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("s.json")).unwrap()).unwrap();
+    let pt = &v["points"][0];
+    let acc = pt["tstr_accuracy"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&acc), "{pt}");
+    assert!(pt["tv_1way"].is_null(), "no marginals for images: {pt}");
+    // The real-data ceiling is a trained classifier, well above the most common digit.
+    assert!(v["real_accuracy"].as_f64().unwrap() > 0.6);
+    assert!(v["majority_accuracy"].as_f64().unwrap() < 0.2);
+    let svg = std::fs::read_to_string(p("s.svg")).unwrap();
+    assert!(svg.contains("accuracy on real test digits") && !svg.contains("1-way TV"));
+}

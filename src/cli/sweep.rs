@@ -124,14 +124,14 @@ fn print_table(r: &SweepReport) {
     );
     for p in &r.points {
         println!(
-            "{:<14} {:>6} {:>8} {:>10} {:>8} {:>7.3} {:>6.3} {:>6.0}",
+            "{:<14} {:>6} {:>8} {:>10} {:>8} {:>7} {:>6} {:>6.0}",
             p.method,
             p.epsilon.map_or("∞".into(), |e| e.to_string()),
             f(p.epsilon_spent),
             f(p.tstr_accuracy),
             f(p.tstr_auroc),
-            p.tv_1way,
-            p.pca_score,
+            f(Some(p.tv_1way).filter(|v| v.is_finite())),
+            f(Some(p.pca_score).filter(|v| v.is_finite())),
             p.seconds
         );
     }
@@ -172,15 +172,15 @@ fn html(r: &SweepReport) -> String {
     for p in &r.points {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.0}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td></tr>",
             p.method,
             p.epsilon.map_or("∞".into(), |e| e.to_string()),
             f(p.epsilon_spent),
             p.repeat,
             f(p.tstr_accuracy),
             f(p.tstr_auroc),
-            p.tv_1way,
-            p.pca_score,
+            f(Some(p.tv_1way).filter(|v| v.is_finite())),
+            f(Some(p.pca_score).filter(|v| v.is_finite())),
             p.seconds
         );
     }

@@ -47,7 +47,8 @@ pub struct SweepPoint {
     pub epsilon: Option<f64>,
     pub epsilon_spent: Option<f64>,
     pub repeat: usize,
-    /// Mean over the classifiers, trained on synthetic rows and tested on real ones.
+    /// Mean over the classifiers, trained on synthetic rows and tested on real ones (for
+    /// images: the MLP's accuracy on the real test digits).
     pub tstr_accuracy: Option<f64>,
     pub tstr_auroc: Option<f64>,
     /// Mean 1-way total-variation distance (0 = the same marginals).
@@ -112,11 +113,7 @@ pub fn run_sweep_with(
         super::method(m)?;
     }
     let data_path = &cfg.base.data;
-    let (table, schema) = super::evaluation::open_table(
-        data_path,
-        cfg.base.schema.as_deref(),
-        "the sweep scores tables; for images use scripts/mnist.sh",
-    )?;
+    let scorer = Scorer::open(data_path, cfg.base.schema.as_deref())?;
     std::fs::create_dir_all(&cfg.out_dir).map_err(|e| JobError::write(&cfg.out_dir, e))?;
     let scratch = cfg.out_dir.join("sweep-scratch-ledger.sqlite3");
     let ledger = if cfg.public {
@@ -135,10 +132,6 @@ pub fn run_sweep_with(
         scratch
     } else {
         ledger.to_path_buf()
-    };
-    let spec = EvalSpec {
-        label: super::evaluation::default_label(&schema),
-        ..EvalSpec::quick()
     };
     let mut points = Vec::new();
     let mut refs = (None, None, None);
@@ -178,41 +171,19 @@ pub fn run_sweep_with(
                 };
                 let summary = super::run::run(&run, &ledger, &training, cancel)?;
                 let mut line = |l: &str| progress(&format!("run {k}/{total}: {l}"));
-                let ev =
-                    evaluate_model(&summary.model, data_path, &table, &schema, &spec, &mut line)?;
-                let rep = &ev.report;
-                let (acc, auroc) = match &rep.tstr {
-                    Some(t) => {
-                        let syn: Vec<_> = t
-                            .rows
-                            .iter()
-                            .filter_map(|r| r.synthetic.as_ref().ok())
-                            .collect();
-                        if refs.0.is_none() {
-                            let real: Vec<_> =
-                                t.rows.iter().filter_map(|r| r.real.as_ref().ok()).collect();
-                            refs = (
-                                mean(real.iter().map(|s| s.accuracy)),
-                                mean(real.iter().filter_map(|s| s.auroc)),
-                                Some(t.majority_accuracy),
-                            );
-                        }
-                        (
-                            mean(syn.iter().map(|s| s.accuracy)),
-                            mean(syn.iter().filter_map(|s| s.auroc)),
-                        )
-                    }
-                    None => (None, None),
-                };
+                let scores = scorer.score(&summary.model, cfg.base.seed, &mut line)?;
+                if refs.0.is_none() {
+                    refs = scores.refs;
+                }
                 points.push(SweepPoint {
                     method: method.clone(),
                     epsilon: eps.is_finite().then_some(eps),
                     epsilon_spent: summary.epsilon_spent,
                     repeat,
-                    tstr_accuracy: acc,
-                    tstr_auroc: auroc,
-                    tv_1way: mean(rep.histograms.iter().map(|h| h.tvd)).unwrap_or(f64::NAN),
-                    pca_score: rep.pca.wasserstein.score,
+                    tstr_accuracy: scores.accuracy,
+                    tstr_auroc: scores.auroc,
+                    tv_1way: scores.tv,
+                    pca_score: scores.pca,
                     seconds: summary.seconds,
                     model: summary.model.clone(),
                     config: Some(Box::new(run.clone())),
@@ -226,7 +197,7 @@ pub fn run_sweep_with(
     Ok(SweepReport {
         data: data_path.display().to_string(),
         delta: cfg.base.delta,
-        label: spec.label,
+        label: scorer.label(),
         points,
         real_accuracy: refs.0,
         real_auroc: refs.1,
@@ -234,6 +205,148 @@ pub fn run_sweep_with(
         charged: !cfg.public,
         planned_total: cfg.planned_total(),
     })
+}
+
+/// One run's headline scores, and the reference lines (real accuracy, real AUROC, floor).
+struct Scores {
+    accuracy: Option<f64>,
+    auroc: Option<f64>,
+    tv: f64,
+    pca: f64,
+    refs: (Option<f64>, Option<f64>, Option<f64>),
+}
+
+/// How a sweep scores its runs: a table by the window's evaluation pipeline; images by the
+/// papers' protocol, classifiers trained on generated digits and tested on the real test
+/// set (the `t10k-` file beside a `train-` IDX file).
+enum Scorer {
+    Table {
+        table: crate::data::Table,
+        schema: crate::data::schema::Schema,
+        data: PathBuf,
+        spec: EvalSpec,
+    },
+    Images {
+        train: Box<crate::data::image::ImageSet>,
+        test: Box<crate::data::image::ImageSet>,
+    },
+}
+
+/// Generated digits scored per run (as many as the real training images, at most this).
+const IMAGE_SAMPLES: usize = 10_000;
+
+impl Scorer {
+    fn open(data: &Path, schema: Option<&Path>) -> Result<Self, JobError> {
+        if crate::data::image::looks_like_idx(data) {
+            let train =
+                crate::data::image::load_idx_dataset(data).map_err(|e| JobError::file(data, e))?;
+            let name = data
+                .file_name()
+                .map(|n| n.to_string_lossy().replacen("train-", "t10k-", 1))
+                .unwrap_or_default();
+            let test_path = data.with_file_name(&name);
+            if name.is_empty() || test_path == data || !test_path.exists() {
+                return Err(JobError::Usage(format!(
+                    "a sweep over images scores classifiers on the real test set, expected at {} (the t10k- file beside the train- file)",
+                    test_path.display()
+                )));
+            }
+            let test = crate::data::image::load_idx_dataset(&test_path)
+                .map_err(|e| JobError::file(&test_path, e))?;
+            return Ok(Scorer::Images {
+                train: Box::new(train),
+                test: Box::new(test),
+            });
+        }
+        let (table, schema) = super::evaluation::open_table(
+            data,
+            schema,
+            "images are swept from an MNIST IDX train- file with its t10k- file beside it",
+        )?;
+        let spec = EvalSpec {
+            label: super::evaluation::default_label(&schema),
+            ..EvalSpec::quick()
+        };
+        Ok(Scorer::Table {
+            table,
+            schema,
+            data: data.to_path_buf(),
+            spec,
+        })
+    }
+
+    fn label(&self) -> Option<String> {
+        match self {
+            Scorer::Table { spec, .. } => spec.label.clone(),
+            Scorer::Images { .. } => Some("digit".into()),
+        }
+    }
+
+    fn score(
+        &self,
+        model: &Path,
+        seed: Option<u64>,
+        line: &mut dyn FnMut(&str),
+    ) -> Result<Scores, JobError> {
+        match self {
+            Scorer::Table {
+                table,
+                schema,
+                data,
+                spec,
+            } => {
+                let ev = evaluate_model(model, data, table, schema, spec, line)?;
+                let rep = &ev.report;
+                let (mut accuracy, mut auroc, mut refs) = (None, None, (None, None, None));
+                if let Some(t) = &rep.tstr {
+                    let syn: Vec<_> = t
+                        .rows
+                        .iter()
+                        .filter_map(|r| r.synthetic.as_ref().ok())
+                        .collect();
+                    let real: Vec<_> = t.rows.iter().filter_map(|r| r.real.as_ref().ok()).collect();
+                    refs = (
+                        mean(real.iter().map(|s| s.accuracy)),
+                        mean(real.iter().filter_map(|s| s.auroc)),
+                        Some(t.majority_accuracy),
+                    );
+                    accuracy = mean(syn.iter().map(|s| s.accuracy));
+                    auroc = mean(syn.iter().filter_map(|s| s.auroc));
+                }
+                Ok(Scores {
+                    accuracy,
+                    auroc,
+                    tv: mean(rep.histograms.iter().map(|h| h.tvd)).unwrap_or(f64::NAN),
+                    pca: rep.pca.wasserstein.score,
+                    refs,
+                })
+            }
+            Scorer::Images { train, test } => {
+                line("sampling digits");
+                let n = train.len().min(IMAGE_SAMPLES);
+                let t = super::services::sample(model, n, seed)?;
+                let syn = crate::data::image::from_pixel_table(&t, "generated")
+                    .map_err(|e| JobError::Training(e.to_string()))?;
+                line("training classifiers on generated digits, testing on real ones");
+                let rep = crate::eval::images::evaluate(train, test, &syn, seed.unwrap_or(0))
+                    .map_err(JobError::Training)?;
+                // The floor: always guessing the test set's most common digit.
+                let mut counts = [0usize; 256];
+                for l in test.labels.iter().flatten() {
+                    counts[*l as usize] += 1;
+                }
+                let floor =
+                    counts.iter().copied().max().unwrap_or(0) as f64 / test.len().max(1) as f64;
+                Ok(Scores {
+                    accuracy: Some(rep.synthetic_mlp_accuracy),
+                    auroc: None,
+                    tv: f64::NAN,
+                    pca: f64::NAN,
+                    refs: (Some(rep.real_mlp_accuracy), None, Some(floor)),
+                })
+            }
+        }
+    }
 }
 
 /// What a sweep on a worker thread reports.
@@ -300,15 +413,15 @@ pub fn to_csv(r: &SweepReport) -> String {
     for p in &r.points {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{:.6},{:.6},{:.1}",
+            "{},{},{},{},{},{},{},{},{:.1}",
             p.method,
             p.epsilon.map_or("inf".to_string(), |e| e.to_string()),
             f(p.epsilon_spent),
             p.repeat,
             f(p.tstr_accuracy),
             f(p.tstr_auroc),
-            p.tv_1way,
-            p.pca_score,
+            f(Some(p.tv_1way).filter(|v| v.is_finite())),
+            f(Some(p.pca_score).filter(|v| v.is_finite())),
             p.seconds
         );
     }
@@ -331,9 +444,14 @@ const COLOURS: [&str; 6] = [
 /// log axis (∞ at the right), one line per method (the mean over repeats, bars from the
 /// smallest to the largest), the real-data ceiling and the majority-class floor dashed.
 pub fn to_svg(r: &SweepReport) -> String {
+    let images = r.label.as_deref() == Some("digit") && r.points.iter().all(|p| p.tv_1way.is_nan());
     let mut panels = vec![
         Panel {
-            title: "TSTR accuracy (mean of 8 classifiers)",
+            title: if images {
+                "accuracy on real test digits (MLP trained on generated)"
+            } else {
+                "TSTR accuracy (mean of 8 classifiers)"
+            },
             get: |p| p.tstr_accuracy,
             refs: [
                 ("real data", r.real_accuracy),
@@ -362,9 +480,12 @@ pub fn to_svg(r: &SweepReport) -> String {
             refs: vec![],
         },
     ];
-    if r.points.iter().all(|p| p.tstr_accuracy.is_none()) {
-        panels.drain(0..2);
-    }
+    // Panels with nothing to draw go (no classifier label; images have no TV or PCA).
+    panels.retain(|p| {
+        r.points
+            .iter()
+            .any(|pt| (p.get)(pt).is_some_and(f64::is_finite))
+    });
     let finite: Vec<f64> = r.points.iter().filter_map(|p| p.epsilon).collect();
     let (lo, hi) = (
         finite

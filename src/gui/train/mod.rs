@@ -406,14 +406,7 @@ impl TrainPanel {
         if self.job.is_some() {
             ui.label("A run is training: the sweep can start when it has finished.");
         }
-        let base = self
-            .unsaved_config(loaded, 1.0)
-            .and_then(|b| match &loaded.content {
-                Content::Table { .. } => Ok(b),
-                Content::Images { .. } => {
-                    Err("the window sweeps tables; for images use scripts/mnist.sh".into())
-                }
-            });
+        let base = self.unsaved_config(loaded, 1.0);
         let budget = match (self.sweep.planned, self.form.cost_request_at(self.sweep.planned.unwrap_or(1.0))) {
             (Some(total), Ok(req)) if total > 0.0 => {
                 self.sweep_cost.want(ui.ctx(), req.clone(), |r| job::cost::cost(&r));
