@@ -20,6 +20,25 @@ use eframe::egui;
 use egui_kittest::SnapshotOptions;
 use egui_kittest::kittest::Queryable as _;
 
+/// Answers the window's own path prompt (no system dialog on this desktop): types `path`
+/// into the field titled `title` and presses OK.
+fn answer_prompt(
+    h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>,
+    title: &str,
+    path: &std::path::Path,
+) {
+    h.run_steps(3);
+    let field = format!("{title}:");
+    h.get_by_label(&field).click();
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label(&field)
+        .type_text(&path.display().to_string());
+    h.run_steps(2);
+    h.get_by_label("OK").click();
+    h.run_steps(3);
+}
+
 /// Live screens: text changes from run to run; the layout must not.
 fn loose() -> SnapshotOptions {
     SnapshotOptions::new().max_failed_pixels(60_000)
@@ -82,10 +101,12 @@ fn open_sample_change_columns_train_and_export() {
     assert_eq!(h.query_all_by_label("Estimate privately").count(), 12);
     h.snapshot("data");
 
-    // Schema save and load go through the window's dialogs (answered by the test).
-    let schema_file = dir.path().join("adult-schema.json");
-    h.state_mut().answer_next_dialog(schema_file.clone());
+    // Every open and save from here on goes through the window's own path prompt, as on a
+    // desktop with no system file dialog (a plain X server).
+    h.state_mut().use_path_prompt();
+    let schema_file = dir.path().join("schemas").join("adult-schema.json");
     h.get_by_label("Save schema…").click();
+    answer_prompt(&mut h, "Save the schema (JSON)", &schema_file);
     wait_for(&mut h, "saved the schema to", 10);
     let saved = Schema::load(&schema_file).unwrap();
     assert_eq!(saved.column("fnlwgt").unwrap().kind, Kind::Ignored);
@@ -94,8 +115,8 @@ fn open_sample_change_columns_train_and_export() {
         saved.column("workclass").unwrap().provenance,
         dpsynth::data::schema::Provenance::ToEstimate
     );
-    h.state_mut().answer_next_dialog(schema_file.clone());
     h.get_by_label("Load schema…").click();
+    answer_prompt(&mut h, "Load a schema (JSON)", &schema_file);
     wait_for(&mut h, "loaded the schema", 10);
 
     h.get_by_label("2 · Train and export").click();
@@ -196,16 +217,29 @@ fn open_sample_change_columns_train_and_export() {
     assert!(t.column("fnlwgt").is_none());
     // The released model and more samples through the save dialogs.
     let model_file = dir.path().join("released.dpsynth");
-    h.state_mut().answer_next_dialog(model_file.clone());
     h.get_by_label("Save model…").click();
+    answer_prompt(&mut h, "Save the released model", &model_file);
     wait_for(&mut h, "saved the released model", 10);
     let m = dpsynth::methods::released::ReleasedModel::load(&model_file, &candle_core::Device::Cpu)
         .unwrap();
     assert!(m.header.privacy.epsilon.is_some_and(|e| e <= 1.0));
-    h.state_mut()
-        .answer_next_dialog(dir.path().join("via-dialog.csv"));
     h.get_by_label("Save CSV…").click();
+    answer_prompt(
+        &mut h,
+        "Export synthetic data (CSV)",
+        &dir.path().join("via-dialog.csv"),
+    );
     wait_for(&mut h, "via-dialog.csv", 60);
+    // Saving over it asks first.
+    h.get_by_label("Save CSV…").click();
+    answer_prompt(
+        &mut h,
+        "Export synthetic data (CSV)",
+        &dir.path().join("via-dialog.csv"),
+    );
+    h.get_by_label_contains("exists: press OK again to replace it");
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
     assert_eq!(
         dpsynth::data::csv::load_csv(&dir.path().join("via-dialog.csv"), &Default::default())
             .unwrap()
@@ -240,8 +274,8 @@ fn open_sample_change_columns_train_and_export() {
     h.get_by_label("2-way PCA").click();
     h.run_steps(3);
     let report = dir.path().join("report.html");
-    h.state_mut().answer_next_dialog(report.clone());
     h.get_by_label("Save HTML report…").click();
+    answer_prompt(&mut h, "Save the HTML report", &report);
     wait_for(&mut h, "saved the report to", 30);
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("<svg") && html.contains("dpsynth evaluation report"));

@@ -2,8 +2,12 @@
 //!
 //! On Linux rfd talks to the desktop portal over D-Bus (or spawns zenity); a portal that
 //! accepts the request but never answers would block forever. The dialog therefore runs in
-//! its own thread and the window keeps drawing; the user can stop waiting for it, and every
-//! dialog has a typed-path alternative in the panel that asked.
+//! its own thread and the window keeps drawing; the user can stop waiting for it.
+//!
+//! Where no system dialog can be shown (no portal, no zenity: a plain X server, a remote
+//! session), every open and save falls back to the window's own path prompt: a field
+//! prefilled with the folder and suggested name, which asks before replacing a file. Its
+//! answer goes where the dialog's would, so every action works without a system dialog.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
@@ -52,10 +56,26 @@ impl Purpose {
     }
 }
 
+/// The window's own path prompt, standing in for a system dialog.
+struct Prompt {
+    purpose: Purpose,
+    text: String,
+    /// A save to an existing file, asked about: the path it was asked for.
+    replace: Option<PathBuf>,
+    error: Option<String>,
+}
+
 /// At most one dialog at a time.
 #[derive(Default)]
 pub struct Dialogs {
     pending: Option<(Purpose, Receiver<Option<PathBuf>>)>,
+    prompt: Option<Prompt>,
+    /// The prompt's answer, for the next poll.
+    answered: Option<(Purpose, PathBuf)>,
+    /// No system dialog could be shown: use the prompt from now on.
+    no_system_dialog: bool,
+    /// The last request's folder and suggested name (to prefill the prompt).
+    last: Option<(Option<PathBuf>, String)>,
     opened: Option<Instant>,
     /// Shown when a dialog came back empty at once: no dialog could be shown at all.
     note: Option<String>,
@@ -70,7 +90,31 @@ const TOO_QUICK: Duration = Duration::from_millis(400);
 impl Dialogs {
     /// True while a dialog is open (buttons that would open another are disabled).
     pub fn busy(&self) -> bool {
-        self.pending.is_some()
+        self.pending.is_some() || self.prompt.is_some()
+    }
+
+    /// Uses the window's path prompt for every open and save from now on (for desktops
+    /// known to have no file dialog, and for tests of that path).
+    pub fn use_path_prompt(&mut self) {
+        self.no_system_dialog = true;
+    }
+
+    fn open_prompt(&mut self, purpose: Purpose) {
+        let (dir, name) = self.last.clone().unwrap_or_default();
+        let dir = dir
+            .filter(|d| d.is_dir())
+            .unwrap_or_else(crate::job::cost::data_dir);
+        let text = if purpose.saves() {
+            dir.join(name).display().to_string()
+        } else {
+            format!("{}{}", dir.display(), std::path::MAIN_SEPARATOR)
+        };
+        self.prompt = Some(Prompt {
+            purpose,
+            text,
+            replace: None,
+            error: None,
+        });
     }
 
     /// Opens a dialog in a worker thread. `file_name` is the suggested name of a save.
@@ -84,7 +128,13 @@ impl Dialogs {
         if self.busy() {
             return;
         }
+        self.last = Some((dir.clone(), file_name.to_string()));
         let (tx, rx) = channel();
+        if self.no_system_dialog && self.scripted.is_none() {
+            self.open_prompt(purpose);
+            ctx.request_repaint();
+            return;
+        }
         if let Some(p) = self.scripted.take() {
             let _ = tx.send(Some(p));
             self.pending = Some((purpose, rx));
@@ -148,6 +198,9 @@ impl Dialogs {
 
     /// The chosen path, once; `None` while waiting or after a cancel.
     pub fn poll(&mut self) -> Option<(Purpose, PathBuf)> {
+        if let Some(a) = self.answered.take() {
+            return Some(a);
+        }
         let (purpose, rx) = self.pending.as_ref()?;
         match rx.try_recv() {
             Err(TryRecvError::Empty) => None,
@@ -157,11 +210,14 @@ impl Dialogs {
                 Some((p, path))
             }
             Ok(None) | Err(TryRecvError::Disconnected) => {
+                let p = *purpose;
                 self.pending = None;
                 if self.opened.is_some_and(|t| t.elapsed() < TOO_QUICK) {
                     self.note = Some(
-                        "No file dialog could be shown (this desktop has neither xdg-desktop-portal nor zenity): type the path into the field instead.".into(),
+                        "No system file dialog could be shown (this desktop has neither xdg-desktop-portal nor zenity): dpsynth asks for paths in the window instead.".into(),
                     );
+                    self.no_system_dialog = true;
+                    self.open_prompt(p);
                 }
                 None
             }
@@ -171,6 +227,7 @@ impl Dialogs {
     /// A line saying a dialog is open, with a way to stop waiting for it (a broken desktop
     /// portal can leave it open forever).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.prompt_ui(ui);
         if let Some(n) = &self.note {
             let mut close = false;
             ui.horizontal(|ui| {
@@ -193,6 +250,79 @@ impl Dialogs {
             if ui.button("Stop waiting").clicked() {
                 self.pending = None;
             }
+            if ui.button("Type the path instead").clicked() {
+                self.pending = None;
+                self.open_prompt(purpose);
+            }
         });
+    }
+
+    /// The path prompt: a field, OK and Cancel; a save to an existing file asks first, an
+    /// open of a missing file says so.
+    fn prompt_ui(&mut self, ui: &mut egui::Ui) {
+        let Some(p) = &mut self.prompt else { return };
+        let mut done: Option<Option<PathBuf>> = None;
+        ui.group(|ui| {
+            ui.horizontal(|ui| {
+                let l = ui.strong(format!("{}:", p.purpose.title()));
+                let r = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut p.text)
+                            .desired_width(ui.available_width().clamp(200.0, 560.0) - 140.0),
+                    )
+                    .labelled_by(l.id);
+                if r.changed() {
+                    p.replace = None;
+                    p.error = None;
+                }
+                let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if ui.button("OK").clicked() || enter {
+                    let path = PathBuf::from(p.text.trim());
+                    if p.text.trim().is_empty()
+                        || p.text.trim().ends_with(std::path::MAIN_SEPARATOR)
+                    {
+                        p.error = Some("type a file name, not only a folder".into());
+                    } else if !p.purpose.saves() && !path.is_file() {
+                        p.error = Some(format!("there is no file at {}", path.display()));
+                    } else if p.purpose.saves()
+                        && path.exists()
+                        && p.replace.as_ref() != Some(&path)
+                    {
+                        p.replace = Some(path);
+                    } else {
+                        done = Some(Some(path));
+                    }
+                }
+                if ui.button("Cancel").clicked() {
+                    done = Some(None);
+                }
+            });
+            if let Some(r) = &p.replace {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!(
+                        "{} exists: press OK again to replace it, or change the name.",
+                        r.display()
+                    ),
+                );
+            }
+            if let Some(e) = &p.error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+        });
+        if let Some(answer) = done {
+            let purpose = p.purpose;
+            self.prompt = None;
+            if let Some(path) = answer {
+                if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    // A typed folder that does not exist yet is made, as a dialog would.
+                    if purpose.saves() {
+                        let _ = std::fs::create_dir_all(d);
+                    }
+                }
+                self.answered = Some((purpose, path));
+                ui.ctx().request_repaint();
+            }
+        }
     }
 }

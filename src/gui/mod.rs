@@ -160,6 +160,12 @@ impl App {
         self.dialogs.script_answer(path);
     }
 
+    /// Asks for every path in the window's own prompt, as on a desktop with no system
+    /// file dialog (tests of that path use it).
+    pub fn use_path_prompt(&mut self) {
+        self.dialogs.use_path_prompt();
+    }
+
     /// Starts opening `path` in a worker; the current dataset stays until it succeeds.
     fn open(&mut self, path: &Path, ctx: &egui::Context) {
         self.error = None;
