@@ -23,6 +23,11 @@ pub(super) struct RunView {
     reports: u64,
     /// The newest generated digits and the epoch they come from.
     preview: Option<(u64, egui::TextureHandle)>,
+    /// Which run this is: the loss chart's id, so each run starts with a fresh view.
+    generation: u64,
+    /// The loss chart takes the mouse (drag, wheel) only when asked.
+    zoom: bool,
+    reset: bool,
 }
 
 impl RunView {
@@ -31,6 +36,8 @@ impl RunView {
             started: Some(Instant::now()),
             epsilon_budget,
             delta_run,
+            generation: self.generation + 1,
+            zoom: self.zoom,
             ..Default::default()
         };
     }
@@ -77,7 +84,7 @@ impl RunView {
         }
     }
 
-    pub fn ui(&self, ui: &mut egui::Ui, running: bool, real: Option<&egui::TextureHandle>) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, running: bool, real: Option<&egui::TextureHandle>) {
         let (step, total, phase) = &self.step;
         let frac = if *total > 0 {
             *step as f32 / *total as f32
@@ -142,10 +149,29 @@ impl RunView {
     }
 
     /// One curve per loss the run reports.
-    fn losses_ui(&self, ui: &mut egui::Ui) {
-        Plot::new("losses")
+    fn losses_ui(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.zoom, "zoom and pan")
+                .on_hover_text("Let the chart take the mouse: drag to pan, scroll to zoom. Off, the mouse wheel scrolls the page.");
+            if ui
+                .button("Reset view")
+                .on_hover_text("Fit the chart to every curve again (a double-click does the same).")
+                .clicked()
+            {
+                self.reset = true;
+            }
+        });
+        let mut plot = Plot::new(("losses", self.generation))
             .height(180.0)
-            .legend(egui_plot::Legend::default())
+            .allow_scroll(self.zoom)
+            .allow_zoom(self.zoom)
+            .allow_drag(self.zoom)
+            .allow_boxed_zoom(self.zoom)
+            .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop));
+        if std::mem::take(&mut self.reset) {
+            plot = plot.reset();
+        }
+        plot
             .x_axis_label("progress report (every 50 steps)")
             .y_axis_label("loss")
             .show(ui, |p| {
