@@ -11,8 +11,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::wait_for;
 
 use dpsynth::data::schema::{Kind, Schema};
@@ -149,23 +147,7 @@ fn open_sample_change_columns_train_and_export() {
     h.snapshot_options("training", &loose());
 
     // When the run finishes the window shows its results and evaluates it off-thread.
-    let t0 = Instant::now();
-    loop {
-        h.run_steps(5);
-        if h.query_by_label_contains("Mean distance from the line")
-            .is_some()
-        {
-            break;
-        }
-        if let Some(n) = h.query_by_label_contains("failed") {
-            panic!("the run or its evaluation failed: {n:?}");
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(400),
-            "training and evaluation did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::wait_until(&mut h, "Mean distance from the line", "failed", 400);
     h.snapshot_options("results", &loose());
     // Every result tab shows its figures.
     for (tab, expect) in [
@@ -254,21 +236,7 @@ fn open_sample_change_columns_train_and_export() {
     h.run_steps(3);
     h.get_by_label_contains("It charges nothing");
     h.get_by_label("Run the audit").click();
-    let t0 = Instant::now();
-    loop {
-        h.run_steps(5);
-        if h.query_by_label_contains("the guarantee says").is_some() {
-            break;
-        }
-        if let Some(n) = h.query_by_label_contains("the audit failed") {
-            panic!("the audit failed: {n:?}");
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(300),
-            "the audit did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::wait_until(&mut h, "the guarantee says", "the audit failed", 300);
     h.get_by_label_contains("charged nothing");
     // The HTML report of the evaluation, with the audit's figure.
     h.get_by_label("2-way PCA").click();

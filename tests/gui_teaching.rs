@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::wait_for;
 use eframe::egui;
 use egui_kittest::kittest::Queryable as _;
@@ -59,18 +57,7 @@ fn risk_sweep_and_side_by_side() {
     h.run_steps(3);
     h.get_by_label_contains("2 runs on data declared public: nothing is charged");
     click(&mut h, "Run the sweep");
-    let t0 = Instant::now();
-    while h.query_by_label("Save figure (SVG)").is_none() {
-        h.run_steps(3);
-        if let Some(n) = h.query_by_label_contains("the sweep stopped") {
-            panic!("{n:?}");
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(400),
-            "the sweep did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::wait_until(&mut h, "Save figure (SVG)", "the sweep stopped", 400);
     assert_eq!(h.query_all_by_label("Open results").count(), 2);
     // Figure and table through a typed path (no system dialog).
     let out = dir.path().join("lab").join("adult-sweep");

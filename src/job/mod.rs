@@ -269,6 +269,43 @@ impl JobHandle {
 /// Called after each event (the window passes a repaint request).
 pub type Waker = Box<dyn Fn() + Send + Sync>;
 
+/// Runs `work` on a worker thread with `threads` CPU threads (default: all cores) for
+/// training, and returns its cancel flag. `work` gets the flag and a `send` that passes an
+/// event to the receiver and wakes the window; its result goes last, through `finish`,
+/// and the window is woken once more.
+pub(crate) fn spawn_worker<E, T>(
+    threads: Option<usize>,
+    wake: Option<Waker>,
+    events: std::sync::mpsc::Sender<E>,
+    work: impl FnOnce(&AtomicBool, &(dyn Fn(E) + Sync)) -> Result<T, JobError> + Send + 'static,
+    finish: impl FnOnce(Result<T, JobError>, &(dyn Fn(E) + Sync)) + Send + 'static,
+) -> Arc<AtomicBool>
+where
+    E: Send + 'static,
+    T: Send + 'static,
+{
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    std::thread::spawn(move || {
+        let send = |e: E| {
+            let _ = events.send(e);
+            if let Some(w) = &wake {
+                w();
+            }
+        };
+        let threads =
+            threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let result = crate::nn::device::with_cpu_threads(threads, || work(&flag, &send))
+            .map_err(|e| JobError::Training(e.to_string()))
+            .and_then(|r| r);
+        finish(result, &send);
+        if let Some(w) = &wake {
+            w();
+        }
+    });
+    cancel
+}
+
 /// Starts `cfg` on a worker thread; `wake` is called after each event.
 pub fn spawn(cfg: RunConfig, ledger_path: PathBuf, wake: Option<Waker>) -> JobHandle {
     let (tx, rx) = channel();

@@ -374,33 +374,23 @@ impl SweepHandle {
 /// after each event.
 pub fn spawn_sweep(cfg: SweepConfig, ledger: PathBuf, wake: Option<super::Waker>) -> SweepHandle {
     let (tx, rx) = std::sync::mpsc::channel();
-    let cancel = std::sync::Arc::new(AtomicBool::new(false));
-    let c2 = cancel.clone();
-    std::thread::spawn(move || {
-        let send = |e: SweepEvent| {
-            let _ = tx.send(e);
-            if let Some(w) = &wake {
-                w();
-            }
-        };
-        let threads = cfg
-            .base
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let result = crate::nn::device::with_cpu_threads(threads, || {
+    let threads = cfg.base.threads;
+    let cancel = super::spawn_worker(
+        threads,
+        wake,
+        tx,
+        move |cancel, send| {
             run_sweep_with(
                 &cfg,
                 &ledger,
                 &|l| send(SweepEvent::Progress(l.to_string())),
                 &|l| send(SweepEvent::Progress(l.to_string())),
                 &mut |p| send(SweepEvent::Point(Box::new(p.clone()))),
-                &c2,
+                cancel,
             )
-        })
-        .map_err(|e| JobError::Training(e.to_string()))
-        .and_then(|r| r);
-        send(SweepEvent::Done(result.map(Box::new)));
-    });
+        },
+        |result, send| send(SweepEvent::Done(result.map(Box::new))),
+    );
     SweepHandle { events: rx, cancel }
 }
 

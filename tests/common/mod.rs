@@ -50,6 +50,32 @@ pub fn wait_for(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &st
     }
 }
 
+/// Steps the window until a label containing `done` shows (long work in a worker:
+/// training, evaluation, a sweep); fails at once when one containing `failed` does.
+pub fn wait_until(
+    h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>,
+    done: &str,
+    failed: &str,
+    secs: u64,
+) {
+    use egui_kittest::kittest::Queryable as _;
+    let t0 = std::time::Instant::now();
+    loop {
+        h.run_steps(5);
+        if h.query_by_label_contains(done).is_some() {
+            return;
+        }
+        if let Some(n) = h.query_by_label_contains(failed) {
+            panic!("'{failed}' showed while waiting for '{done}': {n:?}");
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(secs),
+            "'{done}' did not appear within {secs} s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// The real window with its ledger and data folder in `dir` (each GUI test binary runs
 /// one test, so setting the environment here races with nothing).
 pub fn isolated_window(

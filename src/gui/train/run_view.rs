@@ -171,8 +171,7 @@ impl RunView {
         if std::mem::take(&mut self.reset) {
             plot = plot.reset();
         }
-        plot
-            .x_axis_label("progress report (every 50 steps)")
+        plot.x_axis_label("progress report (every 50 steps)")
             .y_axis_label("loss")
             .show(ui, |p| {
                 for (name, pts) in &self.losses {

@@ -426,39 +426,25 @@ impl AuditHandle {
 pub fn spawn_audit(cfg: AuditConfig, ledger: PathBuf, wake: Option<super::Waker>) -> AuditHandle {
     let (tx, rx) = std::sync::mpsc::channel();
     let (rtx, rrx) = std::sync::mpsc::channel();
-    let cancel = std::sync::Arc::new(AtomicBool::new(false));
-    let c2 = cancel.clone();
-    std::thread::spawn(move || {
-        let wake = wake;
-        let send = |e: Event| {
-            let _ = tx.send(e);
-            if let Some(w) = &wake {
-                w();
-            }
-        };
-        let threads = cfg
-            .run
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let result =
-            crate::nn::device::with_cpu_threads(threads, || run_audit(&cfg, &ledger, &send, &c2))
-                .map_err(|e| JobError::Training(e.to_string()))
-                .and_then(|r| r)
-                .and_then(|r| {
-                    if c2.load(std::sync::atomic::Ordering::SeqCst) {
-                        Err(JobError::Training(
+    let threads = cfg.run.threads;
+    let cancel = super::spawn_worker(
+        threads,
+        wake,
+        tx,
+        move |cancel, send| {
+            let r = run_audit(&cfg, &ledger, send, cancel)?;
+            if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(JobError::Training(
                     "the audit was stopped before its run finished: a partial run proves nothing"
                         .into(),
-                ))
-                    } else {
-                        Ok(r)
-                    }
-                });
-        let _ = rtx.send(result);
-        if let Some(w) = &wake {
-            w();
-        }
-    });
+                ));
+            }
+            Ok(r)
+        },
+        move |result, _| {
+            let _ = rtx.send(result);
+        },
+    );
     AuditHandle {
         events: rx,
         result: rrx,
