@@ -132,6 +132,12 @@ fn dp_gan_round_trip_respects_the_budget() {
             .unwrap()
             .contains("treated as public")
     );
+    // What the guarantee means for one person, from the model's privacy-loss distribution.
+    let means = side["what_it_means"].as_str().unwrap();
+    assert!(
+        means.contains("right at most") && means.contains("against 50 % by chance"),
+        "{means}"
+    );
     // The ledger holds the run, settled.
     let l = Ledger::open(&ledger).unwrap();
     let st = l

@@ -179,6 +179,7 @@ fn sidecar(
             None => "non-private post-GAN boosting (best response): the critics were picked on the exact payoff",
         }),
         "guarantee_covers": covers,
+        "what_it_means": super::risk::RiskCurve::of_statement(p, None).sentence,
         "records": super::records_statement(p.public_rows),
         "not_for_release": p.not_for_release,
         "privacy": p,

@@ -445,9 +445,15 @@ impl SweepView {
             })
             .show(ui, |p| {
                 for (n, v) in &refs {
+                    // The ceiling in green, the floor (or chance) in grey.
+                    let colour = if n.starts_with("real") {
+                        egui::Color32::from_rgb(60, 170, 90)
+                    } else {
+                        egui::Color32::GRAY
+                    };
                     p.hline(
                         HLine::new(*n, *v)
-                            .color(egui::Color32::GRAY)
+                            .color(colour)
                             .style(egui_plot::LineStyle::dashed_loose()),
                     );
                 }
