@@ -57,6 +57,27 @@ pub fn grid_png(set: &ImageSet, rows: usize, cols: usize, path: &Path) -> Result
     .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
+/// Writes 8-bit RGBA pixels (`width × height`, row-major) as a PNG, atomically (the
+/// window saves its charts this way).
+pub fn rgba_png(width: usize, height: usize, rgba: &[u8], path: &Path) -> Result<(), String> {
+    if rgba.len() != width * height * 4 || width == 0 || height == 0 {
+        return Err(format!(
+            "an image of {width}×{height} needs {} bytes, got {}",
+            width * height * 4,
+            rgba.len()
+        ));
+    }
+    crate::util::atomic::write_atomic_with(path, |out| {
+        let mut enc = png::Encoder::new(out, width as u32, height as u32);
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut wr = enc.write_header().map_err(std::io::Error::other)?;
+        wr.write_image_data(rgba).map_err(std::io::Error::other)?;
+        wr.finish().map_err(std::io::Error::other)
+    })
+    .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ImageReport {
     pub synthetic_rows: usize,
@@ -183,4 +204,24 @@ pub fn evaluate(
         real_mlp_accuracy: accuracy(&real_mlp, &te, k)?,
         frechet_distance: frechet(&fa, te.n, &fb, sy.n, 100)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// A chart's pixels survive the round trip through the PNG writer, and a buffer of
+    /// the wrong size is an error, not a corrupt file.
+    #[test]
+    fn rgba_png_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.png");
+        let px = [255u8, 0, 0, 255, 0, 128, 255, 128];
+        super::rgba_png(2, 1, &px, &path).unwrap();
+        let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap()));
+        let mut r = dec.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (2, 1));
+        assert_eq!(&buf[..info.buffer_size()], &px);
+        assert!(super::rgba_png(2, 2, &px, &path).is_err());
+    }
 }

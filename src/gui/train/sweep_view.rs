@@ -95,6 +95,10 @@ pub(super) struct SweepView {
     export_msg: Option<String>,
     /// A path that exists, asked about before overwriting.
     overwrite: Option<PathBuf>,
+    /// Where the chart was drawn last frame (a PNG is cut from a screenshot there).
+    chart_rect: Option<egui::Rect>,
+    /// The PNG writer's answer, from the screenshot callback.
+    png_answer: Option<std::sync::mpsc::Receiver<String>>,
 }
 
 impl Default for SweepView {
@@ -113,6 +117,8 @@ impl Default for SweepView {
             export_path: String::new(),
             export_msg: None,
             overwrite: None,
+            chart_rect: None,
+            png_answer: None,
         }
     }
 }
@@ -277,10 +283,11 @@ impl SweepView {
                 Ok(p) => {
                     let runs = p.methods.len() * p.epsilons.len() * p.repeats;
                     let total = p.planned_total();
+                    let runs = format!("{runs} run{}", if runs == 1 { "" } else { "s" });
                     if p.public {
-                        ui.label(format!("{runs} runs on data declared public: nothing is charged (their ε add up to {total:.3}). The bundled Adult and MNIST files are public samples."));
+                        ui.label(format!("{runs} on data declared public: nothing is charged (their ε add up to {total:.3}). The bundled Adult and MNIST files are public samples."));
                     } else {
-                        ui.label(format!("{runs} runs, each charged to this dataset's ledger: at most ε {total:.3} in all (the sum; the ledger composes the runs, which costs less)."));
+                        ui.label(format!("{runs}, each charged to this dataset's ledger: at most ε {total:.3} in all (the sum; the ledger composes the runs, which costs less)."));
                         match &budget {
                             Some(Ok(t)) => {
                                 ui.label(t);
@@ -368,10 +375,16 @@ impl SweepView {
     /// The score against ε: a line per method through the mean of its repeats, bars from
     /// the smallest to the largest, the reference lines dashed. A click opens the nearest
     /// point's results.
-    fn chart(&self, ui: &mut egui::Ui, report: Option<&SweepReport>, here: bool) -> Option<Open> {
+    fn chart(
+        &mut self,
+        ui: &mut egui::Ui,
+        report: Option<&SweepReport>,
+        here: bool,
+    ) -> Option<Open> {
         let finite: Vec<f64> = self.points.iter().filter_map(|p| p.epsilon).collect();
         let top = finite.iter().copied().fold(1.0f64, f64::max).log10().ceil();
         let x_inf = top + 1.0;
+        let has_inf = self.points.iter().any(|p| p.epsilon.is_none());
         let x = move |e: Option<f64>| e.map_or(x_inf, f64::log10);
         let mut methods: Vec<&str> = self.points.iter().map(|p| p.method.as_str()).collect();
         methods.sort();
@@ -421,76 +434,81 @@ impl SweepView {
         }
         let mid = (y0 + y1) / 2.0;
         let half = ((y1 - y0) / 2.0 * 1.15).max(0.05);
-        let resp = Plot::new("sweep-chart")
-            .height(300.0)
-            .width(ui.available_width().min(900.0))
-            .include_y(mid - half)
-            .include_y(mid + half)
-            .legend(Legend::default().position(egui_plot::Corner::RightBottom))
-            .allow_scroll(false)
-            .allow_drag(false)
-            .allow_zoom(false)
-            .x_axis_label("ε (log scale; ∞ = not private)")
-            .y_axis_label(name)
-            .include_x(x(Some(finite.iter().copied().fold(1.0, f64::min))) - 0.3)
-            .include_x(x_inf + 0.3)
-            .x_axis_formatter(move |m, _| {
-                if (m.value - x_inf).abs() < 1e-6 {
-                    "∞".into()
-                } else if (m.value - m.value.round()).abs() < 1e-6 && m.value < x_inf {
-                    crate::util::fmt::number(10f64.powf(m.value.round()))
-                } else {
-                    String::new()
-                }
-            })
-            .show(ui, |p| {
-                for (n, v) in &refs {
-                    // The ceiling in green, the floor (or chance) in grey.
-                    let colour = if n.starts_with("real") {
-                        egui::Color32::from_rgb(60, 170, 90)
+        let outer = ui.scope(|ui| {
+            Plot::new("sweep-chart")
+                .height(300.0)
+                .width(ui.available_width().min(900.0))
+                .include_y(mid - half)
+                .include_y(mid + half)
+                .legend(Legend::default().position(egui_plot::Corner::RightBottom))
+                .allow_scroll(false)
+                .allow_drag(false)
+                .allow_zoom(false)
+                .x_axis_label("ε (log scale; ∞ = not private)")
+                .y_axis_label(name)
+                .include_x(x(Some(finite.iter().copied().fold(1.0, f64::min))) - 0.3)
+                .include_x(if has_inf { x_inf + 0.3 } else { top + 0.3 })
+                .x_axis_formatter(move |m, _| {
+                    if (m.value - x_inf).abs() < 1e-6 {
+                        "∞".into()
+                    } else if (m.value - m.value.round()).abs() < 1e-6 && m.value < x_inf {
+                        crate::util::fmt::number(10f64.powf(m.value.round()))
                     } else {
-                        egui::Color32::GRAY
-                    };
-                    p.hline(
-                        HLine::new(*n, *v)
-                            .color(colour)
-                            .style(egui_plot::LineStyle::dashed_loose()),
-                    );
-                }
-                for (k, m) in methods.iter().enumerate() {
-                    let colour = colours[k % colours.len()];
-                    let mut by_eps: Vec<(f64, Vec<f64>)> = Vec::new();
-                    for pt in self.points.iter().filter(|p| p.method == *m) {
-                        let Some(v) = metric.get(pt) else { continue };
-                        let xe = x(pt.epsilon);
-                        match by_eps.iter_mut().find(|(a, _)| (*a - xe).abs() < 1e-9) {
-                            Some((_, vs)) => vs.push(v),
-                            None => by_eps.push((xe, vec![v])),
+                        String::new()
+                    }
+                })
+                .show(ui, |p| {
+                    for (n, v) in &refs {
+                        // The ceiling in green, the floor (or chance) in grey.
+                        let colour = if n.starts_with("real") {
+                            egui::Color32::from_rgb(60, 170, 90)
+                        } else {
+                            egui::Color32::GRAY
+                        };
+                        p.hline(
+                            HLine::new(*n, *v)
+                                .color(colour)
+                                .style(egui_plot::LineStyle::dashed_loose()),
+                        );
+                    }
+                    for (k, m) in methods.iter().enumerate() {
+                        let colour = colours[k % colours.len()];
+                        let mut by_eps: Vec<(f64, Vec<f64>)> = Vec::new();
+                        for pt in self.points.iter().filter(|p| p.method == *m) {
+                            let Some(v) = metric.get(pt) else { continue };
+                            let xe = x(pt.epsilon);
+                            match by_eps.iter_mut().find(|(a, _)| (*a - xe).abs() < 1e-9) {
+                                Some((_, vs)) => vs.push(v),
+                                None => by_eps.push((xe, vec![v])),
+                            }
+                        }
+                        by_eps.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        let means: Vec<[f64; 2]> = by_eps
+                            .iter()
+                            .map(|(xe, vs)| [*xe, vs.iter().sum::<f64>() / vs.len() as f64])
+                            .collect();
+                        p.line(Line::new(*m, PlotPoints::from(means.clone())).color(colour));
+                        p.points(
+                            Points::new(*m, PlotPoints::from(means))
+                                .radius(4.0)
+                                .color(colour),
+                        );
+                        for (xe, vs) in &by_eps {
+                            if vs.len() > 1 {
+                                let lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
+                                let hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                                p.line(
+                                    Line::new(*m, PlotPoints::from(vec![[*xe, lo], [*xe, hi]]))
+                                        .color(colour),
+                                );
+                            }
                         }
                     }
-                    by_eps.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let means: Vec<[f64; 2]> = by_eps
-                        .iter()
-                        .map(|(xe, vs)| [*xe, vs.iter().sum::<f64>() / vs.len() as f64])
-                        .collect();
-                    p.line(Line::new(*m, PlotPoints::from(means.clone())).color(colour));
-                    p.points(
-                        Points::new(*m, PlotPoints::from(means))
-                            .radius(4.0)
-                            .color(colour),
-                    );
-                    for (xe, vs) in &by_eps {
-                        if vs.len() > 1 {
-                            let lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
-                            let hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                            p.line(
-                                Line::new(*m, PlotPoints::from(vec![[*xe, lo], [*xe, hi]]))
-                                    .color(colour),
-                            );
-                        }
-                    }
-                }
-            });
+                })
+        });
+        // The chart with its axes and labels (what a saved PNG shows).
+        let resp = outer.inner;
+        self.chart_rect = Some(outer.response.rect);
         ui.small("Click a point (or Open in the table) to see that run's results.");
         if !here || !resp.response.clicked() {
             return None;
@@ -560,8 +578,12 @@ impl SweepView {
             let l = ui.label("save as");
             ui.add(egui::TextEdit::singleline(&mut self.export_path).desired_width(320.0))
                 .labelled_by(l.id)
-                .on_hover_text("A path without extension: .svg and .csv are added.");
-            for (label, ext) in [("Save figure (SVG)", "svg"), ("Save table (CSV)", "csv")] {
+                .on_hover_text("A path without extension: .svg, .png or .csv is added.");
+            for (label, ext) in [
+                ("Save figure (SVG)", "svg"),
+                ("Save chart (PNG)", "png"),
+                ("Save table (CSV)", "csv"),
+            ] {
                 if ui.button(label).clicked() {
                     let path = PathBuf::from(self.export_path.trim()).with_extension(ext);
                     if path.exists() && self.overwrite.as_ref() != Some(&path) {
@@ -573,15 +595,18 @@ impl SweepView {
                         continue;
                     }
                     self.overwrite = None;
+                    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        let _ = std::fs::create_dir_all(d);
+                    }
+                    if ext == "png" {
+                        self.save_png(ui.ctx(), path);
+                        continue;
+                    }
                     let text = if ext == "svg" {
                         job::sweep::to_svg(r)
                     } else {
                         job::sweep::to_csv(r)
                     };
-                    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                        // A typed folder that does not exist yet is made, as a save dialog would.
-                        let _ = std::fs::create_dir_all(d);
-                    }
                     self.export_msg = Some(match job::sweep::write(&path, &text) {
                         Ok(()) => format!("saved {}", path.display()),
                         Err(e) => e.to_string(),
@@ -589,9 +614,41 @@ impl SweepView {
                 }
             }
         });
+        if let Some(m) = self.png_answer.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            self.png_answer = None;
+            self.export_msg = Some(m);
+        }
         if let Some(m) = &self.export_msg {
             ui.label(m);
         }
+    }
+
+    /// The chart as shown, as a PNG: a screenshot of the window cut to the chart (the
+    /// renderer answers a frame later, on its own thread).
+    fn save_png(&mut self, ctx: &egui::Context, path: PathBuf) {
+        let Some(rect) = self.chart_rect else {
+            self.export_msg = Some("the chart has not been drawn yet".into());
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.png_answer = Some(rx);
+        self.export_msg = Some("taking the picture…".into());
+        let ppp = ctx.pixels_per_point();
+        let wake = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            let cut = image.region(&rect, Some(ppp));
+            let msg = match crate::eval::images::rgba_png(
+                cut.size[0],
+                cut.size[1],
+                cut.as_raw(),
+                &path,
+            ) {
+                Ok(()) => format!("saved {}", path.display()),
+                Err(e) => e,
+            };
+            let _ = tx.send(msg);
+            wake.request_repaint();
+        });
     }
 }
 
