@@ -7,6 +7,7 @@
 //! figures.
 
 mod audit;
+mod glossary;
 mod plots;
 
 use std::path::Path;

@@ -282,7 +282,10 @@ pub(super) fn risk_ui(ui: &mut egui::Ui, rep: &Report) {
     ui.label("Empirical checks on the released sample. They cannot prove privacy — the guarantee is the statement's ε — but they show obvious leaks.");
     egui::Grid::new("risk").striped(true).show(ui, |ui| {
         let mut row = |k: &str, v: String| {
-            ui.label(k);
+            let r = ui.label(k);
+            if let Some(t) = super::glossary::explain(k) {
+                r.on_hover_text(t);
+            }
             ui.label(v);
             ui.end_row();
         };
@@ -324,7 +327,8 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
             ui.label(format!(
                 "detail: RDP accountant ε = {r:.4}{}",
                 p.map_or(String::new(), |p| format!(" · PLD accountant ε = {p:.4}"))
-            ));
+            ))
+            .on_hover_text(super::glossary::explain("rdp").unwrap_or_default());
         }
         (None, Some(p)) => {
             ui.label(format!(
@@ -371,7 +375,10 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
 /// A grid's header: one bold cell per name, then the end of the row.
 pub(super) fn header_row(ui: &mut egui::Ui, names: &[&str]) {
     for h in names {
-        ui.strong(*h);
+        let r = ui.strong(*h);
+        if let Some(t) = super::glossary::explain(h) {
+            r.on_hover_text(t);
+        }
     }
     ui.end_row();
 }
