@@ -123,15 +123,16 @@ fn print_table(r: &SweepReport) {
         "method", "ε", "spent", "TSTR acc", "AUROC", "1-way TV", "PCA", "s"
     );
     for p in &r.points {
+        let [spent, acc, auroc, tv, pca] = p.scores().map(f);
         println!(
             "{:<14} {:>6} {:>8} {:>10} {:>8} {:>7} {:>6} {:>6.0}",
             p.method,
             p.epsilon.map_or("∞".into(), |e| e.to_string()),
-            f(p.epsilon_spent),
-            f(p.tstr_accuracy),
-            f(p.tstr_auroc),
-            f(Some(p.tv_1way).filter(|v| v.is_finite())),
-            f(Some(p.pca_score).filter(|v| v.is_finite())),
+            spent,
+            acc,
+            auroc,
+            tv,
+            pca,
             p.seconds
         );
     }
@@ -168,20 +169,20 @@ fn html(r: &SweepReport) -> String {
         sweep::to_svg(r)
     );
     h.push_str("<table><tr><th>method</th><th>ε</th><th>ε spent</th><th>repeat</th><th>TSTR accuracy</th><th>TSTR AUROC</th><th>1-way TV</th><th>PCA score</th><th>seconds</th></tr>");
-    let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3}"));
     for p in &r.points {
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td></tr>",
+            "<tr><td>{}</td><td>{}</td>",
             p.method,
-            p.epsilon.map_or("∞".into(), |e| e.to_string()),
-            f(p.epsilon_spent),
-            p.repeat,
-            f(p.tstr_accuracy),
-            f(p.tstr_auroc),
-            f(Some(p.tv_1way).filter(|v| v.is_finite())),
-            f(Some(p.pca_score).filter(|v| v.is_finite())),
-            p.seconds
+            p.epsilon.map_or("∞".into(), |e| e.to_string())
+        );
+        let cells = p
+            .scores()
+            .map(|v| v.map_or("-".to_string(), |x| format!("{x:.3}")));
+        let _ = write!(
+            h,
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td></tr>",
+            cells[0], p.repeat, cells[1], cells[2], cells[3], cells[4], p.seconds
         );
     }
     h.push_str("</table><p>Scores are a non-private diagnostic: they read the real rows. Choosing a run by them is a choice the accountant does not see.</p></html>");

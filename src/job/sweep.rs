@@ -62,6 +62,21 @@ pub struct SweepPoint {
     pub config: Option<Box<RunConfig>>,
 }
 
+impl SweepPoint {
+    /// ε spent, TSTR accuracy, TSTR AUROC, 1-way TV and PCA score, in the tables' order;
+    /// a score a run does not have (or that is not finite) is `None`.
+    pub fn scores(&self) -> [Option<f64>; 5] {
+        [
+            self.epsilon_spent,
+            self.tstr_accuracy,
+            self.tstr_auroc,
+            Some(self.tv_1way),
+            Some(self.pca_score),
+        ]
+        .map(|v| v.filter(|x| x.is_finite()))
+    }
+}
+
 /// A sweep's table, with the reference lines.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SweepReport {
@@ -399,19 +414,23 @@ pub fn to_csv(r: &SweepReport) -> String {
     let mut s = String::from(
         "method,epsilon,epsilon_spent,repeat,tstr_accuracy,tstr_auroc,tv_1way,pca_score,seconds\n",
     );
-    let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.6}"));
     for p in &r.points {
+        let cells: Vec<String> = p
+            .scores()
+            .iter()
+            .map(|v| v.map_or(String::new(), |x| format!("{x:.6}")))
+            .collect();
         let _ = writeln!(
             s,
             "{},{},{},{},{},{},{},{},{:.1}",
             p.method,
             p.epsilon.map_or("inf".to_string(), |e| e.to_string()),
-            f(p.epsilon_spent),
+            cells[0],
             p.repeat,
-            f(p.tstr_accuracy),
-            f(p.tstr_auroc),
-            f(Some(p.tv_1way).filter(|v| v.is_finite())),
-            f(Some(p.pca_score).filter(|v| v.is_finite())),
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
             p.seconds
         );
     }
