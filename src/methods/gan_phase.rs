@@ -421,10 +421,12 @@ pub(crate) fn release(
         config,
         conditioning: None,
         mixture: None,
+        graphical: None,
     };
     Ok(ReleasedModel {
         header,
         generator,
         mixture: None,
+        graphical: None,
     })
 }

@@ -6,6 +6,8 @@
 //!
 //! - [`dp_gan`]: the DP-GAN baseline (WGAN, critic trained by DP-SGD).
 //! - [`dp_auto_gan`]: DP-auto-GAN, both phases DP-trained and composed by RDP.
+//! - [`mst`], [`aim`]: marginal-based synthesis — noisy low-order marginals and a
+//!   graphical model fitted to them ([`pgm`], Private-PGM), sampled ancestrally.
 //! - [`post_gan_boosting`]: private post-GAN boosting and rejection sampling over any GAN
 //!   method's snapshots (a wrapper, not a method of its own).
 //! - [`released`]: the `.dpsynth` model file: safetensors weights + a JSON header with the
@@ -13,12 +15,16 @@
 //!
 //! Layering: uses `nn`, `data` and `privacy`; never `job`, `gui` or `cli`.
 
+pub mod aim;
 pub mod dp_auto_gan;
 pub mod dp_gan;
 pub mod dp_merf;
 pub mod embedding;
 pub mod gan_phase;
+pub mod marginal;
+pub mod mst;
 pub mod pate_gan;
+pub mod pgm;
 pub mod pearl;
 pub mod post_gan_boosting;
 pub mod registry;
@@ -67,6 +73,10 @@ pub struct Progress {
     pub epsilon_spent: f64,
     /// The charges made so far (what the job turns into the dataset ledger's ε).
     pub charges: Vec<Charge>,
+    /// What this step just did, for a person watching (a marginal method: the marginal it
+    /// measured — a DP output). The window lists them as they come.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Progress {
@@ -94,6 +104,7 @@ impl Progress {
             } else {
                 Vec::new()
             },
+            note: None,
         }
     }
 }

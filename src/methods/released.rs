@@ -22,6 +22,7 @@ use super::{MethodError, Result};
 use crate::data::Table;
 use crate::data::encode::{DecodeMode, Encoding};
 use crate::data::schema::Schema;
+use super::pgm::{GraphicalHeader, GraphicalModel};
 use crate::nn::layers::{BlockSpec, Net};
 use crate::nn::spec::{named_params, ordered_params};
 use crate::privacy::Charge;
@@ -188,6 +189,10 @@ pub struct ModelHeader {
     /// Set for a model boosted by post-GAN boosting: how its weighted sample set was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mixture: Option<Mixture>,
+    /// Set for a marginal method's graphical model (MST, AIM): its domain and junction
+    /// tree; the node tables are the `pgm.*` tensors, and there is no generator network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphical: Option<GraphicalHeader>,
 }
 
 /// What a boosted model's sampling draws from.
@@ -308,15 +313,43 @@ impl MixtureSet {
 #[derive(Debug, Clone)]
 pub struct ReleasedModel {
     pub header: ModelHeader,
+    /// The generator network (empty for a graphical model).
     pub generator: Net,
     /// The weighted sample set of a boosted model (its header's `mixture` says how).
     pub mixture: Option<MixtureSet>,
+    /// A marginal method's fitted graphical model, which sampling draws from instead of
+    /// a generator.
+    pub graphical: Option<GraphicalModel>,
 }
 
+/// Tensor-name prefix of a graphical model's node tables.
+const PGM_PREFIX: &str = "pgm.";
+
 impl ReleasedModel {
+    /// A marginal method's release: its graphical model and no network.
+    pub fn graphical(header: ModelHeader, model: GraphicalModel) -> Self {
+        Self {
+            header,
+            generator: Net {
+                blocks: Vec::new(),
+                device: Device::Cpu,
+            },
+            mixture: None,
+            graphical: Some(model),
+        }
+    }
+
     /// Serialises to bytes (safetensors with the header in its metadata).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut tensors = named_params(&self.generator, "generator.")?;
+        if let Some(g) = &self.graphical {
+            for (i, t) in g.tables.iter().enumerate() {
+                tensors.push((
+                    format!("{PGM_PREFIX}{i}"),
+                    Tensor::from_vec(t.clone(), t.len(), &Device::Cpu)?,
+                ));
+            }
+        }
         if let Some(m) = &self.mixture {
             let cpu = Device::Cpu;
             let n = m.weights.len();
@@ -410,6 +443,20 @@ impl ReleasedModel {
                 .map_err(|e| bad(format!("the weights are damaged: {e}")))?
                 .into_iter()
                 .partition(|(k, _)| k.starts_with("mixture."));
+        if let Some(g) = &header.graphical {
+            let model = graphical_of(g, &tensors).map_err(bad)?;
+            let width = Encoding::new(&header.schema)
+                .map_err(|e| bad(e.to_string()))?
+                .width;
+            if g.domain.width != width || header.mixture.is_some() || !mixture_tensors.is_empty()
+            {
+                return Err(bad(
+                    "the graphical model does not fit the file's schema; the file is damaged"
+                        .into(),
+                ));
+            }
+            return Ok(Self::graphical(header, model));
+        }
         for (name, t) in &tensors {
             let finite = t
                 .flatten_all()
@@ -459,6 +506,7 @@ impl ReleasedModel {
             header,
             generator,
             mixture,
+            graphical: None,
         })
     }
 
@@ -468,6 +516,7 @@ impl ReleasedModel {
             header: self.header.clone(),
             generator: self.generator.snapshot()?,
             mixture: self.mixture.clone(),
+            graphical: self.graphical.clone(),
         })
     }
 
@@ -551,6 +600,9 @@ impl ReleasedModel {
     /// `n` rows of raw generator output (scores before decoding; the conditioning label
     /// set for a class-conditional generator), row-major.
     pub fn generate(&self, n: usize, rng: &mut impl rand::Rng) -> Result<Vec<f32>> {
+        if let Some(g) = &self.graphical {
+            return Ok(g.generate(n, rng));
+        }
         let width = Encoding::new(&self.header.schema)?.width;
         let dev = self.generator.device.clone();
         let mut values: Vec<f32> = Vec::with_capacity(n.saturating_mul(width));
@@ -587,6 +639,41 @@ impl ReleasedModel {
         }
         Ok(values)
     }
+}
+
+/// A graphical model from its header part and the file's `pgm.*` tensors, checked.
+fn graphical_of(
+    header: &GraphicalHeader,
+    tensors: &[(String, Tensor)],
+) -> std::result::Result<GraphicalModel, String> {
+    let m = header.cliques.len();
+    if tensors.len() != m {
+        return Err(format!(
+            "the file holds {} tensors for a graphical model of {m} nodes",
+            tensors.len()
+        ));
+    }
+    let mut tables = Vec::with_capacity(m);
+    for i in 0..m {
+        let name = format!("{PGM_PREFIX}{i}");
+        let t = tensors
+            .iter()
+            .find(|(k, _)| *k == name)
+            .ok_or_else(|| format!("the table '{name}' is missing"))?;
+        let v = t
+            .1
+            .flatten_all()
+            .and_then(|v| v.to_dtype(candle_core::DType::F32))
+            .and_then(|v| v.to_vec1::<f32>())
+            .map_err(|e| format!("the table '{name}' is damaged: {e}"))?;
+        tables.push(v);
+    }
+    let g = GraphicalModel {
+        header: header.clone(),
+        tables,
+    };
+    g.check()?;
+    Ok(g)
 }
 
 /// Checks that the header's latent width, conditioning and schema agree with the network

@@ -206,8 +206,31 @@ impl Composed {
 /// Whether `history` is covered by `plan`: for every mechanism, no more uses than the
 /// plan has. Composition only grows with more charges, so a covered history spends at
 /// most what the plan does, by either accountant.
+///
+/// ρ-zCDP charges are the exception: the plan's [`Mechanism::Zcdp`] charges form one
+/// pool of ρ, and the history's zCDP charges, whatever their sizes, are covered while
+/// their ρ sum stays within it. That is what an adaptive method such as AIM needs — it
+/// picks each measurement's noise from earlier DP outputs — and it is sound by fully
+/// adaptive composition of zCDP: a Rényi filter that stops before Σρᵢ exceeds ρ is
+/// ρ-zCDP (Feldman & Zrnic 2021, Thm 3.1, at every order α), so the plan's Zcdp{ρ} figure
+/// bounds the run. (The history's own figure equals it once the pool is spent.)
 pub fn covered_by(history: &[Charge], plan: &[Charge]) -> bool {
+    let rho = |cs: &[Charge]| -> f64 {
+        cs.iter()
+            .map(|c| match c.mechanism {
+                Mechanism::Zcdp { rho } => rho * c.count as f64,
+                _ => 0.0,
+            })
+            .sum()
+    };
+    let (used, pool) = (rho(history), rho(plan));
+    if used > pool * (1.0 + 1e-9) {
+        return false;
+    }
     history.iter().all(|h| {
+        if matches!(h.mechanism, Mechanism::Zcdp { .. }) {
+            return true;
+        }
         let used: u64 = history
             .iter()
             .filter(|c| c.mechanism == h.mechanism)
@@ -245,6 +268,27 @@ pub fn plan_prefix(plan: &[Charge], fraction: f64) -> Vec<Charge> {
 mod tests {
     use super::*;
     use crate::privacy::rdp::product_orders;
+
+    #[test]
+    fn a_zcdp_plan_covers_any_split_of_its_rho_and_no_more() {
+        let z = |rho| Charge {
+            mechanism: Mechanism::Zcdp { rho },
+            count: 1,
+        };
+        let plan = [z(0.1)];
+        assert!(covered_by(&[z(0.03), z(0.05), z(0.02)], &plan));
+        assert!(!covered_by(&[z(0.03), z(0.05), z(0.021)], &plan));
+        let g = Charge {
+            mechanism: Mechanism::Gaussian {
+                sensitivity: 1.0,
+                std: 3.0,
+            },
+            count: 1,
+        };
+        // Other mechanisms still need their own entry in the plan.
+        assert!(!covered_by(&[z(0.01), g], &plan));
+        assert!(covered_by(&[z(0.01), g], &[z(0.1), g]));
+    }
 
     #[test]
     fn gnmax_composes_as_the_gaussian_of_its_histogram() {

@@ -28,6 +28,8 @@ pub(super) struct RunView {
     /// The loss chart takes the mouse (drag, wheel) only when asked.
     zoom: bool,
     reset: bool,
+    /// What each step did, in order (a marginal method's measurements).
+    notes: Vec<String>,
 }
 
 impl RunView {
@@ -72,6 +74,11 @@ impl RunView {
 
     fn progress(&mut self, p: &Progress) {
         self.step = (p.step, p.total, p.phase.clone());
+        if let Some(n) = &p.note {
+            if self.notes.last() != Some(n) {
+                self.notes.push(n.clone());
+            }
+        }
         self.epsilon_run = p.epsilon_spent;
         let x = self.reports as f64;
         self.reports += 1;
@@ -105,6 +112,7 @@ impl RunView {
         };
         ui.add(egui::ProgressBar::new(frac).text(text));
         self.budget_ui(ui, running);
+        self.notes_ui(ui);
         if self.preview.is_some() {
             ui.horizontal(|ui| {
                 ui.vertical(|ui| {
@@ -116,6 +124,26 @@ impl RunView {
         } else {
             self.losses_ui(ui);
         }
+    }
+
+    /// The measurements so far, newest last (each is a DP output, so showing it is safe).
+    fn notes_ui(&self, ui: &mut egui::Ui) {
+        if self.notes.is_empty() {
+            return;
+        }
+        egui::CollapsingHeader::new(format!("Measured so far ({})", self.notes.len()))
+            .id_salt(("notes", self.generation))
+            .default_open(true)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .max_height(120.0)
+                    .stick_to_bottom(true)
+                    .show(ui, |ui| {
+                        for n in &self.notes {
+                            ui.label(n);
+                        }
+                    });
+            });
     }
 
     fn budget_ui(&self, ui: &mut egui::Ui, running: bool) {

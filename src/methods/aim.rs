@@ -1,0 +1,477 @@
+//! AIM (McKenna, Mullins, Sheldon & Miklau, VLDB 2022): an adaptive, workload-aware loop
+//! of marginal measurements. Each round picks, with the exponential mechanism, the
+//! marginal the current model answers worst (weighted by how much of the workload it
+//! touches), measures it with Gaussian noise, and refits the graphical model; the model's
+//! junction tree may only grow within a size limit that rises as the budget is spent.
+//!
+//! Mechanisms and accounting on the run's zCDP budget ρ (the plan reserves one pool):
+//! - all 1-way marginals first, each plus N(0, σ²), σ = √(T / (2·0.9·ρ)) for T = 16·d
+//!   planned rounds: d/(2σ²);
+//! - each round: a selection by the exponential mechanism at ε_t over the candidates'
+//!   utilities wᵢ·(‖xᵢ − x̂ᵢ‖₁ − √(2/π)·σ·cellsᵢ) — a record moves ‖xᵢ − x̂ᵢ‖₁ by at most 1,
+//!   so the sensitivity is max wᵢ — which is ε_t²/8-zCDP; then the chosen marginal plus
+//!   N(0, σ_t²), 1/(2σ_t²). Each is one [`Mechanism::Zcdp`] charge made before it runs.
+//! - budget annealing: when a measurement barely changed the model's answer (by less than
+//!   the noise's expected L1 size), σ halves and ε doubles; when less than two more
+//!   rounds fit, the last round spends exactly what is left.
+//!
+//! The noise of each round depends on earlier DP outputs, so the rounds are a fully
+//! adaptive composition; the ρ sum never exceeds the plan's ρ, which bounds the run by
+//! the zCDP Rényi filter ([`crate::privacy::compose::covered_by`]). A run stopped early
+//! charges what is left of ρ before releasing, so its figure is the plan's, never a
+//! data-dependent smaller one.
+//!
+//! Speed, and where it departs from the reference code (which takes hours on Adult): the
+//! model's answer to a candidate that no junction-tree node holds is estimated from rows
+//! sampled from the model (`estimate_rows` of them) instead of exact variable elimination.
+//! That is post-processing of the model and changes only which candidate looks worst; the
+//! noise in the selection's own ε_t dwarfs it. Fits between rounds are short and warm
+//! started; the final fit is long.
+
+use rayon::prelude::*;
+
+use super::marginal::{charge, discrete_rows, l1, measure, model_marginal, release};
+use super::mst::{planned_rho, zcdp_plan};
+use super::pgm::GraphicalModel;
+use super::pgm::estimate::{Estimate, Measurement};
+use super::pgm::factor::count;
+use super::pgm::junction::{JunctionTree, model_cells};
+use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::released::ReleasedModel;
+use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup};
+use crate::privacy::{Budget, Charge, Mechanism};
+
+/// AIM settings; presets below.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AimConfig {
+    pub preset: String,
+    /// Levels a continuous column is cut into (integer columns whose range fits keep one
+    /// level per whole number).
+    pub bins: usize,
+    /// The workload: all marginals of this many columns (3 in the paper). Falls to 2 when
+    /// there would be more than 5,000 of them.
+    pub degree: usize,
+    /// The junction tree's size limit in cells (the paper's 80 MB is 10.5 million).
+    pub max_cells: usize,
+    /// Planned rounds T, which set the first noise scale (0: 16 × the number of columns, as
+    /// the paper; at least the number of columns). Annealing usually ends the loop sooner.
+    pub rounds: u64,
+    /// Mirror-descent iterations after each measurement.
+    pub round_iters: usize,
+    /// Mirror-descent iterations of the final fit.
+    pub iters: usize,
+    /// Rows drawn from the model each round to answer candidates no node holds.
+    pub estimate_rows: usize,
+    /// Measure with noise (false: exact marginals and the best candidate, ε = ∞).
+    pub private: bool,
+}
+
+impl AimConfig {
+    pub fn preset(name: &str) -> Result<Self> {
+        let base = Self {
+            preset: name.into(),
+            bins: 32,
+            degree: 3,
+            max_cells: 1_000_000,
+            rounds: 0,
+            round_iters: 50,
+            iters: 1_000,
+            estimate_rows: 50_000,
+            private: true,
+        };
+        match name {
+            "quick" => Ok(base),
+            // The paper's settings: 80 MB models, 1,000 iterations per round, 2,500 at
+            // the end. Much slower (tens of minutes on Adult).
+            "paper" => Ok(Self {
+                max_cells: 10_485_760,
+                round_iters: 1_000,
+                iters: 2_500,
+                estimate_rows: 200_000,
+                ..base
+            }),
+            "tiny" => Ok(Self {
+                bins: 8,
+                degree: 2,
+                max_cells: 20_000,
+                round_iters: 20,
+                iters: 200,
+                estimate_rows: 5_000,
+                ..base
+            }),
+            _ => Err(INFO.unknown_preset(name)),
+        }
+    }
+}
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "quick",
+        doc: "all 3-way marginals as the workload, models up to a million cells, short fits between rounds: a few minutes on Adult",
+    },
+    Preset {
+        name: "paper",
+        doc: "the paper's settings: models up to 80 MB, 1,000 fitting iterations per round (much slower)",
+    },
+    Preset {
+        name: "tiny",
+        doc: "8 bins, pairs, small models and short fits: for tests and smoke checks",
+    },
+];
+
+impl MethodConfig for AimConfig {
+    fn preset(name: &str) -> Result<Self> {
+        Self::preset(name)
+    }
+
+    fn set_private(&mut self, private: bool) {
+        self.private = private;
+    }
+
+    fn into_method(self) -> Box<dyn Synthesizer + Send> {
+        Box::new(Aim { config: self })
+    }
+}
+
+/// The registry entry of AIM.
+pub const INFO: MethodInfo = MethodInfo {
+    id: "aim",
+    title: "AIM",
+    sentence: "Repeatedly finds the group of columns its current model gets most wrong, measures that group's counts with noise, and refits: the strongest published method for tables, and the budget goes where the model needs it.",
+    paper: "McKenna, Mullins, Sheldon & Miklau, AIM: An Adaptive and Iterative Mechanism for Differentially Private Synthetic Data (2022)",
+    url: "https://arxiv.org/abs/2201.12677",
+    kinds: &[DataKind::Table],
+    private: true,
+    critic: false,
+    presets: PRESETS,
+    settings: settings::<AimConfig>,
+    build: build::<AimConfig>,
+};
+
+pub struct Aim {
+    config: AimConfig,
+}
+
+/// Most workload marginals before the degree falls to pairs.
+const MAX_WORKLOAD: usize = 5_000;
+
+/// All `k`-subsets of `0..d`, sorted.
+fn subsets(d: usize, k: usize) -> Vec<Vec<usize>> {
+    fn rec(start: usize, d: usize, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if cur.len() == k {
+            out.push(cur.clone());
+            return;
+        }
+        for i in start..d {
+            cur.push(i);
+            rec(i + 1, d, k, cur, out);
+            cur.pop();
+        }
+    }
+    let mut out = Vec::new();
+    rec(0, d, k.min(d), &mut Vec::new(), &mut out);
+    out
+}
+
+fn binomial(n: usize, k: usize) -> usize {
+    (0..k.min(n)).fold(1usize, |acc, i| acc.saturating_mul(n - i) / (i + 1))
+}
+
+/// The candidates (the workload's downward closure) with their weights: Σ over workload
+/// marginals W of |C ∩ W| (AIM's `compile_workload`).
+pub fn candidates(d: usize, degree: usize) -> (usize, Vec<(Vec<usize>, f64)>) {
+    let mut k = degree.clamp(1, d.max(1));
+    while k > 2 && binomial(d, k) > MAX_WORKLOAD {
+        k -= 1;
+    }
+    let workload = subsets(d, k);
+    let mut out = Vec::new();
+    for size in 1..=k {
+        for c in subsets(d, size) {
+            let w: usize = workload
+                .iter()
+                .map(|wl| c.iter().filter(|a| wl.binary_search(a).is_ok()).count())
+                .sum();
+            out.push((c, w as f64));
+        }
+    }
+    (k, out)
+}
+
+impl Synthesizer for Aim {
+    fn id(&self) -> &'static str {
+        INFO.id
+    }
+
+    fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
+        zcdp_plan(n, self.config.private, budget, prior, "AIM", |rho| {
+            format!(
+                "ρ = {rho:.4} zCDP spent adaptively: noisy counts of every column, then rounds that each pick the worst-answered group of up to {} columns (exponential mechanism) and measure it with noise; a graphical model fitted to them (free)",
+                self.config.degree
+            )
+        })
+    }
+
+    fn footprint(&self, n: usize, width: usize) -> Footprint {
+        // The model grows to `max_cells` over the rounds (half of it on average); a fit's
+        // iteration costs about 50 passes per cell (a few exponentials, two tries). The
+        // encoded width bounds the number of columns from above.
+        let c = &self.config;
+        let d = width as u64;
+        let rounds = if c.rounds > 0 { c.rounds } else { 16 * d };
+        let cells = c.max_cells as u64;
+        let answers = d
+            .saturating_pow(3)
+            .saturating_mul((c.bins as u64).saturating_pow(3))
+            .min(1 << 25);
+        Footprint {
+            params: 0,
+            passes: rounds
+                .saturating_mul(c.round_iters as u64)
+                .saturating_mul(cells / 2)
+                .saturating_add((c.iters as u64).saturating_mul(cells))
+                .saturating_mul(50)
+                .saturating_add((n as u64).saturating_mul(d.saturating_pow(2))),
+            batch: 1,
+            steps: 0,
+            widest: 0,
+            // f64 values, counted in 4-byte units: the model's tables and their copies,
+            // the rows drawn each round, the candidates' true counts.
+            extra_values: 2 * (6 * cells + (c.estimate_rows as u64) * d + answers),
+        }
+    }
+
+    fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
+        let c = self.config.clone();
+        let private = c.private;
+        let (domain, data) = discrete_rows(&s, c.bins)?;
+        let sizes = domain.sizes();
+        let d = sizes.len();
+        let n = s.records as f64;
+        let rho = planned_rho(s.plan);
+        // At least d planned rounds, so the 1-way marginals take at most 90 % of ρ.
+        let rounds = if c.rounds > 0 {
+            c.rounds.max(d as u64)
+        } else {
+            16 * d as u64
+        };
+        let (_, all) = candidates(d, c.degree);
+        // Candidates that could never fit the model are dropped up front.
+        let all: Vec<(Vec<usize>, f64)> = all
+            .into_iter()
+            .filter(|(cl, _)| domain.cells(cl) <= c.max_cells)
+            .collect();
+        let answers: Vec<Vec<f64>> = all
+            .par_iter()
+            .map(|(cl, _)| count(&data, &sizes, cl))
+            .collect();
+
+        let mut sigma = if private {
+            (rounds as f64 / (2.0 * 0.9 * rho)).sqrt()
+        } else {
+            1.0
+        };
+        let mut eps = (8.0 * 0.1 * rho / rounds as f64).sqrt();
+        let mut used = 0.0;
+        // 1-way marginals.
+        let oneway = d as f64 / (2.0 * sigma * sigma);
+        if private {
+            charge(&mut s, Mechanism::Zcdp { rho: oneway })?;
+        }
+        used += oneway;
+        let mut measured: Vec<Measurement> = (0..d)
+            .map(|a| measure(s.noise.rng(), &data, &sizes, &[a], sigma, private))
+            .collect();
+        let mut cliques: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
+        let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &cliques), n);
+        est.fit(&measured, c.round_iters.max(100));
+
+        let mut t = 0u64;
+        let mut stopped = false;
+        loop {
+            t += 1;
+            let mut last = false;
+            let (round_eps, round_sigma, select_rho, measure_rho);
+            if private {
+                let per = 1.0 / (2.0 * sigma * sigma) + eps * eps / 8.0;
+                if rho - used < 2.0 * per {
+                    let left = (rho - used).max(0.0);
+                    if left <= 0.0 {
+                        break;
+                    }
+                    sigma = (1.0 / (2.0 * 0.9 * left)).sqrt();
+                    eps = (8.0 * 0.1 * left).sqrt();
+                    (select_rho, measure_rho) = (0.1 * left, left - 0.1 * left);
+                    last = true;
+                } else {
+                    (select_rho, measure_rho) = (eps * eps / 8.0, 1.0 / (2.0 * sigma * sigma));
+                }
+                used += select_rho + measure_rho;
+                (round_eps, round_sigma) = (eps, sigma);
+            } else {
+                last = t >= rounds;
+                (select_rho, measure_rho) = (0.0, 0.0);
+                (round_eps, round_sigma) = (f64::INFINITY, 1.0);
+                used = rho * t as f64 / rounds as f64;
+            }
+            let fraction = if private && rho > 0.0 {
+                (used / rho).min(1.0)
+            } else {
+                (t as f64 / rounds as f64).min(1.0)
+            };
+            let limit = (c.max_cells as f64 * fraction) as usize;
+            let free = &est.tree;
+            let small: Vec<usize> = (0..all.len())
+                .filter(|i| {
+                    let cl = &all[*i].0;
+                    free.node_of(cl).is_some() || {
+                        let mut with = cliques.clone();
+                        with.push(cl.clone());
+                        model_cells(&sizes, &with) <= limit
+                    }
+                })
+                .collect();
+            if small.is_empty() {
+                break;
+            }
+            // The model's answers: exact in a node, else from rows drawn from the model.
+            let needs_rows = small.iter().any(|i| est.tree.node_of(&all[*i].0).is_none());
+            let rows = if needs_rows {
+                let g = GraphicalModel::of_estimate(domain.clone(), &est, &[], |_| Vec::new());
+                g.sample_levels(c.estimate_rows.max(1), s.noise.rng())
+            } else {
+                Vec::new()
+            };
+            let bias_of = |cells: usize| {
+                if private {
+                    (2.0 / std::f64::consts::PI).sqrt() * round_sigma * cells as f64
+                } else {
+                    0.0
+                }
+            };
+            if private {
+                charge(&mut s, Mechanism::Zcdp { rho: select_rho })?;
+            }
+            let scores: Vec<f64> = small
+                .par_iter()
+                .map(|i| {
+                    let (cl, w) = &all[*i];
+                    let guess = model_marginal(&est, &sizes, cl, &rows);
+                    w * (l1(&answers[*i], &guess) - bias_of(answers[*i].len()))
+                })
+                .collect();
+            let sensitivity = small
+                .iter()
+                .map(|i| all[*i].1)
+                .fold(0.0f64, f64::max)
+                .max(1e-12);
+            let pick = if private {
+                crate::privacy::exponential::select(
+                    &scores,
+                    round_eps,
+                    sensitivity,
+                    false,
+                    s.noise.rng(),
+                )
+            } else {
+                (0..scores.len())
+                    .max_by(|i, j| scores[*i].total_cmp(&scores[*j]))
+                    .unwrap_or(0)
+            };
+            let chosen = small[pick];
+            let cl = all[chosen].0.clone();
+            if private {
+                charge(&mut s, Mechanism::Zcdp { rho: measure_rho })?;
+            }
+            measured.push(measure(s.noise.rng(), &data, &sizes, &cl, round_sigma, private));
+            let before = model_marginal(&est, &sizes, &cl, &rows);
+            if est.tree.node_of(&cl).is_none() {
+                cliques.push(cl.clone());
+                est = Estimate::warm_from(&est, JunctionTree::build(&sizes, &cliques));
+            } else if !cliques.contains(&cl) {
+                cliques.push(cl.clone());
+            }
+            let loss = est.fit(&measured, c.round_iters);
+            let after = est.project(&cl).unwrap_or_default();
+            if private && l1(&after, &before) <= bias_of(after.len()) {
+                sigma /= 2.0;
+                eps *= 2.0;
+            }
+            let mut p = Progress::at(
+                &s,
+                private,
+                "measuring marginals",
+                (t.min(rounds), rounds),
+                vec![
+                    ("fit loss".into(), loss),
+                    ("model cells".into(), est.tree.cells(&sizes) as f64),
+                ],
+            );
+            p.note = Some(format!(
+                "round {t}: {} (σ = {round_sigma:.1})",
+                domain.describe(&cl)
+            ));
+            if (s.observer)(p) == Flow::Stop {
+                stopped = true;
+                break;
+            }
+            if last {
+                break;
+            }
+        }
+        // A run stopped early (or out of candidates) settles the whole pool: its figure
+        // is the plan's, never one that depends on where the data made it stop.
+        if private && used < rho {
+            let rest = rho - used;
+            charge(&mut s, Mechanism::Zcdp { rho: rest })?;
+        }
+        let mut left = if stopped { 0 } else { c.iters };
+        while left > 0 {
+            let k = left.min(250);
+            let loss = est.fit(&measured, k);
+            left -= k;
+            let p = Progress::at(
+                &s,
+                private,
+                "final fit",
+                (rounds, rounds),
+                vec![("fit loss".into(), loss)],
+            );
+            if (s.observer)(p) == Flow::Stop {
+                break;
+            }
+        }
+        let config = serde_json::to_value(&c).unwrap_or_default();
+        Ok(release(
+            &s,
+            private,
+            (INFO.id, &c.preset),
+            config,
+            domain,
+            &est,
+            &measured,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_the_downward_closure_weighted_by_overlap() {
+        let (k, c) = candidates(4, 3);
+        assert_eq!(k, 3);
+        // 4 singles, 6 pairs, 4 triples.
+        assert_eq!(c.len(), 14);
+        let w = |cl: &[usize]| c.iter().find(|x| x.0 == cl).unwrap().1;
+        // Attribute 0 is in 3 of the 4 triples; the pair (0,1) shares 2 with two triples
+        // and 1 with the other two.
+        assert_eq!(w(&[0]), 3.0);
+        assert_eq!(w(&[0, 1]), 6.0);
+        assert_eq!(w(&[0, 1, 2]), 3.0 + 2.0 + 2.0 + 2.0);
+        // Too many triples: pairs.
+        let (k, _) = candidates(60, 3);
+        assert_eq!(k, 2);
+    }
+}

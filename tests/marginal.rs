@@ -1,0 +1,187 @@
+//! MST and AIM end to end on the bundled UCI Adult: what they charge against what their
+//! measurements' noise implies, the released graphical model, sampling, stopping early.
+
+mod common;
+
+use std::path::Path;
+
+use dpsynth::job::{self, Event, RunConfig};
+use dpsynth::methods::released::ReleasedModel;
+use dpsynth::privacy::{Charge, Mechanism};
+
+fn config(dir: &Path, method: &str, epsilon: f64) -> RunConfig {
+    RunConfig {
+        data: common::repo("assets/adult/adult_train.csv"),
+        schema: Some(common::repo("assets/adult/adult.schema.json")),
+        method: method.into(),
+        preset: "tiny".into(),
+        epsilon,
+        delta: 1e-5,
+        seed: Some(3),
+        out: dir.join(format!("{method}.dpsynth")),
+        device: Default::default(),
+        threads: Some(1),
+        ledger: None,
+        overrides: Default::default(),
+        checkpoints: None,
+        domains: Default::default(),
+        force_delta: false,
+        force_memory: false,
+        public_rows: None,
+        boost: None,
+        charge_to: None,
+    }
+}
+
+fn run(cfg: RunConfig, ledger: &Path, cancel_after: Option<u64>) -> job::RunSummary {
+    let h = job::spawn(cfg, ledger.to_path_buf(), None);
+    let mut out = None;
+    for ev in h.events.iter() {
+        match ev {
+            Event::Progress(p) => {
+                if cancel_after.is_some_and(|k| p.step >= k) {
+                    h.cancel();
+                }
+            }
+            Event::Finished(r) => out = Some(r.map_err(|e| e.to_string())),
+            _ => {}
+        }
+    }
+    h.join();
+    out.expect("a result").expect("the run succeeds")
+}
+
+/// Σρ of a statement's charges, all of which must be zCDP.
+fn rho_of(charges: &[Charge]) -> f64 {
+    charges
+        .iter()
+        .map(|c| match c.mechanism {
+            Mechanism::Zcdp { rho } => rho * c.count as f64,
+            other => panic!("a marginal method charged {other:?}"),
+        })
+        .sum()
+}
+
+fn load(s: &job::RunSummary) -> ReleasedModel {
+    ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap()
+}
+
+#[test]
+fn mst_measures_with_the_noise_its_charges_pay_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(config(dir.path(), "mst", 1.0), &dir.path().join("l.sqlite3"), None);
+    let m = load(&s);
+    let p = &m.header.privacy;
+    let spent = p.epsilon.unwrap();
+    assert!(spent <= 1.0 + 1e-9 && spent > 0.99, "{spent}");
+    let rho = rho_of(&p.mechanisms);
+    let g = m.header.graphical.as_ref().expect("a graphical model");
+    let d = g.domain.attributes.len();
+    assert_eq!(d, 15, "Adult's 15 columns");
+    // 15 one-way marginals and the 14 pairs of a spanning tree.
+    assert_eq!(g.measured.len(), 2 * d - 1);
+    let third = rho / 3.0;
+    for (i, meas) in g.measured.iter().enumerate() {
+        let (k, width) = if i < d { (d, 1) } else { (d - 1, 2) };
+        assert_eq!(meas.attributes.len(), width);
+        // k measurements at σ share a third: k / (2σ²) = ρ/3.
+        let paid = k as f64 / (2.0 * meas.sigma * meas.sigma);
+        assert!((paid / third - 1.0).abs() < 1e-9, "{i}: {paid} vs {third}");
+    }
+    // The tree joins every column.
+    let mut seen: Vec<&str> = g.measured[d..]
+        .iter()
+        .flat_map(|m| m.attributes.iter().map(String::as_str))
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), d);
+    // The rows it writes keep the schema: both incomes, ages inside the public bounds.
+    let t = m.sample(3_000, Some(1)).unwrap();
+    let income = t.column("income").unwrap();
+    let rich = (0..t.n_rows)
+        .filter(|r| income.text(*r).is_some_and(|v| v.contains(">50K")))
+        .count() as f64
+        / t.n_rows as f64;
+    assert!((rich - 0.24).abs() < 0.05, "{rich}");
+    let age = t.column("age").unwrap();
+    assert!((0..t.n_rows).all(|r| {
+        age.text(r)
+            .and_then(|v| v.parse::<f64>().ok())
+            .is_some_and(|a| (17.0..=100.0).contains(&a))
+    }));
+    // Same seed, same rows: sampling reads only the file.
+    let again = load(&s).sample(3_000, Some(1)).unwrap();
+    assert_eq!(format!("{:?}", again.columns), format!("{:?}", t.columns));
+}
+
+#[test]
+fn aim_spends_exactly_its_pool_and_no_more_even_when_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("l.sqlite3");
+    let full = run(config(dir.path(), "aim", 1.0), &ledger, None);
+    let m = load(&full);
+    let p = &m.header.privacy;
+    let spent = p.epsilon.unwrap();
+    assert!(spent <= 1.0 + 1e-9 && spent > 0.99, "{spent}");
+    let rho = rho_of(&p.mechanisms);
+    let g = m.header.graphical.as_ref().unwrap();
+    // Every measurement's noise is paid for: Σ 1/(2σ²) over them is at most ρ, and
+    // takes 90 % of every round's share (the rest pays for the selections).
+    let measured: f64 = g
+        .measured
+        .iter()
+        .map(|m| 1.0 / (2.0 * m.sigma * m.sigma))
+        .sum();
+    // One-way marginals are one charge for all d of them (d / (2σ²)).
+    assert!(measured <= rho * (1.0 + 1e-9), "{measured} vs {rho}");
+    assert!(measured >= 0.85 * rho, "{measured} vs {rho}");
+    assert!(g.measured.len() > 15, "rounds were run: {}", g.measured.len());
+
+    // Stopped after its first round, the run still settles the whole pool.
+    let dir2 = tempfile::tempdir().unwrap();
+    let stopped = run(
+        config(dir2.path(), "aim", 1.0),
+        &dir2.path().join("l.sqlite3"),
+        Some(1),
+    );
+    let m2 = load(&stopped);
+    let rho2 = rho_of(&m2.header.privacy.mechanisms);
+    assert!((rho2 / rho - 1.0).abs() < 1e-9, "{rho2} vs {rho}");
+    assert!(m2.header.graphical.as_ref().unwrap().measured.len() < g.measured.len());
+    assert!(m2.sample(100, Some(2)).is_ok());
+}
+
+#[test]
+fn the_non_private_references_charge_nothing() {
+    for method in ["mst", "aim"] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = run(
+            config(dir.path(), method, f64::INFINITY),
+            &dir.path().join("l.sqlite3"),
+            None,
+        );
+        let m = load(&s);
+        assert_eq!(m.header.method, format!("{method} (non-private)"));
+        assert!(m.header.privacy.epsilon.is_none());
+        assert!(m.header.privacy.mechanisms.is_empty());
+        assert!(m.sample(500, None).unwrap().n_rows == 500);
+    }
+}
+
+#[test]
+fn a_damaged_graphical_model_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(config(dir.path(), "mst", 1.0), &dir.path().join("l.sqlite3"), None);
+    let mut m = load(&s);
+    // A node table that does not fit its clique: the file is refused when read back, not
+    // sampled out of range.
+    if let Some(g) = m.graphical.as_mut() {
+        g.tables[0].pop();
+    }
+    let bytes = m.to_bytes().unwrap();
+    let e = ReleasedModel::from_bytes(&bytes, "bad", &candle_core::Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cells"), "{e}");
+}
