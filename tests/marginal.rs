@@ -62,6 +62,27 @@ fn rho_of(charges: &[Charge]) -> f64 {
         .sum()
 }
 
+/// P(income > 50K | relationship = `rel`) in `t`.
+fn rich_among(t: &dpsynth::data::Table, rel: &str) -> f64 {
+    let (r, i) = (t.column("relationship").unwrap(), t.column("income").unwrap());
+    let rows: Vec<usize> = (0..t.n_rows)
+        .filter(|k| r.text(*k).as_deref() == Some(rel))
+        .collect();
+    let rich = rows
+        .iter()
+        .filter(|k| i.text(**k).is_some_and(|v| v.contains(">50K")))
+        .count();
+    rich as f64 / rows.len().max(1) as f64
+}
+
+/// The strongest dependence in Adult survives: about 45 % of husbands earn more than 50K
+/// and about 1 % of own children do.
+fn keeps_the_income_relationship(m: &ReleasedModel) {
+    let t = m.sample(6_000, Some(4)).unwrap();
+    let (h, c) = (rich_among(&t, "Husband"), rich_among(&t, "Own-child"));
+    assert!(h > 0.3 && c < 0.1, "husbands {h}, own children {c}");
+}
+
 fn load(s: &job::RunSummary) -> ReleasedModel {
     ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap()
 }
@@ -110,6 +131,7 @@ fn mst_measures_with_the_noise_its_charges_pay_for() {
             .and_then(|v| v.parse::<f64>().ok())
             .is_some_and(|a| (17.0..=100.0).contains(&a))
     }));
+    keeps_the_income_relationship(&m);
     // Same seed, same rows: sampling reads only the file.
     let again = load(&s).sample(3_000, Some(1)).unwrap();
     assert_eq!(format!("{:?}", again.columns), format!("{:?}", t.columns));
@@ -137,6 +159,7 @@ fn aim_spends_exactly_its_pool_and_no_more_even_when_stopped() {
     assert!(measured <= rho * (1.0 + 1e-9), "{measured} vs {rho}");
     assert!(measured >= 0.85 * rho, "{measured} vs {rho}");
     assert!(g.measured.len() > 15, "rounds were run: {}", g.measured.len());
+    keeps_the_income_relationship(&m);
 
     // Stopped after its first round, the run still settles the whole pool.
     let dir2 = tempfile::tempdir().unwrap();

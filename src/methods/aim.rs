@@ -216,10 +216,13 @@ impl Synthesizer for Aim {
         // The model grows to `max_cells` over the rounds (half of it on average); a fit's
         // iteration costs about 50 passes per cell (a few exponentials, two tries). The
         // encoded width bounds the number of columns from above.
+        // At ε ≈ 1 annealing ends the loop after a few dozen rounds with models far below
+        // the limit (Adult: 26 rounds, 40,000 cells): the estimate assumes at most 64 rounds
+        // on models of at most 2^17 cells, and the limit for memory.
         let c = &self.config;
         let d = width as u64;
-        let rounds = if c.rounds > 0 { c.rounds } else { 16 * d };
-        let cells = c.max_cells as u64;
+        let rounds = if c.rounds > 0 { c.rounds } else { 16 * d }.min(64);
+        let cells = (c.max_cells as u64).min(1 << 17);
         let answers = d
             .saturating_pow(3)
             .saturating_mul((c.bins as u64).saturating_pow(3))
@@ -237,7 +240,8 @@ impl Synthesizer for Aim {
             widest: 0,
             // f64 values, counted in 4-byte units: the model's tables and their copies,
             // the rows drawn each round, the candidates' true counts.
-            extra_values: 2 * (6 * cells + (c.estimate_rows as u64) * d + answers),
+            extra_values: 2
+                * (6 * c.max_cells as u64 + (c.estimate_rows as u64) * d + answers),
         }
     }
 

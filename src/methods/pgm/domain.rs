@@ -120,6 +120,34 @@ impl Domain {
         })
     }
 
+    /// Whether every attribute writes inside rows of `width` (a damaged or edited model
+    /// file must not make decoding write out of range).
+    pub fn check(&self) -> Result<(), String> {
+        for a in &self.attributes {
+            let end = match a.coding {
+                Coding::OneHot { start } => start.checked_add(a.size),
+                Coding::Flag { at } | Coding::Bins { at } | Coding::Integers { at, .. } => {
+                    at.checked_add(1)
+                }
+            };
+            let bad_range = match a.coding {
+                Coding::Integers { lower, upper, first, .. } => {
+                    !(lower.is_finite() && upper.is_finite() && first.is_finite() && upper > lower)
+                }
+                Coding::Flag { .. } => a.size != 2,
+                _ => false,
+            };
+            if a.size == 0 || a.size > MAX_LEVELS || end.is_none_or(|e| e > self.width) || bad_range
+            {
+                return Err(format!(
+                    "attribute '{}' does not fit rows of {} encoded columns",
+                    a.name, self.width
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn len(&self) -> usize {
         self.attributes.len()
     }

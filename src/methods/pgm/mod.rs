@@ -57,6 +57,7 @@ impl GraphicalModel {
     /// distribution.
     pub fn check(&self) -> Result<(), String> {
         let h = &self.header;
+        h.domain.check()?;
         let n = h.domain.len();
         let sizes = h.domain.sizes();
         let m = h.cliques.len();
