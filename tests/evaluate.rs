@@ -342,3 +342,51 @@ fn an_ignored_column_is_left_out_of_the_comparison() {
     assert_eq!(cols.len(), 14, "{cols:?}");
     assert!(!cols.contains(&"fnlwgt"));
 }
+
+/// The plain verdict: a table collapsed onto one row is called not useful, with the
+/// collapsed columns named and a warning that the spread scores can still read well; a
+/// fresh sample of real rows is not.
+#[test]
+fn a_collapsed_table_gets_the_collapse_verdict() {
+    use dpsynth::eval::verdict::{Grade, verdict};
+    let path = common::shared("data/adult_train.csv");
+    let full = dpsynth::data::csv::load_csv(&path, &Default::default()).unwrap();
+    let real = full.head(1000);
+    let test = full.rows(&(1000..2000).collect::<Vec<_>>());
+    let schema = dpsynth::data::infer::infer_schema(&real).unwrap().schema;
+    let opts = dpsynth::eval::report::Options {
+        label: Some("income".into()),
+        seed: 0,
+        dimwise_rows: 200,
+        wasserstein_repeats: 2,
+    };
+    let collapsed = full.rows(&[5; 1000]);
+    let rep = dpsynth::eval::report::evaluate(
+        Some(schema.clone()),
+        &real,
+        &test,
+        &collapsed,
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    let v = verdict(&rep);
+    assert_eq!(v.grade, Grade::NotUseful, "{v:?}");
+    assert!(v.headline.starts_with("Not useful"), "{}", v.headline);
+    assert!(
+        v.reasons
+            .iter()
+            .any(|r| r.contains("collapsed: 'occupation'") && r.contains("100.0 %")),
+        "{:?}",
+        v.reasons
+    );
+    assert!(v.reasons.iter().any(|r| r.contains("PCA")), "{:?}", v.reasons);
+
+    let fresh = full.rows(&(2000..3000).collect::<Vec<_>>());
+    let rep =
+        dpsynth::eval::report::evaluate(Some(schema), &real, &test, &fresh, &opts, &mut |_| {})
+            .unwrap();
+    let v = verdict(&rep);
+    assert_ne!(v.grade, Grade::NotUseful, "{v:?}");
+    assert!(v.reasons.iter().any(|r| r.contains("close to real data")), "{v:?}");
+}

@@ -194,6 +194,11 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
 
 fn print_summary(r: &report::Report) {
     let f = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{x:.3}"));
+    let v = crate::eval::verdict::verdict(r);
+    println!("verdict: {}", v.headline);
+    for reason in &v.reasons {
+        println!("  - {reason}");
+    }
     println!(
         "rows: real-train {} · real-test {} · synthetic {} (encoded width {})",
         r.sizes.real_train, r.sizes.real_test, r.sizes.synthetic, r.sizes.encoded_width

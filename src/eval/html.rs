@@ -409,6 +409,12 @@ meant for the data's custodian: do not publish it alongside the synthetic data. 
 
 /// The headline figures, each with what good looks like.
 fn summary_section(h: &mut String, r: &Report) {
+    let v = super::verdict::verdict(r);
+    let _ = write!(h, "<h2>Verdict</h2><p><b>{}</b></p><ul>", esc(&v.headline));
+    for reason in &v.reasons {
+        let _ = write!(h, "<li>{}</li>", esc(reason));
+    }
+    h.push_str("</ul>");
     // Summary.
     let mean_tv =
         r.histograms.iter().map(|x| x.tvd).sum::<f64>() / r.histograms.len().max(1) as f64;

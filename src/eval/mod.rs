@@ -20,5 +20,6 @@ pub mod scores;
 pub mod stats;
 pub mod transport;
 pub mod tstr;
+pub mod verdict;
 pub mod wasserstein;
 pub mod xy;

@@ -54,6 +54,8 @@ pub struct Cost {
     pub dataset_delta: Option<f64>,
     /// Estimated peak memory and time, when the table's schema is known.
     pub resources: Option<super::resources::Resources>,
+    /// Why the result will likely be noise ([`crate::methods::Plan::noise_warning`]).
+    pub warning: Option<String>,
 }
 
 impl Cost {
@@ -175,6 +177,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         .collect();
     c.boost = (!boosting.is_empty()).then(|| compose(&boosting, orders, delta).epsilon);
     c.left_after = (c.total - after).max(0.0);
+    c.warning = plan.noise_warning();
     c.summary = plan.summary;
     c.refused = rule.refusal(req.delta);
     c.delta_rule = Some(rule);

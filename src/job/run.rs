@@ -574,6 +574,9 @@ pub(super) fn run(
         .map(|d| d.charges.clone())
         .unwrap_or_default();
     let plan = method.plan(n, budget, &prior)?;
+    if let Some(w) = plan.noise_warning() {
+        send(Event::Notice(w));
+    }
     let charges: Vec<Charge> = prior.iter().chain(&plan.charges).copied().collect();
     let resources = estimate_resources(cfg, &loaded, method.as_ref())?;
     // Checked before the ledger reserves anything: a plan that fails here costs nothing.

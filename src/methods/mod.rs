@@ -127,6 +127,35 @@ pub struct Plan {
     pub summary: String,
 }
 
+/// A DP-SGD noise multiplier above this makes a run's output noise (see
+/// [`Plan::noise_warning`]).
+pub const NOISE_MULTIPLIER_WARNING: f64 = 10.0;
+
+impl Plan {
+    /// A warning, before any budget is spent, when the plan's noise is so large that the
+    /// result will be noise. The rule: a DP-SGD noise multiplier σ above
+    /// [`NOISE_MULTIPLIER_WARNING`]. Published DP-SGD models train at σ ≈ 0.5–5 (Abadi et
+    /// al. 2016; Opacus's examples), and σ is the noise added to each step's clipped sum
+    /// in units of the most one row can move it; at σ ≈ 80 (1,000 Adult rows at ε = 1) a
+    /// GAN's synthetic rows collapsed onto one value per column in our runs. σ grows as ε
+    /// or the number of rows shrinks, and with more training steps.
+    pub fn noise_warning(&self) -> Option<String> {
+        let sigma = self
+            .charges
+            .iter()
+            .filter_map(|c| match c.mechanism {
+                Mechanism::SubsampledGaussian { sigma, .. } => Some(sigma),
+                _ => None,
+            })
+            .fold(0.0f64, f64::max);
+        (sigma > NOISE_MULTIPLIER_WARNING).then(|| {
+            format!(
+                "Expect noise, not data: this run needs a noise multiplier σ = {sigma:.0} (DP-SGD learns at σ ≈ 0.5–5; above {NOISE_MULTIPLIER_WARNING:.0} results are usually noise). Raise ε, train on more rows, pick a preset with fewer steps, or use a method without DP-SGD (MST or AIM for tables, DP-MERF)."
+            )
+        })
+    }
+}
+
 /// Everything a method needs to train.
 pub struct TrainSetup<'a> {
     /// The plan the job reserved in the ledger: training uses its noise multipliers as

@@ -287,6 +287,29 @@ mod tests {
         );
     }
 
+    /// The pre-training warning: 1,000 rows at ε = 1 give DP-SGD a noise multiplier in
+    /// the tens (the collapsed run), the whole of Adult does not.
+    #[test]
+    fn a_plan_whose_noise_drowns_the_data_is_flagged_before_training() {
+        let budget = crate::privacy::Budget {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let m = find("dp-gan")
+            .unwrap()
+            .instantiate("quick", 1.0, &Default::default())
+            .unwrap();
+        let w = m.plan(1_000, budget, &[]).unwrap().noise_warning();
+        assert!(w.as_deref().is_some_and(|w| w.contains("Expect noise")), "{w:?}");
+        assert_eq!(m.plan(32_561, budget, &[]).unwrap().noise_warning(), None);
+        // Methods without DP-SGD never trip it.
+        let mst = find("mst")
+            .unwrap()
+            .instantiate("quick", 1.0, &Default::default())
+            .unwrap();
+        assert_eq!(mst.plan(1_000, budget, &[]).unwrap().noise_warning(), None);
+    }
+
     #[test]
     fn overrides_name_real_settings_only() {
         let m = find("dp-gan").unwrap();

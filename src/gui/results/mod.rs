@@ -359,7 +359,8 @@ impl ResultsPanel {
                 );
             }
             EvalState::Done(ev) => {
-                ui.small(&ev.rows_note);
+                verdict_ui(ui, &ev.report);
+                ui.label(&ev.rows_note);
                 let rep = &ev.report;
                 match self.view {
                     View::Prediction => prediction_ui(ui, rep),
@@ -702,4 +703,26 @@ impl super::panel::Panel for ResultsPanel {
         self.draw(ui, cx.dialogs);
         Vec::new()
     }
+}
+
+/// The plain verdict, at the top of every figure of a finished evaluation.
+fn verdict_ui(ui: &mut egui::Ui, rep: &crate::eval::report::Report) {
+    use crate::eval::verdict::{Grade, verdict};
+    let v = verdict(rep);
+    let color = match v.grade {
+        Grade::Useful => egui::Color32::from_rgb(40, 140, 60),
+        Grade::Partly => egui::Color32::from_rgb(190, 130, 20),
+        Grade::NotUseful => ui.visuals().error_fg_color,
+    };
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        ui.colored_label(color, egui::RichText::new(&v.headline).strong());
+        egui::CollapsingHeader::new("Why")
+            .id_salt("verdict-why")
+            .default_open(v.grade != Grade::Useful)
+            .show(ui, |ui| {
+                for r in &v.reasons {
+                    ui.label(format!("• {r}"));
+                }
+            });
+    });
 }

@@ -470,6 +470,9 @@ impl Form {
                     if !c.summary.is_empty() {
                         ui.label(&c.summary);
                     }
+                    if let Some(w) = &c.warning {
+                        ui.colored_label(ui.visuals().warn_fg_color, w);
+                    }
                     if let Some(r) = &c.resources {
                         match r.refusal() {
                             Some(why) => {

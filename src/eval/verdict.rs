@@ -1,0 +1,155 @@
+//! A plain verdict on a run's synthetic data, computed from its evaluation report: one
+//! line a person can act on, and the reasons behind it.
+//!
+//! Scores that summarise spread (the PCA and whole-data Wasserstein scores) can read well
+//! on data that has collapsed onto a few rows, so the verdict looks first for collapse
+//! (a column that takes one value in almost every synthetic row where the real data
+//! varies) and for classifiers no better than guessing, and only then for closeness.
+//! Like every figure of the evaluation it compares with the real rows: a non-private
+//! diagnostic for the data's owner.
+
+use serde::Serialize;
+
+use super::report::Report;
+
+/// How usable the synthetic rows are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grade {
+    /// Classifiers trained on it come close to real data and the columns match.
+    Useful,
+    /// Some structure survives, some does not (the reasons say which).
+    Partly,
+    /// Collapsed or no better than guessing.
+    NotUseful,
+}
+
+/// The verdict and its reasons, each a sentence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub grade: Grade,
+    pub headline: String,
+    pub reasons: Vec<String>,
+}
+
+/// A synthetic column whose commonest value fills at least this share of rows has
+/// collapsed, when the real column's commonest value fills less than [`REAL_SPREAD`].
+pub const COLLAPSED_SHARE: f64 = 0.99;
+const REAL_SPREAD: f64 = 0.9;
+/// Mean AUROC at or below this is guessing.
+const GUESSING_AUROC: f64 = 0.55;
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1} %", 100.0 * x)
+}
+
+/// The verdict on `r`.
+pub fn verdict(r: &Report) -> Verdict {
+    let mut bad = Vec::new();
+    let mut good = Vec::new();
+    let mut mixed = Vec::new();
+    for h in &r.histograms {
+        if h.synthetic.len() < 2 {
+            continue;
+        }
+        let top = |v: &[f64]| {
+            v.iter()
+                .enumerate()
+                .fold((0, 0.0), |b, (i, x)| if *x > b.1 { (i, *x) } else { b })
+        };
+        let (i, s) = top(&h.synthetic);
+        let (_, real) = top(&h.real);
+        if s >= COLLAPSED_SHARE && real < REAL_SPREAD {
+            let value = h.bins.get(i).cloned().unwrap_or_default();
+            bad.push(format!(
+                "collapsed: '{}' is {value} in {} of synthetic rows (the real data's commonest value: {})",
+                h.column,
+                pct(s),
+                pct(real)
+            ));
+        }
+    }
+    let tv: Vec<f64> = r.histograms.iter().map(|h| h.tvd).collect();
+    if let Some(tv) = mean(&tv) {
+        let line = format!(
+            "mean total variation between real and synthetic columns: {tv:.3} (0 = identical, 1 = disjoint)"
+        );
+        if tv <= 0.05 {
+            good.push(format!("columns match closely: {line}"));
+        } else if tv >= 0.2 {
+            mixed.push(format!("columns are far off: {line}"));
+        } else {
+            mixed.push(format!("columns roughly match: {line}"));
+        }
+    }
+    if let Some(t) = &r.tstr {
+        let syn: Vec<(f64, Option<f64>)> = t
+            .rows
+            .iter()
+            .filter_map(|row| row.synthetic.as_ref().ok().map(|s| (s.accuracy, s.auroc)))
+            .collect();
+        let real: Vec<(f64, Option<f64>)> = t
+            .rows
+            .iter()
+            .filter_map(|row| row.real.as_ref().ok().map(|s| (s.accuracy, s.auroc)))
+            .collect();
+        let acc = |v: &[(f64, Option<f64>)]| mean(&v.iter().map(|x| x.0).collect::<Vec<_>>());
+        let auc =
+            |v: &[(f64, Option<f64>)]| mean(&v.iter().filter_map(|x| x.1).collect::<Vec<_>>());
+        if let (Some(sa), Some(ra)) = (acc(&syn), acc(&real)) {
+            let (s_auc, r_auc) = (auc(&syn), auc(&real));
+            let floor = t.majority_accuracy;
+            let lift = if ra > floor {
+                (sa - floor) / (ra - floor)
+            } else {
+                1.0
+            };
+            let scores = format!(
+                "classifiers predicting '{}' trained on it score {:.3} accuracy{} on real test rows; trained on real rows {:.3}{}; always guessing the commonest class {:.3}",
+                t.label,
+                sa,
+                s_auc.map_or(String::new(), |a| format!(" / AUROC {a:.3}")),
+                ra,
+                r_auc.map_or(String::new(), |a| format!(" / {a:.3}")),
+                floor
+            );
+            if s_auc.is_some_and(|a| a <= GUESSING_AUROC) || (sa <= floor + 0.005 && lift < 0.1)
+            {
+                bad.push(format!("predictions no better than guessing: {scores}"));
+            } else if lift >= 0.7 && s_auc.zip(r_auc).is_none_or(|(s, r)| s >= r - 0.05) {
+                good.push(format!("close to real data for prediction: {scores}"));
+            } else {
+                mixed.push(format!("weaker than real data for prediction: {scores}"));
+            }
+        }
+    }
+    let grade = if !bad.is_empty() {
+        Grade::NotUseful
+    } else if mixed.is_empty() && !good.is_empty() {
+        Grade::Useful
+    } else {
+        Grade::Partly
+    };
+    let headline = match grade {
+        Grade::NotUseful => "Not useful as it is: the synthetic rows lost the data's structure. Try a larger ε, more rows, or another method (MST or AIM on tables).",
+        Grade::Partly => "Partly useful: some of the data's structure survived; the reasons below say which.",
+        Grade::Useful => "Useful: it reproduces the columns and predicts about as well as the real data.",
+    }
+    .to_string();
+    let mut reasons: Vec<String> = bad.into_iter().chain(mixed).chain(good).collect();
+    if grade == Grade::NotUseful {
+        reasons.push(
+            "the PCA and whole-data Wasserstein scores measure overall spread and can read well even on collapsed data: do not rely on them alone"
+                .into(),
+        );
+    }
+    Verdict {
+        grade,
+        headline,
+        reasons,
+    }
+}
