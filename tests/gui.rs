@@ -142,6 +142,9 @@ fn open_sample_change_columns_train_and_export() {
     wait_for(&mut h, "phase 2: GAN", 20);
     h.run_steps(4);
 
+    // Below the method cards: scrolled to, as a user would.
+    h.get_by_label("Train (Ctrl+Enter)").scroll_to_me();
+    h.run_steps(3);
     h.get_by_label("Train (Ctrl+Enter)").click();
     wait_for(&mut h, "ETA", 120);
     h.snapshot_options("training", &loose());
@@ -192,7 +195,21 @@ fn open_sample_change_columns_train_and_export() {
     h.run_steps(3);
     h.get_by_label("Export CSV").click();
     wait_for(&mut h, "wrote 1000 rows to", 60);
-    let csv = dir.path().join("dpsynth").join("synthetic.csv");
+    // Named after the run's model, so another run's export gets its own file.
+    let csvs: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path().join("dpsynth"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .collect();
+    assert_eq!(csvs.len(), 1, "{csvs:?}");
+    let csv = csvs[0].clone();
+    assert_ne!(csv.file_name().unwrap(), "synthetic.csv");
+    // Exporting to it again asks first, and replaces it when asked twice.
+    h.get_by_label("Export CSV").click();
+    h.run_steps(2);
+    h.get_by_label_contains("already exists: press Export CSV again to replace it");
+    h.get_by_label("Export CSV").click();
+    wait_for(&mut h, "wrote 1000 rows to", 60);
     let t = dpsynth::data::csv::load_csv(&csv, &Default::default()).unwrap();
     assert_eq!(t.n_rows, 1000);
     assert_eq!(t.n_cols(), 14, "fnlwgt was ignored");

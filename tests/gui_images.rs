@@ -31,6 +31,8 @@ fn open_mnist_with_ctrl_o_train_and_see_the_digit_grids() {
     h.run_steps(2);
     h.get_by_label("tiny").click();
     h.run_steps(3);
+    h.get_by_label("Train (Ctrl+Enter)").scroll_to_me();
+    h.run_steps(3);
     h.get_by_label("Train (Ctrl+Enter)").click();
     wait_for(&mut h, "Generated (100 samples", 300);
     h.get_by_label_contains("Real (the first 100 training images)");

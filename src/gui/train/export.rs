@@ -14,6 +14,15 @@ pub(super) struct ExportView {
     pub path: String,
     pub msg: Option<String>,
     task: Option<Task<String>>,
+    /// The model the proposed names belong to: a new run gets fresh names, so one run's
+    /// export never lands on another's file by default.
+    for_model: PathBuf,
+    /// A typed path that exists and was shown once: exporting to it again replaces it.
+    replace: Option<PathBuf>,
+    /// The user confirmed that a non-private model's rows carry no guarantee.
+    not_private_ok: bool,
+    /// Whether the shown model is private (`None` before it was shown).
+    private: Option<bool>,
 }
 
 impl Default for ExportView {
@@ -26,13 +35,45 @@ impl Default for ExportView {
                 .to_string(),
             msg: None,
             task: None,
+            for_model: PathBuf::new(),
+            replace: None,
+            not_private_ok: false,
+            private: None,
         }
     }
 }
 
+/// The file-name stem proposed for exports of `model` (its own name: one per run).
+fn stem(model: &Path) -> String {
+    model
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "synthetic".into())
+}
+
 impl ExportView {
+    /// Fresh names and questions for a new run's model.
+    fn follow(&mut self, model: &Path) {
+        if self.for_model == model {
+            return;
+        }
+        self.for_model = model.to_path_buf();
+        self.path = job::cost::data_dir()
+            .join(format!("{}.csv", stem(model)))
+            .display()
+            .to_string();
+        self.replace = None;
+        self.not_private_ok = false;
+        self.msg = None;
+    }
+
     /// Writes samples or copies the released model to `path` (a save dialog's answer).
     pub fn export_to(&mut self, purpose: Purpose, model: &Path, path: &Path, ctx: &egui::Context) {
+        if self.for_model == model && self.blocked_by_privacy() {
+            self.msg = Some("confirm first that these rows are not private".into());
+            return;
+        }
         if purpose == Purpose::ExportCsv {
             self.path = path.display().to_string();
             self.start(model, path, ctx);
@@ -60,18 +101,38 @@ impl ExportView {
         self.msg = Some(format!("sampling {} rows…", self.rows));
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, model: &Path, dialogs: &mut Dialogs) {
+    /// Whether a non-private model still waits for the user's confirmation.
+    fn blocked_by_privacy(&self) -> bool {
+        self.private == Some(false) && !self.not_private_ok
+    }
+
+    /// `private`: whether the model carries a guarantee (a non-private reference's rows
+    /// are exported only after an explicit confirmation).
+    pub fn ui(&mut self, ui: &mut egui::Ui, model: &Path, private: bool, dialogs: &mut Dialogs) {
+        self.follow(model);
+        self.private = Some(private);
         if let Some(m) = self.task.as_mut().and_then(|t| t.poll()) {
             self.msg = Some(m);
             self.task = None;
         }
-        let busy = self.task.is_some();
+        let name = stem(model);
         ui.group(|ui| {
             ui.strong("Export");
             // The outcome first: the group's end may be below the window's edge.
             if let Some(m) = &self.msg {
                 ui.label(m);
             }
+            if !private {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    "This model was trained without privacy (ε = ∞): its rows can copy people in the data. It is a reference for comparison, not for release.",
+                );
+                ui.checkbox(
+                    &mut self.not_private_ok,
+                    "I understand: export these non-private rows anyway",
+                );
+            }
+            let busy = self.task.is_some() || self.blocked_by_privacy();
             ui.horizontal(|ui| {
                 let l = ui.label("Rows:");
                 ui.add(egui::DragValue::new(&mut self.rows).range(1..=10_000_000))
@@ -82,7 +143,7 @@ impl ExportView {
                     "Save CSV…",
                     "Sample this many synthetic rows and save them through a dialog",
                     Purpose::ExportCsv,
-                    "synthetic.csv",
+                    &format!("{name}.csv"),
                 );
                 dialogs.button(
                     ui,
@@ -90,7 +151,7 @@ impl ExportView {
                     "Save model…",
                     "The released generator with its privacy statement: anyone can sample from it with `dpsynth sample`. It holds no training rows, critic or encoder.",
                     Purpose::SaveModel,
-                    "model.dpsynth",
+                    &format!("{name}.dpsynth"),
                 );
             });
             ui.horizontal(|ui| {
@@ -99,9 +160,18 @@ impl ExportView {
                     .labelled_by(l.id);
                 if ui.add_enabled(!busy, egui::Button::new("Export CSV")).clicked() {
                     let out = PathBuf::from(self.path.trim());
-                    self.start(model, &out, ui.ctx());
+                    if out.exists() && self.replace.as_ref() != Some(&out) {
+                        self.msg = Some(format!(
+                            "{} already exists: press Export CSV again to replace it, or change the name",
+                            out.display()
+                        ));
+                        self.replace = Some(out);
+                    } else {
+                        self.replace = None;
+                        self.start(model, &out, ui.ctx());
+                    }
                 }
-                if busy {
+                if self.task.is_some() {
                     ui.spinner();
                 }
             });

@@ -387,8 +387,8 @@ impl TrainPanel {
             ui.colored_label(ui.visuals().error_fg_color, format!("The run failed: {e}"));
         }
         if let Some(Ok(s)) = &self.result {
-            let model = s.model.clone();
-            self.export.ui(ui, &model, dialogs);
+            let (model, private) = (s.model.clone(), s.epsilon_spent.is_some());
+            self.export.ui(ui, &model, private, dialogs);
         }
         egui::CollapsingHeader::new("Log")
             .default_open(true)
