@@ -24,28 +24,31 @@ pub enum Purpose {
     ExportCsv,
     SaveModel,
     SaveReport,
+    /// Rows of a model opened on its own.
+    SampleModel,
 }
 
 impl Purpose {
     fn title(self) -> &'static str {
         match self {
-            Purpose::OpenData => "Open a CSV file or MNIST IDX file",
+            Purpose::OpenData => "Open a CSV file, an MNIST IDX file or a released model",
             Purpose::LoadSchema => "Load a schema (JSON)",
             Purpose::SaveSchema => "Save the schema (JSON)",
             Purpose::ExportCsv => "Export synthetic data (CSV)",
             Purpose::SaveModel => "Save the released model",
             Purpose::SaveReport => "Save the HTML report",
+            Purpose::SampleModel => "Export rows of the opened model (CSV)",
         }
     }
 
     fn filter(self) -> (&'static str, &'static [&'static str]) {
         match self {
             Purpose::OpenData => (
-                "CSV or MNIST IDX",
-                &["csv", "tsv", "txt", "gz", "idx3-ubyte", "idx1-ubyte"],
+                "CSV, MNIST IDX or dpsynth model",
+                &["csv", "tsv", "txt", "gz", "idx3-ubyte", "idx1-ubyte", "dpsynth"],
             ),
             Purpose::LoadSchema | Purpose::SaveSchema => ("Schema", &["json"]),
-            Purpose::ExportCsv => ("CSV", &["csv"]),
+            Purpose::ExportCsv | Purpose::SampleModel => ("CSV", &["csv"]),
             Purpose::SaveModel => ("dpsynth model", &["dpsynth"]),
             Purpose::SaveReport => ("HTML", &["html"]),
         }

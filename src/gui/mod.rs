@@ -16,6 +16,7 @@ mod data_panel;
 mod dialogs;
 mod frame_stats;
 mod loader;
+mod model_view;
 mod panel;
 mod results;
 mod risk_view;
@@ -118,6 +119,8 @@ pub struct App {
     data_panel: data_panel::DataPanel,
     train_panel: train::TrainPanel,
     results_panel: results::ResultsPanel,
+    /// A released model opened on its own (`.dpsynth`).
+    model_view: Option<model_view::ModelView>,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -170,6 +173,11 @@ impl App {
     fn open(&mut self, path: &Path, ctx: &egui::Context) {
         self.error = None;
         self.path_input = path.display().to_string();
+        // A released model opens beside the dataset, which stays as it is.
+        if path.extension().is_some_and(|e| e == "dpsynth") {
+            self.model_view = Some(model_view::ModelView::open(path));
+            return;
+        }
         self.loading = Some(Loading::start(path, ctx));
     }
 
@@ -283,6 +291,11 @@ impl App {
                 self.train_panel.export_to(purpose, &path, ctx)
             }
             Purpose::SaveReport => self.results_panel.save_report(&path),
+            Purpose::SampleModel => {
+                if let Some(m) = &mut self.model_view {
+                    m.export_to(purpose, &path, ctx);
+                }
+            }
         }
     }
 
@@ -476,6 +489,12 @@ impl eframe::App for App {
             };
             commands = panel.ui(ui, &mut cx);
         });
+        if let Some(m) = &mut self.model_view {
+            m.ui(&ctx, &mut self.dialogs);
+            if m.closed() {
+                self.model_view = None;
+            }
+        }
         self.apply(commands, &ctx);
     }
 }

@@ -726,3 +726,8 @@ fn verdict_ui(ui: &mut egui::Ui, rep: &crate::eval::report::Report) {
             });
     });
 }
+
+/// A privacy statement as the results show it (also for a model opened on its own).
+pub(crate) fn statement_heading(ui: &mut egui::Ui, s: &crate::job::PrivacyStatement) {
+    statement_ui(ui, s);
+}

@@ -9,7 +9,7 @@ use crate::gui::background::Task;
 use crate::gui::dialogs::{Dialogs, Purpose};
 use crate::job;
 
-pub(super) struct ExportView {
+pub(crate) struct ExportView {
     pub rows: usize,
     pub path: String,
     pub msg: Option<String>,
@@ -23,6 +23,9 @@ pub(super) struct ExportView {
     not_private_ok: bool,
     /// Whether the shown model is private (`None` before it was shown).
     private: Option<bool>,
+    /// Exports of a model opened on its own (its rows go through their own dialog
+    /// purpose, and the model is already a file).
+    standalone: bool,
 }
 
 impl Default for ExportView {
@@ -39,6 +42,7 @@ impl Default for ExportView {
             replace: None,
             not_private_ok: false,
             private: None,
+            standalone: false,
         }
     }
 }
@@ -53,6 +57,14 @@ fn stem(model: &Path) -> String {
 }
 
 impl ExportView {
+    /// The export of a model opened on its own.
+    pub fn standalone() -> Self {
+        Self {
+            standalone: true,
+            ..Self::default()
+        }
+    }
+
     /// Fresh names and questions for a new run's model.
     fn follow(&mut self, model: &Path) {
         if self.for_model == model {
@@ -74,7 +86,7 @@ impl ExportView {
             self.msg = Some("confirm first that these rows are not private".into());
             return;
         }
-        if purpose == Purpose::ExportCsv {
+        if purpose == Purpose::ExportCsv || purpose == Purpose::SampleModel {
             self.path = path.display().to_string();
             self.start(model, path, ctx);
             return;
@@ -142,10 +154,15 @@ impl ExportView {
                     !busy,
                     "Save CSV…",
                     "Sample this many synthetic rows and save them through a dialog",
-                    Purpose::ExportCsv,
+                    if self.standalone {
+                        Purpose::SampleModel
+                    } else {
+                        Purpose::ExportCsv
+                    },
                     &format!("{name}.csv"),
                 );
-                dialogs.button(
+                if !self.standalone {
+                    dialogs.button(
                     ui,
                     !busy,
                     "Save model…",
@@ -153,6 +170,7 @@ impl ExportView {
                     Purpose::SaveModel,
                     &format!("{name}.dpsynth"),
                 );
+                }
             });
             ui.horizontal(|ui| {
                 let l = ui.label("or to the CSV file:");
@@ -175,7 +193,9 @@ impl ExportView {
                     ui.spinner();
                 }
             });
-            ui.label(format!("released model: {}", model.display()));
+            if !self.standalone {
+                ui.label(format!("released model: {}", model.display()));
+            }
         });
     }
 }

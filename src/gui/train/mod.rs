@@ -2,7 +2,7 @@
 //! ([`run_view`]) and exporting its results ([`export`]). The job does the work; this
 //! panel only draws what it reports.
 
-mod export;
+pub(crate) mod export;
 mod form;
 mod run_view;
 mod sweep_view;

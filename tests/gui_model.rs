@@ -1,0 +1,100 @@
+//! A released model opened in the window on its own: its statement shows, and rows are
+//! sampled and exported from it with no private data (here through the typed path, with
+//! the question before replacing a file; a non-private model asks for a confirmation).
+
+mod common;
+
+use common::wait_for;
+
+use dpsynth::job::{self, Event, RunConfig};
+use eframe::egui;
+use egui_kittest::kittest::Queryable as _;
+
+/// Trains MST (`tiny`, about a second) on the bundled Adult sample into `dir`.
+fn train(dir: &std::path::Path, epsilon: f64) -> std::path::PathBuf {
+    let cfg = RunConfig {
+        data: common::repo("assets/adult/adult_train.csv"),
+        schema: Some(common::repo("assets/adult/adult.schema.json")),
+        method: "mst".into(),
+        preset: "tiny".into(),
+        epsilon,
+        delta: 1e-5,
+        seed: None,
+        out: dir.join(format!("adult-mst-{epsilon}.dpsynth")),
+        device: Default::default(),
+        threads: Some(1),
+        ledger: None,
+        overrides: Default::default(),
+        checkpoints: None,
+        domains: Default::default(),
+        force_delta: false,
+        force_memory: false,
+        public_rows: None,
+        boost: None,
+        charge_to: None,
+    };
+    let h = job::spawn(cfg, dir.join("train-ledger.sqlite3"), None);
+    let mut out = None;
+    for ev in h.events.iter() {
+        if let Event::Finished(r) = ev {
+            out = Some(r);
+        }
+    }
+    h.join();
+    out.expect("a result").expect("training succeeds").model
+}
+
+fn type_into(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str, text: &str) {
+    h.get_by_label(label).click();
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label(label).type_text(text);
+    h.run_steps(2);
+}
+
+#[test]
+fn a_model_file_opens_and_exports_any_number_of_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = train(dir.path(), 1.0);
+    let reference = train(dir.path(), f64::INFINITY);
+    let mut h = common::isolated_window(dir.path(), false);
+    h.run_steps(3);
+    type_into(&mut h, "or type a path:", &model.display().to_string());
+    h.get_by_label("Open").click();
+    h.run_steps(3);
+    h.get_by_label_contains("Released model: adult-mst-1.dpsynth");
+    h.get_by_label_contains("differential privacy, by the");
+    h.get_by_label_contains("method: mst · preset: tiny");
+    // 2,500 rows to a typed path.
+    let out = dir.path().join("more.csv");
+    type_into(&mut h, "Rows:", "2500");
+    type_into(&mut h, "or to the CSV file:", &out.display().to_string());
+    h.get_by_label("Export CSV").click();
+    wait_for(&mut h, "wrote 2500 rows to", 60);
+    let t = dpsynth::data::csv::load_csv(&out, &Default::default()).unwrap();
+    assert_eq!((t.n_rows, t.n_cols()), (2500, 15));
+    assert!(out.with_extension("csv.privacy.json").exists());
+    // Again to the same file: asked first.
+    h.get_by_label("Export CSV").click();
+    h.run_steps(2);
+    h.get_by_label_contains("already exists: press Export CSV again");
+
+    // The non-private reference: nothing exports until the user confirms.
+    type_into(&mut h, "or type a path:", &reference.display().to_string());
+    h.get_by_label("Open").click();
+    h.run_steps(3);
+    h.get_by_label_contains("Released model: adult-mst-inf.dpsynth");
+    h.get_by_label_contains("Not private (ε = ∞)");
+    h.get_by_label_contains("trained without privacy");
+    let out2 = dir.path().join("reference.csv");
+    type_into(&mut h, "or to the CSV file:", &out2.display().to_string());
+    h.get_by_label("Export CSV").click();
+    h.run_steps(5);
+    assert!(!out2.exists(), "exported without the confirmation");
+    h.get_by_label("I understand: export these non-private rows anyway")
+        .click();
+    h.run_steps(2);
+    h.get_by_label("Export CSV").click();
+    wait_for(&mut h, "wrote 1000 rows to", 60);
+    assert!(out2.exists());
+}
