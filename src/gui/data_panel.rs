@@ -14,9 +14,12 @@ use crate::data::schema::{ColumnSpec, Domain, Kind, Provenance, Schema};
 /// Per-column facts the warnings need, computed once when the file is read (scanning
 /// every row each frame would cost the frame budget on big tables).
 #[derive(Debug, Clone, Copy)]
+#[derive(Default)]
 pub struct ColumnStats {
     pub missing: usize,
     pub distinct: usize,
+    /// The smallest and largest finite number of a numeric column.
+    pub range: Option<(f64, f64)>,
 }
 
 impl ColumnStats {
@@ -27,6 +30,16 @@ impl ColumnStats {
             .map(|c| ColumnStats {
                 missing: c.missing_count(),
                 distinct: c.distinct_count(),
+                range: match &c.values {
+                    crate::data::Values::Number(v) => v
+                        .iter()
+                        .flatten()
+                        .filter(|x| x.is_finite())
+                        .fold(None, |r: Option<(f64, f64)>, x| {
+                            Some(r.map_or((*x, *x), |(a, b)| (a.min(*x), b.max(*x))))
+                        }),
+                    _ => None,
+                },
             })
             .collect()
     }
@@ -62,6 +75,19 @@ fn warnings(spec: &ColumnSpec, stats: ColumnStats, n_rows: usize) -> Vec<String>
                 "{} categories: rare ones become noise under DP; group them or ignore the column",
                 c.len()
             ));
+        }
+    }
+    if let Some((lower, upper)) = spec.bounds() {
+        if !(lower < upper) {
+            w.push(format!(
+                "the lower bound ({lower}) must be below the upper ({upper}): training refuses this"
+            ));
+        } else if let Some((lo, hi)) = stats.range {
+            if lo < lower || hi > upper {
+                w.push(format!(
+                    "the file's values run from {lo} to {hi}: those outside {lower}–{upper} are clamped to the bounds"
+                ));
+            }
         }
     }
     if n_rows > 0 && stats.missing * 5 > n_rows {
@@ -193,10 +219,7 @@ impl DataPanel {
             ui.end_row();
             for (i, spec) in schema.columns.iter_mut().enumerate() {
                 let col = table.column(&spec.name);
-                let st = stats.get(i).copied().unwrap_or(ColumnStats {
-                    missing: 0,
-                    distinct: 0,
-                });
+                let st = stats.get(i).copied().unwrap_or_default();
                 ui.label(&spec.name);
                 let before = spec.kind;
                 egui::ComboBox::from_id_salt(("kind", &spec.name))
@@ -545,6 +568,7 @@ mod tests {
             ColumnStats {
                 missing: 30,
                 distinct: 60,
+                range: None,
             },
             100,
         );
@@ -556,18 +580,43 @@ mod tests {
             ColumnStats {
                 missing: 0,
                 distinct: 1,
+                range: None,
             },
             100,
         );
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("constant"));
+        // Bounds: reversed ones are refused at once; narrower than the file, a warning.
+        let mut b = spec.clone();
+        b.kind = Kind::Continuous;
+        b.domain = Some(Domain::Bounds {
+            lower: 10.0,
+            upper: 5.0,
+        });
+        let st = ColumnStats {
+            missing: 0,
+            distinct: 50,
+            range: Some((0.0, 99.0)),
+        };
+        assert!(warnings(&b, st, 100)[0].contains("must be below the upper"));
+        b.domain = Some(Domain::Bounds {
+            lower: 0.0,
+            upper: 50.0,
+        });
+        assert!(warnings(&b, st, 100)[0].contains("clamped"));
+        b.domain = Some(Domain::Bounds {
+            lower: 0.0,
+            upper: 100.0,
+        });
+        assert!(warnings(&b, st, 100).is_empty());
         spec.kind = Kind::Ignored;
         assert!(
             warnings(
                 &spec,
                 ColumnStats {
                     missing: 90,
-                    distinct: 1
+                    distinct: 1,
+                    range: None,
                 },
                 100
             )
