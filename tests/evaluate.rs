@@ -380,7 +380,11 @@ fn a_collapsed_table_gets_the_collapse_verdict() {
         "{:?}",
         v.reasons
     );
-    assert!(v.reasons.iter().any(|r| r.contains("PCA")), "{:?}", v.reasons);
+    assert!(
+        v.reasons.iter().any(|r| r.contains("PCA")),
+        "{:?}",
+        v.reasons
+    );
 
     let fresh = full.rows(&(2000..3000).collect::<Vec<_>>());
     let rep =
@@ -388,5 +392,8 @@ fn a_collapsed_table_gets_the_collapse_verdict() {
             .unwrap();
     let v = verdict(&rep);
     assert_ne!(v.grade, Grade::NotUseful, "{v:?}");
-    assert!(v.reasons.iter().any(|r| r.contains("close to real data")), "{v:?}");
+    assert!(
+        v.reasons.iter().any(|r| r.contains("close to real data")),
+        "{v:?}"
+    );
 }

@@ -64,7 +64,10 @@ fn rho_of(charges: &[Charge]) -> f64 {
 
 /// P(income > 50K | relationship = `rel`) in `t`.
 fn rich_among(t: &dpsynth::data::Table, rel: &str) -> f64 {
-    let (r, i) = (t.column("relationship").unwrap(), t.column("income").unwrap());
+    let (r, i) = (
+        t.column("relationship").unwrap(),
+        t.column("income").unwrap(),
+    );
     let rows: Vec<usize> = (0..t.n_rows)
         .filter(|k| r.text(*k).as_deref() == Some(rel))
         .collect();
@@ -90,7 +93,11 @@ fn load(s: &job::RunSummary) -> ReleasedModel {
 #[test]
 fn mst_measures_with_the_noise_its_charges_pay_for() {
     let dir = tempfile::tempdir().unwrap();
-    let s = run(config(dir.path(), "mst", 1.0), &dir.path().join("l.sqlite3"), None);
+    let s = run(
+        config(dir.path(), "mst", 1.0),
+        &dir.path().join("l.sqlite3"),
+        None,
+    );
     let m = load(&s);
     let p = &m.header.privacy;
     let spent = p.epsilon.unwrap();
@@ -158,7 +165,11 @@ fn aim_spends_exactly_its_pool_and_no_more_even_when_stopped() {
     // One-way marginals are one charge for all d of them (d / (2σ²)).
     assert!(measured <= rho * (1.0 + 1e-9), "{measured} vs {rho}");
     assert!(measured >= 0.85 * rho, "{measured} vs {rho}");
-    assert!(g.measured.len() > 15, "rounds were run: {}", g.measured.len());
+    assert!(
+        g.measured.len() > 15,
+        "rounds were run: {}",
+        g.measured.len()
+    );
     keeps_the_income_relationship(&m);
 
     // Stopped after its first round, the run still settles the whole pool.
@@ -195,7 +206,11 @@ fn the_non_private_references_charge_nothing() {
 #[test]
 fn a_damaged_graphical_model_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let s = run(config(dir.path(), "mst", 1.0), &dir.path().join("l.sqlite3"), None);
+    let s = run(
+        config(dir.path(), "mst", 1.0),
+        &dir.path().join("l.sqlite3"),
+        None,
+    );
     let mut m = load(&s);
     // A node table that does not fit its clique: the file is refused when read back, not
     // sampled out of range.

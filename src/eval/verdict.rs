@@ -117,8 +117,7 @@ pub fn verdict(r: &Report) -> Verdict {
                 r_auc.map_or(String::new(), |a| format!(" / {a:.3}")),
                 floor
             );
-            if s_auc.is_some_and(|a| a <= GUESSING_AUROC) || (sa <= floor + 0.005 && lift < 0.1)
-            {
+            if s_auc.is_some_and(|a| a <= GUESSING_AUROC) || (sa <= floor + 0.005 && lift < 0.1) {
                 bad.push(format!("predictions no better than guessing: {scores}"));
             } else if lift >= 0.7 && s_auc.zip(r_auc).is_none_or(|(s, r)| s >= r - 0.05) {
                 good.push(format!("close to real data for prediction: {scores}"));

@@ -13,8 +13,7 @@ use crate::data::schema::{ColumnSpec, Domain, Kind, Provenance, Schema};
 
 /// Per-column facts the warnings need, computed once when the file is read (scanning
 /// every row each frame would cost the frame budget on big tables).
-#[derive(Debug, Clone, Copy)]
-#[derive(Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct ColumnStats {
     pub missing: usize,
     pub distinct: usize,

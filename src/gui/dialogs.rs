@@ -45,7 +45,15 @@ impl Purpose {
         match self {
             Purpose::OpenData => (
                 "CSV, MNIST IDX or dpsynth model",
-                &["csv", "tsv", "txt", "gz", "idx3-ubyte", "idx1-ubyte", "dpsynth"],
+                &[
+                    "csv",
+                    "tsv",
+                    "txt",
+                    "gz",
+                    "idx3-ubyte",
+                    "idx1-ubyte",
+                    "dpsynth",
+                ],
             ),
             Purpose::LoadSchema | Purpose::SaveSchema => ("Schema", &["json"]),
             Purpose::ExportCsv | Purpose::SampleModel => ("CSV", &["csv"]),

@@ -243,8 +243,7 @@ impl Synthesizer for Aim {
             widest: 0,
             // f64 values, counted in 4-byte units: the model's tables and their copies,
             // the rows drawn each round, the candidates' true counts.
-            extra_values: 2
-                * (6 * c.max_cells as u64 + (c.estimate_rows as u64) * d + answers),
+            extra_values: 2 * (6 * c.max_cells as u64 + (c.estimate_rows as u64) * d + answers),
         }
     }
 
@@ -390,7 +389,14 @@ impl Synthesizer for Aim {
             if private {
                 charge(&mut s, Mechanism::Zcdp { rho: measure_rho })?;
             }
-            measured.push(measure(s.noise.rng(), &data, &sizes, &cl, round_sigma, private));
+            measured.push(measure(
+                s.noise.rng(),
+                &data,
+                &sizes,
+                &cl,
+                round_sigma,
+                private,
+            ));
             let before = model_marginal(&est, &sizes, &cl, &rows);
             if est.tree.node_of(&cl).is_none() {
                 cliques.push(cl.clone());

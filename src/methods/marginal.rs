@@ -186,7 +186,10 @@ mod tests {
     fn measurement_noise_has_the_charged_scale() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(11);
         let sizes = [50usize, 40];
-        let data: Vec<Vec<u32>> = vec![(0..1000).map(|i| i % 50).collect(), (0..1000).map(|i| i % 40).collect()];
+        let data: Vec<Vec<u32>> = vec![
+            (0..1000).map(|i| i % 50).collect(),
+            (0..1000).map(|i| i % 40).collect(),
+        ];
         let truth = count(&data, &sizes, &[0, 1]);
         for sigma in [0.5, 7.0, 120.0] {
             let m = measure(&mut rng, &data, &sizes, &[0, 1], sigma, true);
@@ -195,8 +198,15 @@ mod tests {
             let mean = diffs.iter().sum::<f64>() / k;
             let var = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (k - 1.0);
             // 2,000 cells: the sample std is within 5 % of σ with overwhelming probability.
-            assert!((var.sqrt() / sigma - 1.0).abs() < 0.05, "σ {sigma}: {}", var.sqrt());
-            assert!(mean.abs() < 4.0 * sigma / k.sqrt(), "σ {sigma}: mean {mean}");
+            assert!(
+                (var.sqrt() / sigma - 1.0).abs() < 0.05,
+                "σ {sigma}: {}",
+                var.sqrt()
+            );
+            assert!(
+                mean.abs() < 4.0 * sigma / k.sqrt(),
+                "σ {sigma}: mean {mean}"
+            );
             assert_eq!(m.sigma, sigma);
         }
         // A non-private measurement is exact.

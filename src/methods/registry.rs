@@ -300,7 +300,10 @@ mod tests {
             .instantiate("quick", 1.0, &Default::default())
             .unwrap();
         let w = m.plan(1_000, budget, &[]).unwrap().noise_warning();
-        assert!(w.as_deref().is_some_and(|w| w.contains("Expect noise")), "{w:?}");
+        assert!(
+            w.as_deref().is_some_and(|w| w.contains("Expect noise")),
+            "{w:?}"
+        );
         assert_eq!(m.plan(32_561, budget, &[]).unwrap().noise_warning(), None);
         // Methods without DP-SGD never trip it.
         let mst = find("mst")

@@ -18,11 +18,11 @@ use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
+use super::pgm::{GraphicalHeader, GraphicalModel};
 use super::{MethodError, Result};
 use crate::data::Table;
 use crate::data::encode::{DecodeMode, Encoding};
 use crate::data::schema::Schema;
-use super::pgm::{GraphicalHeader, GraphicalModel};
 use crate::nn::layers::{BlockSpec, Net};
 use crate::nn::spec::{named_params, ordered_params};
 use crate::privacy::Charge;
@@ -448,8 +448,7 @@ impl ReleasedModel {
             let width = Encoding::new(&header.schema)
                 .map_err(|e| bad(e.to_string()))?
                 .width;
-            if g.domain.width != width || header.mixture.is_some() || !mixture_tensors.is_empty()
-            {
+            if g.domain.width != width || header.mixture.is_some() || !mixture_tensors.is_empty() {
                 return Err(bad(
                     "the graphical model does not fit the file's schema; the file is damaged"
                         .into(),
@@ -660,12 +659,11 @@ fn graphical_of(
             .iter()
             .find(|(k, _)| *k == name)
             .ok_or_else(|| format!("the table '{name}' is missing"))?;
-        let v = t
-            .1
-            .flatten_all()
-            .and_then(|v| v.to_dtype(candle_core::DType::F32))
-            .and_then(|v| v.to_vec1::<f32>())
-            .map_err(|e| format!("the table '{name}' is damaged: {e}"))?;
+        let v =
+            t.1.flatten_all()
+                .and_then(|v| v.to_dtype(candle_core::DType::F32))
+                .and_then(|v| v.to_vec1::<f32>())
+                .map_err(|e| format!("the table '{name}' is damaged: {e}"))?;
         tables.push(v);
     }
     let g = GraphicalModel {

@@ -131,7 +131,12 @@ impl Domain {
                 }
             };
             let bad_range = match a.coding {
-                Coding::Integers { lower, upper, first, .. } => {
+                Coding::Integers {
+                    lower,
+                    upper,
+                    first,
+                    ..
+                } => {
                     !(lower.is_finite() && upper.is_finite() && first.is_finite() && upper > lower)
                 }
                 Coding::Flag { .. } => a.size != 2,

@@ -205,9 +205,7 @@ impl Estimate {
             .into_iter()
             .map(|b| {
                 let z = logsumexp(&b);
-                b.into_iter()
-                    .map(|v| self.total * (v - z).exp())
-                    .collect()
+                b.into_iter().map(|v| self.total * (v - z).exp()).collect()
             })
             .collect()
     }
@@ -273,7 +271,12 @@ mod tests {
         for m in &ms {
             let got = e.project(&m.attrs).unwrap();
             for (a, b) in got.iter().zip(&m.noisy) {
-                assert!((a - b).abs() < 1e-3, "{:?}: {got:?} vs {:?}", m.attrs, m.noisy);
+                assert!(
+                    (a - b).abs() < 1e-3,
+                    "{:?}: {got:?} vs {:?}",
+                    m.attrs,
+                    m.noisy
+                );
             }
         }
         // The model is the maximum-entropy one: a and c independent given b.
@@ -288,7 +291,9 @@ mod tests {
         let b = count(&data, &sizes, &[1]);
         for a in 0..3 {
             for c in 0..2 {
-                let want: f64 = (0..3).map(|bb| ab[a * 3 + bb] * bc[bb * 2 + c] / b[bb]).sum();
+                let want: f64 = (0..3)
+                    .map(|bb| ab[a * 3 + bb] * bc[bb * 2 + c] / b[bb])
+                    .sum();
                 assert!((ac[a * 2 + c] - want).abs() < 1e-2, "{a} {c}");
             }
         }
@@ -305,7 +310,13 @@ mod tests {
                 attrs: c.clone(),
                 noisy: count(&data, &sizes, c)
                     .into_iter()
-                    .map(|x| x + 20.0 * rand_distr::Distribution::<f64>::sample(&rand_distr::StandardNormal, &mut rng))
+                    .map(|x| {
+                        x + 20.0
+                            * rand_distr::Distribution::<f64>::sample(
+                                &rand_distr::StandardNormal,
+                                &mut rng,
+                            )
+                    })
                     .collect(),
                 sigma: 20.0,
             })

@@ -141,7 +141,10 @@ fn shared(a: &[usize], b: &[usize]) -> usize {
 }
 
 fn intersect(a: &[usize], b: &[usize]) -> Vec<usize> {
-    a.iter().copied().filter(|x| b.binary_search(x).is_ok()).collect()
+    a.iter()
+        .copied()
+        .filter(|x| b.binary_search(x).is_ok())
+        .collect()
 }
 
 /// The maximal cliques of the greedy triangulation of the graph `required` defines.
@@ -165,8 +168,8 @@ fn maximal_cliques(sizes: &[usize], required: &[Vec<usize>]) -> Vec<Vec<usize>> 
         let mut best: Option<(f64, usize, usize)> = None;
         for v in (0..n).filter(|v| alive[*v]) {
             let nb: Vec<usize> = (0..n).filter(|u| alive[*u] && adj[v][*u]).collect();
-            let size: f64 = nb.iter().map(|u| (sizes[*u] as f64).ln()).sum::<f64>()
-                + (sizes[v] as f64).ln();
+            let size: f64 =
+                nb.iter().map(|u| (sizes[*u] as f64).ln()).sum::<f64>() + (sizes[v] as f64).ln();
             let mut fill = 0;
             for (i, a) in nb.iter().enumerate() {
                 for b in &nb[i + 1..] {
