@@ -291,10 +291,12 @@ impl Synthesizer for Aim {
         let mut cliques: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
         let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &cliques), n);
         est.fit(&measured, c.round_iters.max(100));
+        let mut p = Progress::at(&s, private, "measuring marginals", (0, rounds), vec![]);
+        p.note = Some(format!("every column's counts (σ = {sigma:.1})"));
+        let mut stopped = (s.observer)(p) == Flow::Stop;
 
         let mut t = 0u64;
-        let mut stopped = false;
-        loop {
+        while !stopped {
             t += 1;
             let mut last = false;
             let (round_eps, round_sigma, select_rho, measure_rho);
