@@ -6,42 +6,21 @@ mod common;
 
 use common::wait_for;
 
-use dpsynth::job::{self, Event, RunConfig};
 use eframe::egui;
 use egui_kittest::kittest::Queryable as _;
 
 /// Trains MST (`tiny`, about a second) on the bundled Adult sample into `dir`.
 fn train(dir: &std::path::Path, epsilon: f64) -> std::path::PathBuf {
-    let cfg = RunConfig {
-        data: common::repo("assets/adult/adult_train.csv"),
-        schema: Some(common::repo("assets/adult/adult.schema.json")),
-        method: "mst".into(),
-        preset: "tiny".into(),
+    let mut cfg = common::adult_run(
+        "mst",
+        "tiny",
         epsilon,
-        delta: 1e-5,
-        seed: None,
-        out: dir.join(format!("adult-mst-{epsilon}.dpsynth")),
-        device: Default::default(),
-        threads: Some(1),
-        ledger: None,
-        overrides: Default::default(),
-        checkpoints: None,
-        domains: Default::default(),
-        force_delta: false,
-        force_memory: false,
-        public_rows: None,
-        boost: None,
-        charge_to: None,
-    };
-    let h = job::spawn(cfg, dir.join("train-ledger.sqlite3"), None);
-    let mut out = None;
-    for ev in h.events.iter() {
-        if let Event::Finished(r) = ev {
-            out = Some(r);
-        }
-    }
-    h.join();
-    out.expect("a result").expect("training succeeds").model
+        dir.join(format!("adult-mst-{epsilon}.dpsynth")),
+    );
+    cfg.seed = None;
+    common::run_job(cfg, &dir.join("train-ledger.sqlite3"), None)
+        .expect("training succeeds")
+        .model
 }
 
 fn type_into(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str, text: &str) {

@@ -5,50 +5,21 @@ mod common;
 
 use std::path::Path;
 
-use dpsynth::job::{self, Event, RunConfig};
+use dpsynth::job::{self, RunConfig};
 use dpsynth::methods::released::ReleasedModel;
 use dpsynth::privacy::{Charge, Mechanism};
 
 fn config(dir: &Path, method: &str, epsilon: f64) -> RunConfig {
-    RunConfig {
-        data: common::repo("assets/adult/adult_train.csv"),
-        schema: Some(common::repo("assets/adult/adult.schema.json")),
-        method: method.into(),
-        preset: "tiny".into(),
+    common::adult_run(
+        method,
+        "tiny",
         epsilon,
-        delta: 1e-5,
-        seed: Some(3),
-        out: dir.join(format!("{method}.dpsynth")),
-        device: Default::default(),
-        threads: Some(1),
-        ledger: None,
-        overrides: Default::default(),
-        checkpoints: None,
-        domains: Default::default(),
-        force_delta: false,
-        force_memory: false,
-        public_rows: None,
-        boost: None,
-        charge_to: None,
-    }
+        dir.join(format!("{method}.dpsynth")),
+    )
 }
 
 fn run(cfg: RunConfig, ledger: &Path, cancel_after: Option<u64>) -> job::RunSummary {
-    let h = job::spawn(cfg, ledger.to_path_buf(), None);
-    let mut out = None;
-    for ev in h.events.iter() {
-        match ev {
-            Event::Progress(p) => {
-                if cancel_after.is_some_and(|k| p.step >= k) {
-                    h.cancel();
-                }
-            }
-            Event::Finished(r) => out = Some(r.map_err(|e| e.to_string())),
-            _ => {}
-        }
-    }
-    h.join();
-    out.expect("a result").expect("the run succeeds")
+    common::run_job(cfg, ledger, cancel_after).expect("the run succeeds")
 }
 
 /// Σρ of a statement's charges, all of which must be zCDP.

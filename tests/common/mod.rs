@@ -91,3 +91,59 @@ pub fn isolated_window(
     let b = if wgpu { b.wgpu() } else { b };
     b.build_eframe(|cc| dpsynth::gui::App::new(cc))
 }
+
+/// A run of `method` on the bundled Adult sample under its public schema, writing
+/// `out` (seeded: reproducible, not for release; one thread).
+pub fn adult_run(
+    method: &str,
+    preset: &str,
+    epsilon: f64,
+    out: PathBuf,
+) -> dpsynth::job::RunConfig {
+    dpsynth::job::RunConfig {
+        data: repo("assets/adult/adult_train.csv"),
+        schema: Some(repo("assets/adult/adult.schema.json")),
+        method: method.into(),
+        preset: preset.into(),
+        epsilon,
+        delta: 1e-5,
+        seed: Some(3),
+        out,
+        device: Default::default(),
+        threads: Some(1),
+        ledger: None,
+        overrides: Default::default(),
+        checkpoints: None,
+        domains: Default::default(),
+        force_delta: false,
+        force_memory: false,
+        public_rows: None,
+        boost: None,
+        charge_to: None,
+    }
+}
+
+/// Runs `cfg` on a worker against `ledger`, cancelling once a progress report reaches
+/// step `cancel_after`; the run's summary or its error in words.
+pub fn run_job(
+    cfg: dpsynth::job::RunConfig,
+    ledger: &std::path::Path,
+    cancel_after: Option<u64>,
+) -> Result<dpsynth::job::RunSummary, String> {
+    use dpsynth::job::Event;
+    let h = dpsynth::job::spawn(cfg, ledger.to_path_buf(), None);
+    let mut out = None;
+    for ev in h.events.iter() {
+        match ev {
+            Event::Progress(p) => {
+                if cancel_after.is_some_and(|k| p.step >= k) {
+                    h.cancel();
+                }
+            }
+            Event::Finished(r) => out = Some(r.map_err(|e| e.to_string())),
+            _ => {}
+        }
+    }
+    h.join();
+    out.unwrap_or_else(|| Err("the job ended without a result".into()))
+}
