@@ -238,6 +238,14 @@ impl App {
         self.data_panel = Default::default();
         self.train_panel.dataset_opened(self.loaded.as_ref());
         self.results_panel.clear();
+        if let Some(Loaded {
+            path,
+            content: Content::Table { .. },
+            ..
+        }) = &self.loaded
+        {
+            self.results_panel.restore(path);
+        }
         self.tab = Tab::Data;
     }
 

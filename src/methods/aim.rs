@@ -155,6 +155,9 @@ pub struct Aim {
     config: AimConfig,
 }
 
+/// The most columns AIM takes (each round tests every candidate's junction tree).
+const MAX_COLUMNS: usize = 100;
+
 /// Most workload marginals before the degree falls to pairs.
 const MAX_WORKLOAD: usize = 5_000;
 
@@ -187,10 +190,30 @@ pub fn candidates(d: usize, degree: usize) -> (usize, Vec<(Vec<usize>, f64)>) {
     while k > 2 && binomial(d, k) > MAX_WORKLOAD {
         k -= 1;
     }
-    let workload = subsets(d, k);
+    let mut workload = subsets(d, k);
+    // Very wide tables: an evenly spread public subset of the pairs (chosen from the
+    // column count alone, so it costs no privacy).
+    if workload.len() > MAX_WORKLOAD {
+        let step = workload.len().div_ceil(MAX_WORKLOAD);
+        workload = workload.into_iter().step_by(step).collect();
+    }
     let mut out = Vec::new();
-    for size in 1..=k {
-        for c in subsets(d, size) {
+    let mut closure: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
+    for size in 2..=k {
+        let mut more: Vec<Vec<usize>> = workload
+            .iter()
+            .flat_map(|w| {
+                subsets(w.len(), size)
+                    .into_iter()
+                    .map(|ix| ix.iter().map(|i| w[*i]).collect::<Vec<usize>>())
+            })
+            .collect();
+        more.sort();
+        more.dedup();
+        closure.extend(more);
+    }
+    {
+        for c in closure {
             let w: usize = workload
                 .iter()
                 .map(|wl| c.iter().filter(|a| wl.binary_search(a).is_ok()).count())
@@ -223,7 +246,8 @@ impl Synthesizer for Aim {
         // the limit (Adult: 26 rounds, 40,000 cells): the estimate assumes at most 64 rounds
         // on models of at most 2^17 cells, and the limit for memory.
         let c = &self.config;
-        let d = width as u64;
+        // Wider tables are refused before any work ([`MAX_COLUMNS`]).
+        let d = width.min(MAX_COLUMNS) as u64;
         let rounds = if c.rounds > 0 { c.rounds } else { 16 * d }.min(64);
         let cells = (c.max_cells as u64).min(1 << 17);
         let answers = d
@@ -253,6 +277,12 @@ impl Synthesizer for Aim {
         let (domain, data) = discrete_rows(&s, c.bins)?;
         let sizes = domain.sizes();
         let d = sizes.len();
+        if d > MAX_COLUMNS {
+            // Refused before the first charge: the run spends nothing.
+            return Err(super::MethodError::Plan(format!(
+                "AIM handles tables of up to {MAX_COLUMNS} columns and this one encodes {d}: its search over models grows as the cube of the column count. Use MST, or mark columns you do not need as ignored"
+            )));
+        }
         let n = s.records as f64;
         let rho = planned_rho(s.plan);
         // At least d planned rounds, so the 1-way marginals take at most 90 % of ρ.
@@ -488,5 +518,10 @@ mod tests {
         // Too many triples: pairs.
         let (k, _) = candidates(60, 3);
         assert_eq!(k, 2);
+        // Too many pairs: a spread-out subset of them, every column still a candidate.
+        let (k, c) = candidates(400, 3);
+        assert_eq!(k, 2);
+        assert!(c.len() <= 400 + MAX_WORKLOAD, "{}", c.len());
+        assert_eq!(c.iter().filter(|x| x.0.len() == 1).count(), 400);
     }
 }

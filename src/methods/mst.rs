@@ -114,6 +114,10 @@ pub const INFO: MethodInfo = MethodInfo {
     build: build::<MstConfig>,
 };
 
+/// The largest 2-way marginal MST measures (cells): beyond it the counts are mostly
+/// noise and the table alone takes hundreds of megabytes.
+const MAX_PAIR_CELLS: usize = 1 << 22;
+
 pub struct Mst {
     config: MstConfig,
 }
@@ -248,6 +252,11 @@ impl Synthesizer for Mst {
             let mut pairs: Vec<(usize, usize, f64)> = Vec::new();
             for a in 0..d {
                 for b in a + 1..d {
+                    // A pair too large to measure usefully is left out, by its public
+                    // size alone (the tree may then be a forest).
+                    if sizes[a].saturating_mul(sizes[b]) > MAX_PAIR_CELLS {
+                        continue;
+                    }
                     let truth = count(&data, &sizes, &[a, b]);
                     let pa = est.project(&[a]).unwrap_or_default();
                     let pb = est.project(&[b]).unwrap_or_default();

@@ -10,7 +10,7 @@ mod audit;
 mod glossary;
 mod plots;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, channel};
 
 use eframe::egui;
@@ -76,6 +76,23 @@ enum EvalState {
         generated: egui::TextureHandle,
         real: Option<egui::TextureHandle>,
     },
+    /// A run kept from an earlier session or another file's: evaluated when shown.
+    Kept,
+}
+
+/// What the window keeps beside a run's model (`<model>.run.json`), so the run is listed
+/// again after a restart or a file switch.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptRun {
+    title: String,
+    data: PathBuf,
+    config: Option<Box<crate::job::RunConfig>>,
+}
+
+fn record_path(model: &Path) -> PathBuf {
+    let mut p = model.as_os_str().to_owned();
+    p.push(".run.json");
+    PathBuf::from(p)
 }
 
 /// One finished run and its evaluation.
@@ -89,6 +106,8 @@ struct RunResult {
     /// The run's settings (known for runs trained in this window).
     config: Option<Box<crate::job::RunConfig>>,
     audit: audit::AuditView,
+    /// The model file (for runs that have one on disk: kept, deletable).
+    model: Option<PathBuf>,
 }
 
 /// State of the results view.
@@ -105,6 +124,9 @@ pub struct ResultsPanel {
     /// The two runs shown side by side, and the figure shown for both.
     pair: (usize, usize),
     pair_view: View,
+    /// "Delete run…" was pressed once: the next press deletes.
+    delete_armed: bool,
+    delete_msg: Option<String>,
 }
 
 impl ResultsPanel {
@@ -137,7 +159,8 @@ impl ResultsPanel {
         let statement = summary.statement;
         if !summary.boosted {
             let state = evaluate_in_background(model_path, data_path, real, schema, None, ctx);
-            self.push(title, statement, state);
+            self.push(title.clone(), statement, state);
+            self.keep(&title, model_path, data_path);
             return;
         }
         // A boosted model: its last generator beside its boosted mixture, one entry each.
@@ -165,6 +188,10 @@ impl ResultsPanel {
         if let Some(r) = self.runs.last_mut() {
             r.before = Some(before);
         }
+        self.keep(&title, model_path, data_path);
+        if let Some(r) = self.runs.get_mut(before) {
+            r.model = Some(model_path.to_path_buf());
+        }
         self.view = View::Boost;
     }
 
@@ -173,6 +200,17 @@ impl ResultsPanel {
         let sample = config
             .as_ref()
             .is_some_and(|c| c.data.starts_with(super::sample_path("")));
+        // Repeated runs of one method, preset and ε are told apart by their number.
+        let same = self
+            .runs
+            .iter()
+            .filter(|r| r.title == title || r.title.starts_with(&format!("{title} #")))
+            .count();
+        let title = if same == 0 {
+            title
+        } else {
+            format!("{title} #{}", same + 1)
+        };
         self.runs.push(RunResult {
             title,
             statement,
@@ -181,8 +219,97 @@ impl ResultsPanel {
             before: None,
             config,
             audit: audit::AuditView::new(sample),
+            model: None,
         });
         self.selected = self.runs.len() - 1;
+    }
+
+    /// Starts evaluating the shown run when it is one kept from before.
+    fn evaluate_kept(&mut self, data: &Path, real: &Table, schema: &Schema, ctx: &egui::Context) {
+        let Some(run) = self.runs.get_mut(self.selected) else {
+            return;
+        };
+        if let (EvalState::Kept, Some(model)) = (&run.state, &run.model) {
+            run.state = evaluate_in_background(model, data, real, schema, None, ctx);
+        }
+    }
+
+    /// Lists the runs kept on disk for the file at `data` (newest last), to be evaluated
+    /// when shown.
+    pub fn restore(&mut self, data: &Path) {
+        let dir = crate::job::cost::data_dir().join("models");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut kept: Vec<(std::time::SystemTime, PathBuf, KeptRun)> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(".dpsynth.run.json"))
+            .filter_map(|p| {
+                let r: KeptRun = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
+                let model = PathBuf::from(p.to_string_lossy().strip_suffix(".run.json")?);
+                let when = std::fs::metadata(&model).and_then(|m| m.modified()).ok()?;
+                (same_file(&r.data, data)).then_some((when, model, r))
+            })
+            .collect();
+        kept.sort_by_key(|k| k.0);
+        for (_, model, r) in kept {
+            if self.runs.iter().any(|x| x.model.as_ref() == Some(&model)) {
+                continue;
+            }
+            let Ok(summary) = crate::job::services::read_model(&model) else {
+                continue;
+            };
+            self.next_config = r.config;
+            self.push(r.title, summary.statement, EvalState::Kept);
+            if let Some(last) = self.runs.last_mut() {
+                last.model = Some(model);
+            }
+        }
+    }
+
+    /// Keeps a finished run's record beside its model (best effort: a run that cannot be
+    /// kept is still shown now).
+    fn keep(&mut self, title: &str, model: &Path, data: &Path) {
+        let r = KeptRun {
+            title: title.to_string(),
+            data: data.to_path_buf(),
+            config: self.next_config.clone(),
+        };
+        if let Ok(bytes) = serde_json::to_vec_pretty(&r) {
+            let _ = crate::util::atomic::write_atomic(&record_path(model), &bytes);
+        }
+        if let Some(last) = self.runs.last_mut() {
+            last.model = Some(model.to_path_buf());
+        }
+    }
+
+    /// Deletes the selected run's model and record, and forgets the run.
+    fn delete_selected(&mut self) -> Result<(), String> {
+        let Some(run) = self.runs.get(self.selected) else {
+            return Ok(());
+        };
+        if let Some(m) = &run.model {
+            for p in [m.clone(), record_path(m)] {
+                match std::fs::remove_file(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("could not delete {}: {e}", p.display())),
+                }
+            }
+        }
+        let gone = self.selected;
+        let model = run.model.clone();
+        // A boosted model's two entries go together.
+        if model.is_some() {
+            self.runs.retain(|r| r.model != model);
+        } else {
+            self.runs.remove(gone);
+        }
+        for r in &mut self.runs {
+            r.before = None;
+        }
+        self.selected = self.selected.min(self.runs.len().saturating_sub(1));
+        Ok(())
     }
 
     /// Adds an image run: 100 generated images (10 per label row when the generator emits
@@ -268,12 +395,41 @@ impl ResultsPanel {
             ui.label("No results yet: train a model in tab 2; its evaluation appears here.");
             return;
         }
+        let mut delete = false;
         ui.horizontal_wrapped(|ui| {
             ui.label("Run:");
             for (i, r) in self.runs.iter().enumerate() {
                 ui.selectable_value(&mut self.selected, i, &r.title);
             }
+            if self.runs.get(self.selected).is_some_and(|r| r.model.is_some()) {
+                ui.separator();
+                if self.delete_armed {
+                    ui.label("Delete this run's model file for good?");
+                    delete = ui.button("Yes, delete it").clicked();
+                    if ui.button("Keep it").clicked() {
+                        self.delete_armed = false;
+                    }
+                } else if ui
+                    .button("Delete run…")
+                    .on_hover_text("Removes the run from this list and its model file from the app's folder (exported files stay)")
+                    .clicked()
+                {
+                    self.delete_armed = true;
+                }
+            }
         });
+        if delete {
+            self.delete_armed = false;
+            if let Err(e) = self.delete_selected() {
+                self.delete_msg = Some(e);
+            }
+            if self.runs.is_empty() {
+                return;
+            }
+        }
+        if let Some(m) = &self.delete_msg {
+            ui.colored_label(ui.visuals().error_fg_color, m);
+        }
         // The before/after view only where a run was boosted.
         let boosted = self.runs.iter().any(|r| r.before.is_some());
         if self.view == View::Boost && !boosted {
@@ -358,6 +514,11 @@ impl ResultsPanel {
                     format!("evaluation failed: {e}"),
                 );
             }
+            EvalState::Kept => {
+                ui.label(
+                    "A run kept from before: it is evaluated against the open file when shown.",
+                );
+            }
             EvalState::Done(ev) => {
                 verdict_ui(ui, &ev.report);
                 ui.label(&ev.rows_note);
@@ -405,6 +566,7 @@ impl ResultsPanel {
                 EvalState::Running { line, .. } => Err(format!("evaluating: {line}")),
                 EvalState::Failed(e) => Err(format!("evaluation failed: {e}")),
                 EvalState::Images { .. } => Err("an image run: see its grid".into()),
+                EvalState::Kept => Err("kept from before: show it to evaluate it".into()),
             })
             .collect();
         let mut column = self.hist_column;
@@ -527,6 +689,9 @@ impl ResultsPanel {
                             EvalState::Images { generated, real } => {
                                 images_ui(ui, generated, real.as_ref());
                             }
+                            EvalState::Kept => {
+                                ui.label("kept from before: select it above to evaluate it");
+                            }
                         }
                     });
                 }
@@ -589,6 +754,9 @@ impl ResultsPanel {
                     }
                     EvalState::Images { .. } => {
                         ui.label("image run: see its grid");
+                    }
+                    EvalState::Kept => {
+                        ui.label("kept from before: select it to evaluate it");
                     }
                 }
                 ui.end_row();
@@ -700,6 +868,14 @@ impl super::panel::Panel for ResultsPanel {
         ui: &mut egui::Ui,
         cx: &mut super::panel::Ctx<'_>,
     ) -> Vec<super::panel::Command> {
+        if let Some(super::Loaded {
+            path,
+            content: super::Content::Table { table, schema, .. },
+            ..
+        }) = cx.loaded.as_deref()
+        {
+            self.evaluate_kept(path, table, schema, ui.ctx());
+        }
         self.draw(ui, cx.dialogs);
         Vec::new()
     }
@@ -730,4 +906,12 @@ fn verdict_ui(ui: &mut egui::Ui, rep: &crate::eval::report::Report) {
 /// A privacy statement as the results show it (also for a model opened on its own).
 pub(crate) fn statement_heading(ui: &mut egui::Ui, s: &crate::job::PrivacyStatement) {
     statement_ui(ui, s);
+}
+
+/// Whether two paths name the same file (by their canonical forms where they exist).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
 }
