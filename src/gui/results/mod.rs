@@ -894,7 +894,8 @@ fn verdict_ui(ui: &mut egui::Ui, rep: &crate::eval::report::Report) {
         ui.colored_label(color, egui::RichText::new(&v.headline).strong());
         egui::CollapsingHeader::new("Why")
             .id_salt("verdict-why")
-            .default_open(v.grade != Grade::Useful)
+            // Closed at first, so the figures below do not move with the verdict.
+            .default_open(false)
             .show(ui, |ui| {
                 for r in &v.reasons {
                     ui.label(format!("• {r}"));

@@ -468,7 +468,7 @@ impl Form {
                         ));
                     }
                     if !c.summary.is_empty() {
-                        ui.label(&c.summary);
+                        ui.label(&c.summary).on_hover_text(PLAN_TERMS);
                     }
                     if let Some(w) = &c.warning {
                         ui.colored_label(ui.visuals().warn_fg_color, w);
@@ -617,3 +617,9 @@ fn method_card(ui: &mut egui::Ui, chosen: &mut usize, i: usize, m: &MethodInfo) 
         });
     });
 }
+
+/// The plan's terms, for an analyst (the cost summary's tooltip).
+const PLAN_TERMS: &str = "q — the sampling rate: the chance that each row is used in one training step.\n\
+σ — the noise multiplier: the noise added at each step, in units of the most one row can change that step.\n\
+ρ — a zero-concentrated DP budget (zCDP): marginal methods spend it on noisy counts; the accountant turns it into (ε, δ).\n\
+PLD / RDP — the two accountants: both bound the same composition; the smaller figure is the one shown.";
