@@ -122,15 +122,19 @@ pub struct Mst {
     config: MstConfig,
 }
 
-/// The zCDP budget a reserved plan holds (its one Zcdp charge).
+/// The zCDP budget a reserved plan holds (its one Zcdp charge), less a hair: the
+/// charges that split it add up in floating point, and their sum must never round above
+/// the reserved ρ (and so above the budget's ε).
 pub(crate) fn planned_rho(plan: &Plan) -> f64 {
-    plan.charges
+    let rho: f64 = plan
+        .charges
         .iter()
         .map(|c| match c.mechanism {
             Mechanism::Zcdp { rho } => rho * c.count as f64,
             _ => 0.0,
         })
-        .sum()
+        .sum();
+    rho * (1.0 - 1e-9)
 }
 
 /// The plan of a marginal method: one pool of ρ-zCDP, as large as the budget allows.
