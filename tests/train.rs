@@ -43,21 +43,7 @@ fn run(
     ledger: &Path,
     cancel_after: Option<u64>,
 ) -> Result<job::RunSummary, String> {
-    let h = job::spawn(cfg, ledger.to_path_buf(), None);
-    let mut out = None;
-    for ev in h.events.iter() {
-        match ev {
-            Event::Progress(p) => {
-                if cancel_after.is_some_and(|k| p.step >= k) {
-                    h.cancel();
-                }
-            }
-            Event::Finished(r) => out = Some(r.map_err(|e| e.to_string())),
-            _ => {}
-        }
-    }
-    h.join();
-    out.expect("a result")
+    common::run_job(cfg, ledger, cancel_after)
 }
 
 #[test]
