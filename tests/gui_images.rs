@@ -1,5 +1,6 @@
 //! The window with image data: open the bundled MNIST sample with Ctrl+O (the dialog
-//! answered by the test), train a tiny DP-GAN, and see generated digits beside real ones.
+//! answered by the test), train a tiny DP-GAN, and see generated digits beside real ones,
+//! with the classifier scores and a verdict.
 
 mod common;
 
@@ -36,5 +37,13 @@ fn open_mnist_with_ctrl_o_train_and_see_the_digit_grids() {
     h.get_by_label("Train (Ctrl+Enter)").click();
     wait_for(&mut h, "Generated (100 samples", 300);
     h.get_by_label_contains("Real (the first 100 training images)");
+    // The papers' scores follow in the same tab: classifiers trained on the generated
+    // digits, tested on the real test digits beside the bundled sample.
+    wait_for(&mut h, "accuracy on real test digits", 300);
+    h.get_by_label_contains("Fréchet distance");
+    assert!(
+        h.query_all_by_label_contains("seful").next().is_some(),
+        "a plain verdict heads the image scores"
+    );
     h.check_accessibility();
 }

@@ -194,3 +194,75 @@ fn a_damaged_graphical_model_is_refused() {
         .to_string();
     assert!(e.contains("cells"), "{e}");
 }
+
+/// A table with a date column, trained and sampled through the command line: the dates
+/// come back in the file's own format, inside the public bounds, and still tied to the
+/// column they depend on (each kind lives in its own third of the year).
+#[test]
+fn dates_train_as_numbers_and_come_back_in_their_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("visits.csv");
+    let mut csv = String::from("day,amount,kind\n");
+    for i in 0..1200u32 {
+        let k = i % 3;
+        // kind a: January–April, b: May–August, c: September–December 2020.
+        let day = 18_262 + k * 122 + (i * 7) % 120;
+        let date = dpsynth::data::times::format(f64::from(day), "%d/%m/%Y");
+        csv += &format!("{date},{},{}\n", (i * 13) % 100, ["a", "b", "c"][k as usize]);
+    }
+    std::fs::write(&data, csv).unwrap();
+    // The inference reads the column as dates in the file's format.
+    let t = dpsynth::data::csv::load_csv(&data, &Default::default()).unwrap();
+    let inf = dpsynth::data::infer::infer_schema(&t).unwrap();
+    assert_eq!(inf.schema.columns[0].time_format.as_deref(), Some("%d/%m/%Y"));
+    let schema = dir.path().join("visits.schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"format":"dpsynth-schema/1","columns":[
+            {"name":"day","kind":"continuous","integer":true,"time_format":"%d/%m/%Y",
+             "domain":{"bounds":{"lower":18262,"upper":18627}}},
+            {"name":"amount","kind":"continuous","domain":{"bounds":{"lower":0,"upper":100}}},
+            {"name":"kind","kind":"categorical","domain":{"categories":["a","b","c"]}}]}"#,
+    )
+    .unwrap();
+    let model = dir.path().join("visits.dpsynth");
+    let ledger = dir.path().join("ledger.sqlite3");
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_dpsynth"))
+            .args(args)
+            .env("DPSYNTH_LEDGER", &ledger)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+    };
+    let (d, s, m) = (
+        data.to_str().unwrap(),
+        schema.to_str().unwrap(),
+        model.to_str().unwrap(),
+    );
+    run(&[
+        "train", "--data", d, "--schema", s, "--method", "mst", "--preset", "tiny",
+        "--epsilon", "3", "--delta", "1e-6", "--out", m,
+    ]);
+    let out = dir.path().join("synthetic.csv");
+    run(&["sample", "--model", m, "--rows", "900", "--out", out.to_str().unwrap()]);
+    let syn = dpsynth::data::csv::load_csv(&out, &Default::default()).unwrap();
+    let (day, kind) = (syn.column("day").unwrap(), syn.column("kind").unwrap());
+    let mut third_right = 0;
+    for r in 0..syn.n_rows {
+        let text = day.text(r).expect("every synthetic date is present");
+        let x = dpsynth::data::times::parse(&text, "%d/%m/%Y")
+            .unwrap_or_else(|| panic!("row {r}: '{text}' is not a date in %d/%m/%Y"));
+        assert!((18_262.0..=18_627.0).contains(&x), "row {r}: {text} outside 2020");
+        let k = match kind.text(r).as_deref() {
+            Some("a") => 0.0,
+            Some("b") => 1.0,
+            _ => 2.0,
+        };
+        if ((x - 18_262.0) / 122.0).floor() == k {
+            third_right += 1;
+        }
+    }
+    let share = f64::from(third_right) / syn.n_rows as f64;
+    assert!(share > 0.7, "only {share:.2} of dates fall in their kind's third");
+}

@@ -114,10 +114,10 @@ fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
     let body: Vec<[String; 6]> = rows
         .iter()
         .map(|(spec, missing, distinct)| {
-            let kind = if spec.integer {
-                format!("{} (integer)", spec.kind.label())
-            } else {
-                spec.kind.label().to_string()
+            let kind = match &spec.time_format {
+                Some(f) => format!("date/time ({f})"),
+                None if spec.integer => format!("{} (integer)", spec.kind.label()),
+                None => spec.kind.label().to_string(),
             };
             [
                 spec.name.clone(),

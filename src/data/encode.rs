@@ -170,9 +170,14 @@ impl Encoding {
                 }
                 SpanKind::Continuous => {
                     let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
-                    let Values::Number(v) = &col.values else {
-                        // check_table guarantees numbers unless every cell is missing.
-                        continue;
+                    // Numbers, or date/time text read as days (check_table vouched for it).
+                    let owned;
+                    let v: &[Option<f64>] = match &col.values {
+                        Values::Number(v) => v,
+                        Values::Text(_) => {
+                            owned = spec.numbers(col)?;
+                            &owned
+                        }
                     };
                     for (r, x) in v.iter().enumerate() {
                         if let Some(x) = x {
@@ -261,7 +266,16 @@ impl Encoding {
                         }
                         cells.push(if missing_at(r, rng) { None } else { Some(x) });
                     }
-                    Values::Number(cells)
+                    match &spec.time_format {
+                        // Dates go back out in the file's own format.
+                        Some(f) => Values::Text(
+                            cells
+                                .iter()
+                                .map(|c| c.map(|x| super::times::format(x, f)))
+                                .collect(),
+                        ),
+                        None => Values::Number(cells),
+                    }
                 }
                 Kind::Ignored => continue,
             };

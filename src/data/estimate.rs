@@ -158,9 +158,14 @@ pub fn estimate_domains(
             mechanism,
         };
         if is_number(spec) {
-            let values: Vec<Option<f64>> = match &col.values {
-                Values::Number(v) => v.clone(),
-                Values::Text(v) => v
+            let values: Vec<Option<f64>> = match (&col.values, &spec.time_format) {
+                (Values::Number(v), _) => v.clone(),
+                // Dates: an unreadable cell counts as missing here (check_table names it).
+                (Values::Text(v), Some(f)) => v
+                    .iter()
+                    .map(|c| c.and_then(|s| super::times::parse(s, f)))
+                    .collect(),
+                (Values::Text(v), None) => v
                     .iter()
                     .map(|c| c.and_then(crate::util::fmt::parse_number))
                     .collect(),
@@ -177,6 +182,7 @@ pub fn estimate_domains(
                     failed.push(name.clone());
                     spec.kind = Kind::Ignored;
                     spec.domain = None;
+                    spec.time_format = None;
                     spec.integer = false;
                     spec.missing = false;
                     spec.provenance = provenance(EstimateMechanism::GaussianGridHistogram);

@@ -415,6 +415,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
             kind: Kind::Categorical,
             integer: false,
             missing: false,
+            time_format: None,
             domain: Some(Domain::Categories((0..10).map(|d| d.to_string()).collect())),
             provenance: Provenance::UserProvided,
         });
@@ -425,6 +426,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
             kind: Kind::Continuous,
             integer: true,
             missing: false,
+            time_format: None,
             domain: Some(Domain::Bounds {
                 lower: 0.0,
                 upper: 255.0,

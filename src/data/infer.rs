@@ -58,6 +58,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         kind,
         integer,
         missing: kind != Kind::Ignored && col.missing_count() > 0,
+        time_format: None,
         domain,
         provenance: Provenance::FromData,
     }
@@ -127,6 +128,22 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
                     None,
                 ));
             }
+            if let Some(f) = super::times::detect(levels.iter().map(String::as_str)) {
+                let days: Vec<Option<f64>> = levels
+                    .iter()
+                    .map(|l| super::times::parse(l, f))
+                    .collect();
+                let (lo, hi) = value_range(&days);
+                let (lower, upper) = if lo < hi { (lo, hi) } else { (lo - 1.0, lo + 1.0) };
+                let mut spec = spec(
+                    col,
+                    Kind::Continuous,
+                    !super::times::has_time(f),
+                    Some(Domain::Bounds { lower, upper }),
+                );
+                spec.time_format = Some(f.to_string());
+                return Ok((spec, Some(format!("read as dates/times in the format {f}"))));
+            }
             if distinct == present && present >= MIN_ROWS_FOR_ID {
                 return Ok((
                     spec(col, Kind::Ignored, false, None),
@@ -180,6 +197,11 @@ fn looks_like_thousands(s: &str) -> bool {
             .all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// `inf`, `-Infinity`, `NaN`, or a number beyond f64's range such as `1e400`.
+fn is_non_finite_number(s: &str) -> bool {
+    s.trim().parse::<f64>().is_ok_and(|x| !x.is_finite())
+}
+
 /// Rejects text columns that are really numbers written badly.
 fn check_mixed(name: &str, v: &super::table::TextColumn, present: usize) -> Result<(), DataError> {
     if let Some((row, s)) = v
@@ -206,6 +228,24 @@ fn check_mixed(name: &str, v: &super::table::TextColumn, present: usize) -> Resu
         .flatten()
         .filter(|s| parse_number(s).is_some())
         .count();
+    // `inf`, `NaN` or `1e400` among numbers would make the column categorical, its
+    // numbers mere labels: name the cell instead.
+    if let Some((row, s)) = v
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| c.filter(|s| is_non_finite_number(s)).map(|s| (i, s)))
+    {
+        let non_finite = v.iter().flatten().filter(|s| is_non_finite_number(s)).count();
+        if numeric + non_finite == present && numeric > 0 {
+            return Err(DataError::column(
+                name,
+                format!(
+                    "row {} holds '{s}', a number that is infinite or not a number; the column's other cells are numbers. Fix the cell or add '{s}' to the missing-value tokens",
+                    row + 1
+                ),
+            ));
+        }
+    }
     if numeric * 10 >= present * 9 && numeric < present {
         let (row, s) = v
             .iter()
@@ -279,5 +319,38 @@ mod tests {
         s += "oops,y\n";
         let e = infer(&s).unwrap_err().to_string();
         assert!(e.contains("'a'") && e.contains("oops"), "{e}");
+    }
+
+    #[test]
+    fn date_columns_are_continuous_days_with_their_format() {
+        let mut s = String::from("when,stamp,n\n");
+        for i in 0..25 {
+            s += &format!("2021-03-{:02},2021-03-01 {:02}:30:00,{i}\n", i + 1, i % 24);
+        }
+        let inf = infer(&s).unwrap();
+        let when = &inf.schema.columns[0];
+        assert_eq!(when.kind, Kind::Continuous);
+        assert_eq!(when.time_format.as_deref(), Some("%Y-%m-%d"));
+        assert!(when.integer);
+        let (lo, hi) = when.bounds().unwrap();
+        assert_eq!(crate::data::times::format(lo, "%Y-%m-%d"), "2021-03-01");
+        assert_eq!(hi - lo, 24.0);
+        // Unique on every row, yet a timestamp, not an identifier.
+        let stamp = &inf.schema.columns[1];
+        assert_eq!(stamp.kind_label(), "date/time");
+        assert!(!stamp.integer);
+    }
+
+    #[test]
+    fn infinite_numbers_among_numbers_are_errors_naming_the_cell() {
+        for bad in ["inf", "1e400", "+inf", "-Infinity"] {
+            let e = infer(&format!("a,b\n1,x\n2.5,y\n{bad},z\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("row 3") && e.contains(bad), "{e}");
+        }
+        // Words that merely parse as numbers elsewhere stay categories among words.
+        let inf = infer("a,b\ninf,x\nlow,y\nhigh,z\n").unwrap();
+        assert_eq!(inf.schema.columns[0].kind, Kind::Categorical);
     }
 }

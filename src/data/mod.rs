@@ -5,6 +5,7 @@
 //! - [`image`]: MNIST IDX files and `label,pixel0..` CSVs as an [`image::ImageSet`].
 //! - [`schema`]: each column's kind and public domain, with the domain's provenance.
 //! - [`infer`]: a first guess at the schema from the data (marked `FromData`: not private).
+//! - [`times`]: date/time cells as days since 1970 and back, in the file's own format.
 //! - [`encode`]: schema-driven encoding into `[0,1]` columns with spans, and decoding back.
 //! - [`export`]: atomic CSV export of a decoded table.
 //!
@@ -21,6 +22,7 @@ pub mod image;
 pub mod infer;
 pub mod schema;
 pub mod table;
+pub mod times;
 
 pub use error::DataError;
 pub use table::{Column, Table, Values};

@@ -129,6 +129,11 @@ pub struct ColumnSpec {
     /// The column may be missing; encoded as its own category or an indicator column.
     #[serde(default, skip_serializing_if = "is_false")]
     pub missing: bool,
+    /// A continuous column of dates/times written in this strftime format (e.g.
+    /// `%Y-%m-%d`): its bounds are days since 1970-01-01 and synthetic values are written
+    /// back in the format ([`super::times`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<Domain>,
     /// A hand-written domain is the user's own, hence the default.
@@ -152,15 +157,67 @@ impl ColumnSpec {
         }
     }
 
+    /// The kind in words: "date/time" for a continuous column with a time format.
+    pub fn kind_label(&self) -> &'static str {
+        if self.time_format.is_some() && self.kind == Kind::Continuous {
+            "date/time"
+        } else {
+            self.kind.label()
+        }
+    }
+
+    /// A bound or value of this column as a person reads it: a date in the column's
+    /// format, else the number.
+    pub fn show_value(&self, x: f64) -> String {
+        match &self.time_format {
+            Some(f) => super::times::format(x, f),
+            None => crate::util::fmt::number(x),
+        }
+    }
+
+    /// The column's cells as numbers: numbers as they are, text read as dates with the
+    /// time format (or as numbers without one). An unreadable cell is an error naming it.
+    pub fn numbers(&self, col: &super::table::Column) -> Result<Vec<Option<f64>>, DataError> {
+        match &col.values {
+            Values::Number(v) => Ok(v.clone()),
+            Values::Text(t) => t
+                .iter()
+                .enumerate()
+                .map(|(r, c)| match c {
+                    None => Ok(None),
+                    Some(s) => {
+                        let x = match &self.time_format {
+                            Some(f) => super::times::parse(s, f),
+                            None => crate::util::fmt::parse_number(s),
+                        };
+                        x.map(Some).ok_or_else(|| {
+                            DataError::column(
+                                &self.name,
+                                match &self.time_format {
+                                    Some(f) => format!(
+                                        "row {} holds '{s}', not a date/time in the format '{f}'; fix the cell or the column's format",
+                                        r + 1
+                                    ),
+                                    None => format!(
+                                        "is continuous in the schema but row {} holds '{s}', not a number",
+                                        r + 1
+                                    ),
+                                },
+                            )
+                        })
+                    }
+                })
+                .collect(),
+        }
+    }
+
     /// The domain in a few words, e.g. `[17, 90]` or `8 levels: Private, …`.
     pub fn domain_summary(&self, max_chars: usize) -> String {
         match &self.domain {
             None => "-".to_string(),
-            Some(Domain::Bounds { lower, upper }) => format!(
-                "[{}, {}]",
-                crate::util::fmt::number(*lower),
-                crate::util::fmt::number(*upper)
-            ),
+            Some(Domain::Bounds { lower, upper }) => {
+                format!("[{}, {}]", self.show_value(*lower), self.show_value(*upper))
+            }
             Some(Domain::Categories(c)) => {
                 let mut s = if self.kind == Kind::Binary {
                     c.join(" / ")
@@ -192,6 +249,17 @@ impl ColumnSpec {
                 "'integer' applies to continuous columns only, but the kind is {}",
                 self.kind.label()
             ));
+        }
+        if let Some(f) = &self.time_format {
+            if self.kind != Kind::Continuous {
+                return err(format!(
+                    "'time_format' applies to continuous (date/time) columns only, but the kind is {}",
+                    self.kind.label()
+                ));
+            }
+            if let Err(m) = super::times::check_format(f) {
+                return err(m);
+            }
         }
         if let Provenance::DpEstimated { epsilon, .. } = self.provenance {
             if !(epsilon.is_finite() && epsilon > 0.0) {
@@ -367,21 +435,24 @@ impl Schema {
             }
             if spec.kind == Kind::Continuous {
                 if let Values::Text(v) = &col.values {
-                    let (row, val) = v
-                        .iter()
-                        .enumerate()
-                        .find_map(|(i, c)| {
-                            c.filter(|s| crate::util::fmt::parse_number(s).is_none())
-                                .map(|s| (i, s))
-                        })
-                        .unwrap_or((0, ""));
-                    return Err(DataError::column(
-                        &spec.name,
-                        format!(
-                            "is continuous in the schema but row {} holds '{val}', not a number",
-                            row + 1
-                        ),
-                    ));
+                    if spec.time_format.is_none() {
+                        let (row, val) = v
+                            .iter()
+                            .enumerate()
+                            .find_map(|(i, c)| {
+                                c.filter(|s| crate::util::fmt::parse_number(s).is_none())
+                                    .map(|s| (i, s))
+                            })
+                            .unwrap_or((0, ""));
+                        return Err(DataError::column(
+                            &spec.name,
+                            format!(
+                                "is continuous in the schema but row {} holds '{val}', not a number",
+                                row + 1
+                            ),
+                        ));
+                    }
+                    spec.numbers(col)?;
                 }
             }
         }

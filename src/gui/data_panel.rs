@@ -57,6 +57,9 @@ pub struct DataPanel {
     /// becomes the user's only when both are, so nudging one leaves the other an exact
     /// data extreme no longer.
     typed: std::collections::HashMap<String, [bool; 2]>,
+    /// The text of a date/time column's bound fields while the user types ([lower,
+    /// upper]); a field's text becomes the bound once it reads as a date.
+    date_text: std::collections::HashMap<String, [String; 2]>,
 }
 
 /// Warnings about one column, in words a user can act on.
@@ -99,6 +102,11 @@ fn warnings(spec: &ColumnSpec, stats: ColumnStats, n_rows: usize) -> Vec<String>
 }
 
 impl DataPanel {
+    /// Says that the column settings are the user's own from last time.
+    pub fn restored(&mut self) {
+        self.message = Some(Ok("Your column settings for this file from last time are back. \"Guess again\" starts over from the file.".into()));
+    }
+
     /// Draws the view; returns true when the schema changed.
     fn draw(&mut self, ui: &mut egui::Ui, loaded: &mut Loaded, dialogs: &mut Dialogs) -> bool {
         let path = loaded.path.display().to_string();
@@ -133,6 +141,23 @@ impl DataPanel {
                         Purpose::LoadSchema,
                         "",
                     );
+                    if ui
+                        .button("Guess again")
+                        .on_hover_text("Forget the kinds and domains set for this file and guess them from the data again")
+                        .clicked()
+                    {
+                        match crate::data::infer::infer_schema(table) {
+                            Ok(inf) => {
+                                *schema = inf.schema;
+                                *notes = inf.notes;
+                                self.typed.clear();
+                                self.date_text.clear();
+                                self.message = Some(Ok("guessed the kinds and domains from the file again".into()));
+                                changed = true;
+                            }
+                            Err(e) => self.message = Some(Err(e.to_string())),
+                        }
+                    }
                 });
                 if let Some(m) = &self.message {
                     match m {
@@ -165,7 +190,7 @@ impl DataPanel {
                     ui.label(format!("note: '{c}' {n}"));
                 }
                 let half = (ui.available_height() * 0.55).max(160.0);
-                egui::ScrollArea::vertical()
+                egui::ScrollArea::both()
                     .id_salt("columns")
                     .max_height(half)
                     .show(ui, |ui| {
@@ -220,21 +245,43 @@ impl DataPanel {
                 let col = table.column(&spec.name);
                 let st = stats.get(i).copied().unwrap_or_default();
                 ui.label(&spec.name);
-                let before = spec.kind;
+                let before = (spec.kind, spec.time_format.is_some());
+                let mut chosen = before;
                 egui::ComboBox::from_id_salt(("kind", &spec.name))
-                    .selected_text(spec.kind.label())
+                    .selected_text(spec.kind_label())
                     .show_ui(ui, |ui| {
                         for k in Kind::ALL {
-                            ui.selectable_value(&mut spec.kind, k, k.label());
+                            ui.selectable_value(&mut chosen, (k, false), k.label());
                         }
+                        ui.selectable_value(&mut chosen, (Kind::Continuous, true), "date/time")
+                            .on_hover_text("Dates or times, learned as a number (days since 1970) between public bounds and written back in the file's own format");
                     })
                     .response
                     .accessible_name(format!("kind of {}", spec.name));
-                if spec.kind != before {
+                if chosen != before {
                     if let Some(col) = col {
-                        retarget(spec, col);
+                        let old = spec.clone();
+                        spec.kind = chosen.0;
+                        spec.time_format = None;
+                        if chosen.1 {
+                            match date_format_of(col) {
+                                Some(f) => spec.time_format = Some(f.to_string()),
+                                None => {
+                                    *spec = old.clone();
+                                    self.message = Some(Err(format!(
+                                        "{}: no date/time format reads every cell (tried {}); fix the cells or give the format in a schema file (\"time_format\")",
+                                        spec.name,
+                                        crate::data::times::CANDIDATES.join(", ")
+                                    )));
+                                }
+                            }
+                        }
+                        if spec.kind != old.kind || spec.time_format != old.time_format {
+                            retarget(spec, col);
+                            self.date_text.remove(&spec.name);
+                            changed = true;
+                        }
                     }
-                    changed = true;
                 }
                 changed |= self.domain_cell(ui, spec);
                 changed |= provenance_cells(ui, spec, st);
@@ -254,7 +301,53 @@ impl DataPanel {
     fn domain_cell(&mut self, ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
         let mut changed = false;
         let name = spec.name.clone();
+        let time_format = spec.time_format.clone();
         match &mut spec.domain {
+            Some(Domain::Bounds { lower, upper }) if time_format.is_some() => {
+                let f = time_format.unwrap_or_default();
+                let text = self.date_text.entry(name.clone()).or_insert_with(|| {
+                    [
+                        crate::data::times::format(*lower, &f),
+                        crate::data::times::format(*upper, &f),
+                    ]
+                });
+                let mut typed = [false; 2];
+                ui.horizontal(|ui| {
+                    for (i, (prefix, bound)) in
+                        [("from", &mut *lower), ("to", &mut *upper)].into_iter().enumerate()
+                    {
+                        ui.label(prefix);
+                        let parsed = crate::data::times::parse(&text[i], &f);
+                        let mut edit = egui::TextEdit::singleline(&mut text[i]).desired_width(130.0);
+                        if parsed.is_none() {
+                            edit = edit.text_color(ui.visuals().error_fg_color);
+                        }
+                        let r = ui
+                            .add(edit)
+                            .accessible_name(format!(
+                                "{} bound of {name}",
+                                if i == 0 { "lower" } else { "upper" }
+                            ))
+                            .on_hover_text(format!("a date/time in the format {f}"));
+                        if r.changed() {
+                            if let Some(x) = crate::data::times::parse(&text[i], &f) {
+                                *bound = x;
+                                typed[i] = true;
+                            }
+                        }
+                    }
+                    ui.weak(&f);
+                });
+                if typed[0] || typed[1] {
+                    let t = self.typed.entry(name.clone()).or_default();
+                    t[0] |= typed[0];
+                    t[1] |= typed[1];
+                    if spec.provenance.is_private() || (t[0] && t[1]) {
+                        spec.provenance = Provenance::UserProvided;
+                    }
+                    changed = true;
+                }
+            }
             Some(Domain::Bounds { lower, upper }) => {
                 ui.horizontal(|ui| {
                     let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
@@ -331,6 +424,7 @@ impl DataPanel {
                     Ok(s) => {
                         *schema = s;
                         self.message = Some(Ok(format!("loaded the schema {}", path.display())));
+                        self.date_text.clear();
                         true
                     }
                     Err(e) => {
@@ -449,6 +543,12 @@ fn preview_ui(ui: &mut egui::Ui, table: &crate::data::Table) {
         });
 }
 
+/// The date/time format that reads every cell of a text column.
+fn date_format_of(col: &crate::data::Column) -> Option<&'static str> {
+    let levels = col.levels();
+    crate::data::times::detect(levels.iter().map(String::as_str))
+}
+
 /// After a kind change, give the column a domain of the new shape read off the data
 /// (marked `FromData` until the user confirms it).
 fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
@@ -466,6 +566,17 @@ fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
                 }
             }
             Some(Domain::Categories(levels))
+        }
+        Kind::Continuous if spec.time_format.is_some() => {
+            let days = spec.numbers(col).unwrap_or_default();
+            let (lo, hi) = crate::data::infer::value_range(&days);
+            let f = spec.time_format.as_deref().unwrap_or_default();
+            spec.integer = !crate::data::times::has_time(f);
+            let (lo, hi) = if lo < hi { (lo, hi) } else { (lo - 1.0, lo + 1.0) };
+            Some(Domain::Bounds {
+                lower: lo,
+                upper: hi,
+            })
         }
         Kind::Continuous => match &col.values {
             Values::Number(v) => {
@@ -559,6 +670,7 @@ mod tests {
             kind: Kind::Categorical,
             integer: false,
             missing: false,
+            time_format: None,
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
             provenance: Provenance::UserProvided,
         };

@@ -20,6 +20,7 @@ mod model_view;
 mod panel;
 mod results;
 mod risk_view;
+mod schema_store;
 mod settings;
 mod train;
 
@@ -190,6 +191,7 @@ impl App {
         };
         let key = loading.key();
         let path = loading.path;
+        let mut restored = None;
         match result {
             Ok(Opened::Table {
                 table,
@@ -197,6 +199,9 @@ impl App {
                 notes,
                 stats,
             }) => {
+                // The user's own column settings for this file, from last time.
+                restored = schema_store::kept(&path, &table);
+                let schema = restored.clone().unwrap_or(schema);
                 self.loaded = Some(Loaded {
                     path: path.clone(),
                     key: key.clone(),
@@ -227,6 +232,8 @@ impl App {
                 });
             }
             Err(e) => {
+                // A file that no longer opens is not offered again as a recent one.
+                self.settings.forget(&path);
                 self.error = Some(e);
                 return;
             }
@@ -236,6 +243,9 @@ impl App {
             self.settings.opened(&path);
         }
         self.data_panel = Default::default();
+        if restored.is_some() {
+            self.data_panel.restored();
+        }
         self.train_panel.dataset_opened(self.loaded.as_ref());
         self.results_panel.clear();
         if let Some(Loaded {
@@ -253,7 +263,10 @@ impl App {
     fn apply(&mut self, commands: Vec<Command>, ctx: &egui::Context) {
         for c in commands {
             match c {
-                Command::SchemaChanged => self.train_panel.dataset_changed(self.loaded.as_ref()),
+                Command::SchemaChanged => {
+                    self.keep_schema();
+                    self.train_panel.dataset_changed(self.loaded.as_ref());
+                }
                 Command::ShowRun {
                     title,
                     model,
@@ -268,15 +281,32 @@ impl App {
                             self.results_panel
                                 .add_run(title, &model, path, table, schema, config, ctx);
                         }
-                        Some(Loaded { content, .. }) => {
+                        Some(Loaded { path, content, .. }) => {
                             let real = content.real_grid().cloned();
-                            self.results_panel.add_image_run(title, &model, real, ctx);
+                            self.results_panel
+                                .add_image_run(title, &model, path, real, ctx);
                         }
                         None => {}
                     }
                     // A newcomer should not have to find the results: show them.
                     self.tab = Tab::Results;
                 }
+            }
+        }
+    }
+
+    /// Keeps the open table's column settings for the next time it is opened.
+    fn keep_schema(&mut self) {
+        if let Some(Loaded {
+            path,
+            content: Content::Table { schema, .. },
+            ..
+        }) = &self.loaded
+        {
+            if let Err(e) = schema_store::keep(path, schema) {
+                self.error = Some(format!(
+                    "could not keep the column settings for next time: {e}"
+                ));
             }
         }
     }
@@ -291,6 +321,7 @@ impl App {
             Purpose::LoadSchema | Purpose::SaveSchema => {
                 if let Some(l) = &mut self.loaded {
                     if self.data_panel.schema_file(purpose, &path, l) {
+                        self.keep_schema();
                         self.train_panel.dataset_changed(self.loaded.as_ref());
                     }
                 }
@@ -309,7 +340,8 @@ impl App {
 
     fn toolbar(&mut self, ui: &mut egui::Ui) {
         let mut open: Option<PathBuf> = None;
-        ui.horizontal(|ui| {
+        // Wraps on a narrow window instead of cutting the sample buttons off.
+        ui.horizontal_wrapped(|ui| {
             let b = ui
                 .add_enabled(!self.dialogs.busy(), egui::Button::new("Open… (Ctrl+O)"))
                 .on_hover_text(
@@ -455,6 +487,7 @@ impl eframe::App for App {
             self.train_panel.poll(&ctx, &mut cx)
         };
         self.apply(polled, &ctx);
+        let tab_before = self.tab;
         egui::Panel::top("top").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("dpsynth");
@@ -467,6 +500,10 @@ impl eframe::App for App {
                 });
             });
         });
+        if self.tab != tab_before {
+            // An error about opening a file belongs to the moment it happened.
+            self.error = None;
+        }
         egui::Panel::bottom("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 match &self.loaded {

@@ -48,6 +48,14 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// Drops `path` from the recent list (it failed to open).
+    pub fn forget(&mut self, path: &Path) {
+        let p = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.recent.retain(|r| r != &p && r != path);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,6 +72,9 @@ mod tests {
         assert_eq!(s.recent[1], PathBuf::from("/nonexistent/f11.csv"));
         assert_eq!(s.recent.iter().filter(|p| p.ends_with("f5.csv")).count(), 1);
         assert_eq!(s.last_dir, Some(PathBuf::from("/nonexistent")));
+        s.forget(Path::new("/nonexistent/f5.csv"));
+        assert_eq!(s.recent.len(), RECENT - 1);
+        assert!(!s.recent.iter().any(|p| p.ends_with("f5.csv")));
     }
 
     #[test]

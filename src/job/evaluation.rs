@@ -220,3 +220,44 @@ pub fn sibling_test(path: &Path) -> Option<PathBuf> {
     let p = path.with_file_name(name.replacen("train", "test", 1));
     p.exists().then_some(p)
 }
+
+/// An MNIST IDX training file and its real test set (the `t10k-` file beside it), the
+/// papers' protocol for scoring generated digits.
+pub fn open_image_splits(
+    data: &Path,
+) -> Result<(data::image::ImageSet, data::image::ImageSet), JobError> {
+    let train = data::image::load_idx_dataset(data).map_err(|e| JobError::file(data, e))?;
+    let name = data
+        .file_name()
+        .map(|n| n.to_string_lossy().replacen("train-", "t10k-", 1))
+        .unwrap_or_default();
+    let test_path = data.with_file_name(&name);
+    if name.is_empty() || test_path == data || !test_path.exists() {
+        return Err(JobError::Usage(format!(
+            "scoring generated digits needs the real test set, expected at {} (the t10k- file beside the train- file)",
+            test_path.display()
+        )));
+    }
+    let test =
+        data::image::load_idx_dataset(&test_path).map_err(|e| JobError::file(&test_path, e))?;
+    Ok((train, test))
+}
+
+/// Generated digits scored per image run: as many as the real training images, at most this.
+pub const IMAGE_SAMPLES: usize = 10_000;
+
+/// Scores an image model the papers' way: classifiers trained on its digits (as many as
+/// the real training set has, at most [`IMAGE_SAMPLES`]) and tested on the real test set,
+/// beside the same classifiers trained on the real digits, and the Fréchet distance.
+pub fn score_images(
+    model: &Path,
+    train: &data::image::ImageSet,
+    test: &data::image::ImageSet,
+    seed: Option<u64>,
+) -> Result<crate::eval::images::ImageReport, JobError> {
+    let n = train.len().min(IMAGE_SAMPLES);
+    let t = super::services::sample(model, n, seed)?;
+    let syn = data::image::from_pixel_table(&t, "generated")
+        .map_err(|e| JobError::Training(e.to_string()))?;
+    crate::eval::images::evaluate(train, test, &syn, seed.unwrap_or(0)).map_err(JobError::Training)
+}

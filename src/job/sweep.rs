@@ -247,27 +247,10 @@ enum Scorer {
     },
 }
 
-/// Generated digits scored per run (as many as the real training images, at most this).
-const IMAGE_SAMPLES: usize = 10_000;
-
 impl Scorer {
     fn open(data: &Path, schema: Option<&Path>) -> Result<Self, JobError> {
         if crate::data::image::looks_like_idx(data) {
-            let train =
-                crate::data::image::load_idx_dataset(data).map_err(|e| JobError::file(data, e))?;
-            let name = data
-                .file_name()
-                .map(|n| n.to_string_lossy().replacen("train-", "t10k-", 1))
-                .unwrap_or_default();
-            let test_path = data.with_file_name(&name);
-            if name.is_empty() || test_path == data || !test_path.exists() {
-                return Err(JobError::Usage(format!(
-                    "a sweep over images scores classifiers on the real test set, expected at {} (the t10k- file beside the train- file)",
-                    test_path.display()
-                )));
-            }
-            let test = crate::data::image::load_idx_dataset(&test_path)
-                .map_err(|e| JobError::file(&test_path, e))?;
+            let (train, test) = super::evaluation::open_image_splits(data)?;
             return Ok(Scorer::Images {
                 train: Box::new(train),
                 test: Box::new(test),
@@ -337,14 +320,8 @@ impl Scorer {
                 })
             }
             Scorer::Images { train, test } => {
-                line("sampling digits");
-                let n = train.len().min(IMAGE_SAMPLES);
-                let t = super::services::sample(model, n, seed)?;
-                let syn = crate::data::image::from_pixel_table(&t, "generated")
-                    .map_err(|e| JobError::Training(e.to_string()))?;
-                line("training classifiers on generated digits, testing on real ones");
-                let rep = crate::eval::images::evaluate(train, test, &syn, seed.unwrap_or(0))
-                    .map_err(JobError::Training)?;
+                line("sampling digits, training classifiers on them, testing on real ones");
+                let rep = super::evaluation::score_images(model, train, test, seed)?;
                 // The floor: always guessing the test set's most common digit.
                 let mut counts = [0usize; 256];
                 for l in test.labels.iter().flatten() {

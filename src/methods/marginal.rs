@@ -5,8 +5,9 @@
 //! measurement of a count marginal has L2 sensitivity 1 under add/remove-one (a record
 //! sits in one cell) and costs ρ = 1/(2σ²); an exponential-mechanism selection at ε₀ is
 //! ε₀-bounded-range, ε₀²/8-zCDP. The budget ρ is the largest for which the job's earlier
-//! charges plus the plan fit (ε, δ) by the RDP conversion the accountant uses (RDP of a
-//! zCDP total is αρ; the PLD accountant, where it applies, can only report less).
+//! charges plus the plan fit (ε, δ) as the job's accountant composes them: RDP (of a zCDP
+//! total, αρ), or PLD for earlier Gaussian-type steps (a private domain estimate) plus RDP
+//! for the rest.
 
 use rand_distr::{Distribution, StandardNormal};
 
@@ -16,7 +17,7 @@ use super::pgm::factor::count;
 use super::pgm::{GraphicalModel, factor};
 use super::released::{MODEL_FORMAT, ModelHeader, ReleasedModel};
 use super::{MethodError, Result, TrainSetup};
-use crate::privacy::{Budget, Charge, charges_curve, convert::to_epsilon, rdp::product_orders};
+use crate::privacy::{Budget, Charge, rdp::product_orders};
 
 /// The rows of a run as levels of the public discrete domain, column by column.
 pub(crate) fn discrete_rows(s: &TrainSetup<'_>, bins: usize) -> Result<(Domain, Vec<Vec<u32>>)> {
@@ -37,8 +38,9 @@ pub(crate) fn discrete_rows(s: &TrainSetup<'_>, bins: usize) -> Result<(Domain, 
     Ok((domain, data))
 }
 
-/// The largest ρ for which `prior` followed by `make(ρ)` fits `budget` by RDP: ρ and the
-/// plan's charges (bisection keeps the end that fits, so the answer never overshoots).
+/// The largest ρ for which `prior` followed by `make(ρ)` fits `budget` (RDP, or PLD for
+/// the prior's Gaussian-type steps plus RDP for the rest): ρ and the plan's charges
+/// (bisection keeps the end that fits, so the answer never overshoots).
 pub(crate) fn rho_for(
     prior: &[Charge],
     make: impl Fn(f64) -> Vec<Charge>,
@@ -46,10 +48,10 @@ pub(crate) fn rho_for(
     what: &str,
 ) -> Result<(f64, Vec<Charge>)> {
     let orders = product_orders();
-    let eps = |rho: f64| {
-        let all: Vec<Charge> = prior.iter().copied().chain(make(rho)).collect();
-        to_epsilon(&orders, &charges_curve(&all, &orders), budget.delta).epsilon
-    };
+    // A prior step RDP cannot bound (a private domain estimate of categories) is bounded
+    // by PLD and composed with the plan, as the job's final check does.
+    let after = crate::privacy::compose::after_prior(prior, &orders, budget.delta);
+    let eps = |rho: f64| after(&make(rho));
     let tiny = 1e-12;
     if eps(tiny) > budget.epsilon {
         return Err(MethodError::Plan(format!(
@@ -180,6 +182,45 @@ pub(crate) fn release(
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    /// A private estimate of categories (a thresholded Gaussian: infinite RDP) before the
+    /// plan no longer leaves "no budget": PLD bounds that step, RDP the zCDP plan, and the
+    /// whole history composed the job's way fits the budget, close to its edge.
+    #[test]
+    fn a_thresholded_gaussian_prior_leaves_room_for_the_plan() {
+        use crate::privacy::Mechanism;
+        let prior = [
+            Charge {
+                mechanism: Mechanism::Gaussian {
+                    sensitivity: 1.0,
+                    std: 40.0,
+                },
+                count: 2,
+            },
+            Charge {
+                mechanism: Mechanism::ThresholdedGaussian {
+                    std: 40.0,
+                    delta_inf: 1e-7,
+                },
+                count: 1,
+            },
+        ];
+        let budget = Budget {
+            epsilon: 1.0,
+            delta: 1e-4,
+        };
+        let make = |rho| {
+            vec![Charge {
+                mechanism: Mechanism::Zcdp { rho },
+                count: 1,
+            }]
+        };
+        let (rho, plan) = rho_for(&prior, make, budget, "test").expect("room is left");
+        assert!(rho > 0.005, "ρ = {rho}");
+        let all: Vec<Charge> = prior.iter().chain(&plan).copied().collect();
+        let e = crate::privacy::compose::compose(&all, &product_orders(), budget.delta).epsilon;
+        assert!(e <= 1.0 + 1e-9 && e > 0.9, "composed ε = {e}");
+    }
 
     /// The noise added is N(0, σ²) per cell — the scale each zCDP charge 1/(2σ²) assumes.
     #[test]

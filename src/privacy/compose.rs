@@ -162,6 +162,39 @@ fn split_epsilon(pld: Option<Pld>, rest: &[Charge], orders: &[f64], delta: f64) 
         .fold(f64::INFINITY, f64::min)
 }
 
+/// ε at `delta` of a fixed `prior` history followed by charges that vary (a planner's
+/// search over its noise), as the smaller of the two bounds [`compose`] reports for a
+/// mixed history: RDP of everything, or PLD of the prior's Gaussian-type part at δ − δ₂
+/// plus RDP of the rest at δ₂ (best of [`SPLITS`]). The prior's PLD is built once, so
+/// each call of the returned closure costs an RDP conversion only. This is what lets a
+/// pure-RDP plan (zCDP) follow a step RDP cannot bound, such as a thresholded Gaussian
+/// (infinite RDP at every order).
+pub fn after_prior<'a>(
+    prior: &'a [Charge],
+    orders: &'a [f64],
+    delta: f64,
+) -> impl Fn(&[Charge]) -> f64 + 'a {
+    let (pld, rest) = pld_part(prior);
+    // (δ₂, ε_PLD of the prior's modelled part at δ − δ₂) per split.
+    let splits: Vec<(f64, f64)> = match &pld {
+        Some(p) => SPLITS
+            .iter()
+            .map(|f| (f * delta, p.epsilon(delta - f * delta)))
+            .collect(),
+        None => vec![(delta, 0.0)],
+    };
+    move |next: &[Charge]| {
+        let all: Vec<Charge> = prior.iter().chain(next).copied().collect();
+        let rdp = to_epsilon(orders, &charges_curve(&all, orders), delta).epsilon;
+        let others: Vec<Charge> = rest.iter().chain(next).copied().collect();
+        let curve = charges_curve(&others, orders);
+        splits
+            .iter()
+            .map(|(d2, e1)| e1 + to_epsilon(orders, &curve, *d2).epsilon)
+            .fold(rdp, f64::min)
+    }
+}
+
 /// ε of `charges` at `delta`: RDP on `orders` and PLD (or, for a history PLD cannot model
 /// whole, PLD for its Gaussian-type part plus RDP for the rest), reporting the smallest.
 pub fn compose(charges: &[Charge], orders: &[f64], delta: f64) -> Composed {

@@ -70,14 +70,67 @@ enum EvalState {
     /// The report, what it was computed on, and which rows it scored.
     Done(Box<Evaluated>),
     Failed(String),
-    /// An image run: 100 generated digits beside 100 real ones (`dpsynth evaluate` scores
-    /// image runs with classifiers; that takes minutes, so the window shows the grids).
+    /// An image run: 100 generated digits beside 100 real ones, and the classifier scores
+    /// computed in a worker (they take a while: the grids show at once).
     Images {
         generated: egui::TextureHandle,
         real: Option<egui::TextureHandle>,
+        scores: ImageScores,
     },
     /// A run kept from an earlier session or another file's: evaluated when shown.
     Kept,
+}
+
+/// An image run's scores: classifiers trained on its digits, tested on real test digits.
+enum ImageScores {
+    Running(Receiver<Result<crate::eval::images::ImageReport, String>>),
+    Done(crate::eval::images::ImageReport),
+    Failed(String),
+}
+
+impl ImageScores {
+    /// Scores the model at `model` in a worker thread against the image set at `data` and
+    /// its test set beside it.
+    fn start(model: &Path, data: &Path, ctx: &egui::Context) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (m, d, c) = (model.to_path_buf(), data.to_path_buf(), ctx.clone());
+        std::thread::spawn(move || {
+            use crate::job::evaluation::{open_image_splits, score_images};
+            let r = open_image_splits(&d)
+                .and_then(|(train, test)| score_images(&m, &train, &test, Some(0)))
+                .map_err(|e| e.to_string());
+            let _ = tx.send(r);
+            c.request_repaint();
+        });
+        ImageScores::Running(rx)
+    }
+
+    fn poll(&mut self) {
+        if let ImageScores::Running(rx) = self {
+            match rx.try_recv() {
+                Ok(Ok(r)) => *self = ImageScores::Done(r),
+                Ok(Err(e)) => *self = ImageScores::Failed(e),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    *self = ImageScores::Failed("the scoring worker stopped".into())
+                }
+            }
+        }
+    }
+
+    /// One line for the comparison table.
+    fn summary(&self) -> String {
+        match self {
+            ImageScores::Running(_) => "scoring…".into(),
+            ImageScores::Failed(e) => e.clone(),
+            ImageScores::Done(r) => format!(
+                "MLP {:.1} % · LR {:.1} % on real test digits (real-trained: {:.1} %)",
+                100.0 * r.synthetic_mlp_accuracy,
+                100.0 * r.synthetic_logistic_accuracy,
+                100.0 * r.real_mlp_accuracy
+            ),
+        }
+    }
 }
 
 /// What the window keeps beside a run's model (`<model>.run.json`), so the run is listed
@@ -87,6 +140,9 @@ struct KeptRun {
     title: String,
     data: PathBuf,
     config: Option<Box<crate::job::RunConfig>>,
+    /// The column settings the run trained with (later edits do not change its scores).
+    #[serde(default)]
+    schema: Option<Schema>,
 }
 
 fn record_path(model: &Path) -> PathBuf {
@@ -108,6 +164,8 @@ struct RunResult {
     audit: audit::AuditView,
     /// The model file (for runs that have one on disk: kept, deletable).
     model: Option<PathBuf>,
+    /// The column settings a kept run trained with.
+    schema: Option<Schema>,
 }
 
 /// State of the results view.
@@ -134,6 +192,7 @@ impl ResultsPanel {
     pub fn clear(&mut self) {
         self.runs.clear();
         self.selected = 0;
+        self.delete_msg = None;
     }
 
     /// Starts evaluating a finished run's model against the real table in a worker thread
@@ -160,7 +219,7 @@ impl ResultsPanel {
         if !summary.boosted {
             let state = evaluate_in_background(model_path, data_path, real, schema, None, ctx);
             self.push(title.clone(), statement, state);
-            self.keep(&title, model_path, data_path);
+            self.keep(&title, model_path, data_path, schema);
             return;
         }
         // A boosted model: its last generator beside its boosted mixture, one entry each.
@@ -188,7 +247,7 @@ impl ResultsPanel {
         if let Some(r) = self.runs.last_mut() {
             r.before = Some(before);
         }
-        self.keep(&title, model_path, data_path);
+        self.keep(&title, model_path, data_path, schema);
         if let Some(r) = self.runs.get_mut(before) {
             r.model = Some(model_path.to_path_buf());
         }
@@ -220,6 +279,7 @@ impl ResultsPanel {
             config,
             audit: audit::AuditView::new(sample),
             model: None,
+            schema: None,
         });
         self.selected = self.runs.len() - 1;
     }
@@ -230,6 +290,12 @@ impl ResultsPanel {
             return;
         };
         if let (EvalState::Kept, Some(model)) = (&run.state, &run.model) {
+            // Scored with the columns it trained with, while they still fit the file.
+            let schema = run
+                .schema
+                .as_ref()
+                .filter(|s| s.check_table(real).is_ok())
+                .unwrap_or(schema);
             run.state = evaluate_in_background(model, data, real, schema, None, ctx);
         }
     }
@@ -263,23 +329,26 @@ impl ResultsPanel {
             self.push(r.title, summary.statement, EvalState::Kept);
             if let Some(last) = self.runs.last_mut() {
                 last.model = Some(model);
+                last.schema = r.schema;
             }
         }
     }
 
     /// Keeps a finished run's record beside its model (best effort: a run that cannot be
     /// kept is still shown now).
-    fn keep(&mut self, title: &str, model: &Path, data: &Path) {
+    fn keep(&mut self, title: &str, model: &Path, data: &Path, schema: &Schema) {
         let r = KeptRun {
             title: title.to_string(),
             data: data.to_path_buf(),
             config: self.next_config.clone(),
+            schema: Some(schema.clone()),
         };
         if let Ok(bytes) = serde_json::to_vec_pretty(&r) {
             let _ = crate::util::atomic::write_atomic(&record_path(model), &bytes);
         }
         if let Some(last) = self.runs.last_mut() {
             last.model = Some(model.to_path_buf());
+            last.schema = Some(schema.clone());
         }
     }
 
@@ -318,6 +387,7 @@ impl ResultsPanel {
         &mut self,
         title: String,
         model_path: &Path,
+        data_path: &Path,
         real: Option<egui::TextureHandle>,
         ctx: &egui::Context,
     ) {
@@ -345,6 +415,7 @@ impl ResultsPanel {
                         egui::TextureOptions::NEAREST,
                     ),
                     real,
+                    scores: ImageScores::start(model_path, data_path, ctx),
                 },
             ),
             Err(e) => (empty_statement(), EvalState::Failed(e)),
@@ -385,6 +456,9 @@ impl ResultsPanel {
             }
             if let Some(n) = next {
                 r.state = n;
+            }
+            if let EvalState::Images { scores, .. } = &mut r.state {
+                scores.poll();
             }
         }
     }
@@ -499,8 +573,12 @@ impl ResultsPanel {
             });
         }
         match &run.state {
-            EvalState::Images { generated, real } => {
-                images_ui(ui, generated, real.as_ref());
+            EvalState::Images {
+                generated,
+                real,
+                scores,
+            } => {
+                images_ui(ui, generated, real.as_ref(), scores);
             }
             EvalState::Running { line, .. } => {
                 ui.horizontal(|ui| {
@@ -686,8 +764,12 @@ impl ResultsPanel {
                             EvalState::Failed(e) => {
                                 ui.label(format!("evaluation failed: {e}"));
                             }
-                            EvalState::Images { generated, real } => {
-                                images_ui(ui, generated, real.as_ref());
+                            EvalState::Images {
+                                generated,
+                                real,
+                                scores,
+                            } => {
+                                images_ui(ui, generated, real.as_ref(), scores);
                             }
                             EvalState::Kept => {
                                 ui.label("kept from before: select it above to evaluate it");
@@ -752,8 +834,8 @@ impl ResultsPanel {
                     EvalState::Failed(e) => {
                         ui.label(e);
                     }
-                    EvalState::Images { .. } => {
-                        ui.label("image run: see its grid");
+                    EvalState::Images { scores, .. } => {
+                        ui.label(scores.summary());
                     }
                     EvalState::Kept => {
                         ui.label("kept from before: select it to evaluate it");
@@ -831,9 +913,11 @@ fn images_ui(
     ui: &mut egui::Ui,
     generated: &egui::TextureHandle,
     real: Option<&egui::TextureHandle>,
+    scores: &ImageScores,
 ) {
-    let side = (ui.available_width() / 2.0 - 20.0).clamp(200.0, 420.0);
-    ui.horizontal(|ui| {
+    image_scores_ui(ui, scores);
+    let side = (ui.available_width() / 2.0 - 20.0).clamp(160.0, 420.0);
+    ui.horizontal_wrapped(|ui| {
         ui.vertical(|ui| {
             ui.strong("Generated (100 samples of the released model)");
             ui.image((generated.id(), egui::vec2(side, side)));
@@ -845,7 +929,85 @@ fn images_ui(
             });
         }
     });
-    ui.label("Full scores for image runs (classifier accuracy on real test digits, Fréchet distance): dpsynth evaluate --grid.");
+}
+
+/// The papers' scores for generated digits, with a plain verdict on top.
+fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores) {
+    match scores {
+        ImageScores::Running(_) => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("scoring: training classifiers on generated digits and testing them on the real test digits…");
+            });
+        }
+        ImageScores::Failed(e) => {
+            ui.colored_label(ui.visuals().error_fg_color, format!("scores unavailable: {e}"));
+        }
+        ImageScores::Done(r) => {
+            let (verdict, good) = image_verdict(r);
+            let color = if good {
+                ui.visuals().text_color()
+            } else {
+                ui.visuals().warn_fg_color
+            };
+            ui.colored_label(color, egui::RichText::new(verdict).strong());
+            egui::Grid::new("image-scores").striped(true).show(ui, |ui| {
+                for h in ["accuracy on real test digits", "trained on generated", "trained on real"] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                let pct = |x: f64| format!("{:.1} %", 100.0 * x);
+                ui.label("multilayer perceptron (100 hidden units)")
+                    .on_hover_text("A small neural network trained on the digits, then asked to label the real test digits");
+                ui.label(pct(r.synthetic_mlp_accuracy));
+                ui.label(pct(r.real_mlp_accuracy));
+                ui.end_row();
+                ui.label("logistic regression")
+                    .on_hover_text("A linear classifier: the simplest judge of whether digits carry their label's shape");
+                ui.label(pct(r.synthetic_logistic_accuracy));
+                ui.label(pct(r.real_logistic_accuracy));
+                ui.end_row();
+            });
+            ui.label(format!(
+                "Fréchet distance {:.2} (0 = generated and real test digits look alike to the real-trained network; lower is better) · {} generated, {} real training and {} real test digits",
+                r.frechet_distance, r.synthetic_rows, r.real_train_rows, r.real_test_rows
+            ))
+            .on_hover_text("The distance between the two sets of digits' features in the hidden layer of the network trained on real digits (the FID recipe with a small MNIST network instead of Inception)");
+        }
+    }
+}
+
+/// A plain verdict on an image run, from the classifier trained on its digits: ten
+/// classes make 10 % the floor of guessing.
+fn image_verdict(r: &crate::eval::images::ImageReport) -> (String, bool) {
+    let (syn, real) = (r.synthetic_mlp_accuracy, r.real_mlp_accuracy);
+    if syn < 0.2 {
+        (
+            format!(
+                "Not useful: a classifier trained on these digits labels real ones {:.0} % right, about as well as guessing (10 %). The digits are noise or carry the wrong labels; more ε or more images help.",
+                100.0 * syn
+            ),
+            false,
+        )
+    } else if syn >= 0.9 * real {
+        (
+            format!(
+                "Useful: a classifier trained on these digits labels real ones {:.0} % right, close to one trained on real digits ({:.0} %).",
+                100.0 * syn,
+                100.0 * real
+            ),
+            true,
+        )
+    } else {
+        (
+            format!(
+                "Partly useful: a classifier trained on these digits labels real ones {:.0} % right, against {:.0} % when trained on real digits.",
+                100.0 * syn,
+                100.0 * real
+            ),
+            syn >= 0.5 * real,
+        )
+    }
 }
 
 fn empty_statement() -> PrivacyStatement {

@@ -24,10 +24,12 @@ pub(super) fn diagonal_plot(
     let lookup = names.clone();
     Plot::new(id)
         .data_aspect(1.0)
-        .height(ui.available_height().min(460.0))
+        .height(plot_height(ui))
         .x_axis_label(axes.0)
         .y_axis_label(axes.1)
-        .legend(Legend::default())
+        // Points gather along y = x, from bottom left to top right: the top-left corner
+        // is where the legend covers the fewest.
+        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
         .include_x(lo)
         .include_x(hi)
         .include_y(lo)
@@ -54,6 +56,21 @@ pub(super) fn diagonal_plot(
             );
             add(p);
         });
+}
+
+/// A figure takes the height the tab has left (the window may be small or large), never
+/// less than a readable minimum: the tab scrolls then.
+fn plot_height(ui: &egui::Ui) -> f32 {
+    (ui.available_height() - 8.0).max(260.0)
+}
+
+/// The two series' names in their colours above a figure, so no legend sits on the data.
+fn legend_above(ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.label("Colours:");
+        ui.colored_label(REAL, egui::RichText::new("real").strong());
+        ui.colored_label(SYNTHETIC, egui::RichText::new("synthetic").strong());
+    });
 }
 
 /// Scores below this (R² of a useless model) count as it in the window's summaries.
@@ -183,9 +200,11 @@ pub(super) fn histogram_ui(ui: &mut egui::Ui, rep: &Report, column: &mut usize) 
             .collect()
     };
     let bins = h.bins.clone();
+    legend_above(ui);
     Plot::new(format!("hist-{}", h.column))
-        .height(ui.available_height().min(420.0))
-        .legend(Legend::default())
+        .height(plot_height(ui))
+        .x_axis_label(format!("{} (hover a bar for its value)", h.column))
+        .y_axis_label("share of rows")
         .x_axis_formatter(move |m, _| {
             let i = m.value.round();
             if (m.value - i).abs() < 1e-6 && i >= 0.0 {
@@ -210,10 +229,12 @@ pub(super) fn pca_ui(ui: &mut egui::Ui, rep: &Report) {
         p.wasserstein.score,
         rep.whole_data_wasserstein.score
     ));
+    legend_above(ui);
     Plot::new("pca")
-        .height(ui.available_height().min(460.0))
+        .height(plot_height(ui))
         .data_aspect(1.0)
-        .legend(Legend::default())
+        .x_axis_label("first principal component")
+        .y_axis_label("second principal component")
         .show(ui, |pl| {
             pl.points(
                 Points::new("real", PlotPoints::from(p.real_points.clone()))

@@ -206,6 +206,8 @@ impl TrainPanel {
             self.export.msg = None;
             self.log.clear();
         }
+        // Messages about the last file do not follow the user to the next one.
+        self.start_error = None;
         self.form.forget_cost();
         self.dataset_changed(loaded);
     }
@@ -339,7 +341,8 @@ impl TrainPanel {
     }
 
     fn draw(&mut self, ui: &mut egui::Ui, loaded: Option<&Loaded>, dialogs: &mut Dialogs) {
-        egui::ScrollArea::vertical()
+        // Both ways: on a narrow window the form scrolls sideways instead of being cut.
+        egui::ScrollArea::both()
             .id_salt("train")
             .auto_shrink([false, false])
             .show(ui, |ui| self.body(ui, loaded, dialogs));
