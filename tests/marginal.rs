@@ -208,13 +208,20 @@ fn dates_train_as_numbers_and_come_back_in_their_format() {
         // kind a: January–April, b: May–August, c: September–December 2020.
         let day = 18_262 + k * 122 + (i * 7) % 120;
         let date = dpsynth::data::times::format(f64::from(day), "%d/%m/%Y");
-        csv += &format!("{date},{},{}\n", (i * 13) % 100, ["a", "b", "c"][k as usize]);
+        csv += &format!(
+            "{date},{},{}\n",
+            (i * 13) % 100,
+            ["a", "b", "c"][k as usize]
+        );
     }
     std::fs::write(&data, csv).unwrap();
     // The inference reads the column as dates in the file's format.
     let t = dpsynth::data::csv::load_csv(&data, &Default::default()).unwrap();
     let inf = dpsynth::data::infer::infer_schema(&t).unwrap();
-    assert_eq!(inf.schema.columns[0].time_format.as_deref(), Some("%d/%m/%Y"));
+    assert_eq!(
+        inf.schema.columns[0].time_format.as_deref(),
+        Some("%d/%m/%Y")
+    );
     let schema = dir.path().join("visits.schema.json");
     std::fs::write(
         &schema,
@@ -241,11 +248,32 @@ fn dates_train_as_numbers_and_come_back_in_their_format() {
         model.to_str().unwrap(),
     );
     run(&[
-        "train", "--data", d, "--schema", s, "--method", "mst", "--preset", "tiny",
-        "--epsilon", "3", "--delta", "1e-6", "--out", m,
+        "train",
+        "--data",
+        d,
+        "--schema",
+        s,
+        "--method",
+        "mst",
+        "--preset",
+        "tiny",
+        "--epsilon",
+        "3",
+        "--delta",
+        "1e-6",
+        "--out",
+        m,
     ]);
     let out = dir.path().join("synthetic.csv");
-    run(&["sample", "--model", m, "--rows", "900", "--out", out.to_str().unwrap()]);
+    run(&[
+        "sample",
+        "--model",
+        m,
+        "--rows",
+        "900",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let syn = dpsynth::data::csv::load_csv(&out, &Default::default()).unwrap();
     let (day, kind) = (syn.column("day").unwrap(), syn.column("kind").unwrap());
     let mut third_right = 0;
@@ -253,7 +281,10 @@ fn dates_train_as_numbers_and_come_back_in_their_format() {
         let text = day.text(r).expect("every synthetic date is present");
         let x = dpsynth::data::times::parse(&text, "%d/%m/%Y")
             .unwrap_or_else(|| panic!("row {r}: '{text}' is not a date in %d/%m/%Y"));
-        assert!((18_262.0..=18_627.0).contains(&x), "row {r}: {text} outside 2020");
+        assert!(
+            (18_262.0..=18_627.0).contains(&x),
+            "row {r}: {text} outside 2020"
+        );
         let k = match kind.text(r).as_deref() {
             Some("a") => 0.0,
             Some("b") => 1.0,
@@ -264,5 +295,8 @@ fn dates_train_as_numbers_and_come_back_in_their_format() {
         }
     }
     let share = f64::from(third_right) / syn.n_rows as f64;
-    assert!(share > 0.7, "only {share:.2} of dates fall in their kind's third");
+    assert!(
+        share > 0.7,
+        "only {share:.2} of dates fall in their kind's third"
+    );
 }

@@ -162,17 +162,24 @@ fn dates_round_trip_in_their_own_format() {
     let t = parse_csv_bytes(csv.as_bytes().to_vec(), "d.csv", &LoadOptions::default()).unwrap();
     let schema = infer_schema(&t).unwrap().schema;
     assert_eq!(schema.columns[0].kind_label(), "date/time");
-    assert_eq!(schema.columns[1].time_format.as_deref(), Some("%Y-%m-%d %H:%M:%S"));
+    assert_eq!(
+        schema.columns[1].time_format.as_deref(),
+        Some("%Y-%m-%d %H:%M:%S")
+    );
     let enc = Encoding::new(&schema).unwrap();
     let e = enc.encode(&t).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let back = enc.decode(&e.values, DecodeMode::Argmax, &mut rng).unwrap();
-    assert_eq!(back.column("d").unwrap().values, t.column("d").unwrap().values);
+    assert_eq!(
+        back.column("d").unwrap().values,
+        t.column("d").unwrap().values
+    );
     // Times come back within a second (f32 resolution over a two-day span).
     for r in 0..t.n_rows {
         let f = "%Y-%m-%d %H:%M:%S";
         let a = dpsynth::data::times::parse(&t.column("t").unwrap().text(r).unwrap(), f).unwrap();
-        let b = dpsynth::data::times::parse(&back.column("t").unwrap().text(r).unwrap(), f).unwrap();
+        let b =
+            dpsynth::data::times::parse(&back.column("t").unwrap().text(r).unwrap(), f).unwrap();
         assert!((a - b).abs() * 86_400.0 <= 1.0, "row {r}: {a} vs {b}");
     }
     // A cell that is no date in the format is an error naming it.
@@ -183,5 +190,8 @@ fn dates_round_trip_in_their_own_format() {
     )
     .unwrap();
     let err = enc.encode(&bad).unwrap_err().to_string();
-    assert!(err.contains("2020-02-30") && err.contains("%Y-%m-%d"), "{err}");
+    assert!(
+        err.contains("2020-02-30") && err.contains("%Y-%m-%d"),
+        "{err}"
+    );
 }

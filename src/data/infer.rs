@@ -129,12 +129,14 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
                 ));
             }
             if let Some(f) = super::times::detect(levels.iter().map(String::as_str)) {
-                let days: Vec<Option<f64>> = levels
-                    .iter()
-                    .map(|l| super::times::parse(l, f))
-                    .collect();
+                let days: Vec<Option<f64>> =
+                    levels.iter().map(|l| super::times::parse(l, f)).collect();
                 let (lo, hi) = value_range(&days);
-                let (lower, upper) = if lo < hi { (lo, hi) } else { (lo - 1.0, lo + 1.0) };
+                let (lower, upper) = if lo < hi {
+                    (lo, hi)
+                } else {
+                    (lo - 1.0, lo + 1.0)
+                };
                 let mut spec = spec(
                     col,
                     Kind::Continuous,
@@ -235,7 +237,11 @@ fn check_mixed(name: &str, v: &super::table::TextColumn, present: usize) -> Resu
         .enumerate()
         .find_map(|(i, c)| c.filter(|s| is_non_finite_number(s)).map(|s| (i, s)))
     {
-        let non_finite = v.iter().flatten().filter(|s| is_non_finite_number(s)).count();
+        let non_finite = v
+            .iter()
+            .flatten()
+            .filter(|s| is_non_finite_number(s))
+            .count();
         if numeric + non_finite == present && numeric > 0 {
             return Err(DataError::column(
                 name,

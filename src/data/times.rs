@@ -118,7 +118,10 @@ mod tests {
         assert_eq!(parse("1970-01-02", "%Y-%m-%d"), Some(1.0));
         assert_eq!(parse("1969-12-31", "%Y-%m-%d"), Some(-1.0));
         assert_eq!(parse("1970-01-01 12:00:00", "%Y-%m-%d %H:%M:%S"), Some(0.5));
-        assert_eq!(parse("31/12/2020", "%d/%m/%Y"), parse("2020-12-31", "%Y-%m-%d"));
+        assert_eq!(
+            parse("31/12/2020", "%d/%m/%Y"),
+            parse("2020-12-31", "%Y-%m-%d")
+        );
         assert_eq!(parse("2020-13-01", "%Y-%m-%d"), None);
         assert_eq!(parse("hello", "%Y-%m-%d"), None);
         for (s, f) in [

@@ -313,12 +313,14 @@ impl DataPanel {
                 });
                 let mut typed = [false; 2];
                 ui.horizontal(|ui| {
-                    for (i, (prefix, bound)) in
-                        [("from", &mut *lower), ("to", &mut *upper)].into_iter().enumerate()
+                    for (i, (prefix, bound)) in [("from", &mut *lower), ("to", &mut *upper)]
+                        .into_iter()
+                        .enumerate()
                     {
                         ui.label(prefix);
                         let parsed = crate::data::times::parse(&text[i], &f);
-                        let mut edit = egui::TextEdit::singleline(&mut text[i]).desired_width(130.0);
+                        let mut edit =
+                            egui::TextEdit::singleline(&mut text[i]).desired_width(130.0);
                         if parsed.is_none() {
                             edit = edit.text_color(ui.visuals().error_fg_color);
                         }
@@ -572,7 +574,11 @@ fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
             let (lo, hi) = crate::data::infer::value_range(&days);
             let f = spec.time_format.as_deref().unwrap_or_default();
             spec.integer = !crate::data::times::has_time(f);
-            let (lo, hi) = if lo < hi { (lo, hi) } else { (lo - 1.0, lo + 1.0) };
+            let (lo, hi) = if lo < hi {
+                (lo, hi)
+            } else {
+                (lo - 1.0, lo + 1.0)
+            };
             Some(Domain::Bounds {
                 lower: lo,
                 upper: hi,

@@ -17,7 +17,12 @@ pub struct FrameStats {
     training: Vec<f32>,
     idle: Vec<f32>,
     last_write: Option<Instant>,
+    /// The frames over 16 ms and where the window was (for the log: what to speed up).
+    slow: Vec<(f32, String)>,
 }
+
+/// Slow frames kept for the log.
+const SLOW_KEPT: usize = 40;
 
 /// Percentile of an unsorted sample (nearest rank).
 fn percentile(v: &[f32], p: f64) -> f32 {
@@ -31,11 +36,15 @@ fn percentile(v: &[f32], p: f64) -> f32 {
 }
 
 impl FrameStats {
-    pub fn record(&mut self, seconds: Option<f32>, training: bool) {
+    /// Records one frame's time; `place` says what the window showed (the tab).
+    pub fn record(&mut self, seconds: Option<f32>, training: bool, place: &str) {
         let Some(s) = seconds.filter(|s| s.is_finite()) else {
             return;
         };
         let ms = s * 1000.0;
+        if ms > 16.0 && self.slow.len() < SLOW_KEPT {
+            self.slow.push((ms, place.to_string()));
+        }
         self.recent.push_back(ms);
         if self.recent.len() > WINDOW {
             self.recent.pop_front();
@@ -82,7 +91,14 @@ impl FrameStats {
                 v.iter().filter(|&&x| x > 16.0).count()
             )
         };
-        line("training", &self.training) + &line("idle", &self.idle)
+        let slow: Vec<String> = self
+            .slow
+            .iter()
+            .map(|(ms, at)| format!("{ms:.1} ms ({at})"))
+            .collect();
+        line("training", &self.training)
+            + &line("idle", &self.idle)
+            + &format!("slow frames: {}\n", slow.join(", "))
     }
 }
 
@@ -102,13 +118,14 @@ mod tests {
     #[test]
     fn frames_are_split_by_training() {
         let mut f = FrameStats::default();
-        f.record(Some(0.002), true);
-        f.record(Some(0.020), true);
-        f.record(Some(0.001), false);
-        f.record(None, false);
+        f.record(Some(0.002), true, "Train");
+        f.record(Some(0.020), true, "Train");
+        f.record(Some(0.001), false, "Data");
+        f.record(None, false, "Data");
         let s = f.summary();
         assert!(s.contains("training: frames 2"), "{s}");
         assert!(s.contains("over 16 ms 1"), "{s}");
         assert!(s.contains("idle: frames 1"), "{s}");
+        assert!(s.contains("20.0 ms (Train)"), "{s}");
     }
 }

@@ -122,6 +122,8 @@ pub struct App {
     results_panel: results::ResultsPanel,
     /// A released model opened on its own (`.dpsynth`).
     model_view: Option<model_view::ModelView>,
+    /// Writes the column settings kept per file, off the UI thread.
+    schema_keeper: schema_store::Keeper,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -303,11 +305,7 @@ impl App {
             ..
         }) = &self.loaded
         {
-            if let Err(e) = schema_store::keep(path, schema) {
-                self.error = Some(format!(
-                    "could not keep the column settings for next time: {e}"
-                ));
-            }
+            self.schema_keeper.keep(path, schema);
         }
     }
 
@@ -472,10 +470,33 @@ impl eframe::App for App {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
-        self.frames
-            .record(frame.info().cpu_usage, self.train_panel.is_running());
+        // The frame just drawn: the tab it showed, and what was in flight.
+        let place = format!(
+            "{:?}{}{}",
+            self.tab,
+            if self.loading.is_some() {
+                ", loading"
+            } else {
+                ""
+            },
+            if self.results_panel.is_evaluating() {
+                ", evaluating"
+            } else {
+                ""
+            }
+        );
+        self.frames.record(
+            frame.info().cpu_usage,
+            self.train_panel.is_running(),
+            &place,
+        );
         let ctx = ui.ctx().clone();
         self.finish_loading(&ctx);
+        if let Some(e) = self.schema_keeper.failure() {
+            self.error = Some(format!(
+                "could not keep the column settings for next time: {e}"
+            ));
+        }
         if let Some((purpose, path)) = self.dialogs.poll() {
             self.dialog_answered(purpose, path, &ctx);
         }

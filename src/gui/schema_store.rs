@@ -4,6 +4,7 @@
 //! beside the user's data.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel};
 
 use sha2::{Digest, Sha256};
 
@@ -35,4 +36,48 @@ pub fn keep(data: &Path, schema: &Schema) -> Result<(), String> {
 pub fn kept(data: &Path, table: &Table) -> Option<Schema> {
     let s = Schema::load(&path_for(data)).ok()?;
     (s.validate().is_ok() && s.check_table(table).is_ok()).then_some(s)
+}
+
+/// Writes kept schemas on a worker thread (a write ends with an fsync, which may take a
+/// frame's budget), in order, the newest of a burst only: typing a bound writes once the
+/// typing pauses, not per key.
+#[derive(Default)]
+pub struct Keeper {
+    worker: Option<(Sender<(PathBuf, Schema)>, Receiver<String>)>,
+}
+
+impl Keeper {
+    /// Keeps `schema` for the data file at `data`, soon.
+    pub fn keep(&mut self, data: &Path, schema: &Schema) {
+        let (tx, _) = self.worker.get_or_insert_with(|| {
+            let (tx, rx) = channel::<(PathBuf, Schema)>();
+            let (etx, erx) = channel();
+            std::thread::spawn(move || {
+                while let Ok(mut next) = rx.recv() {
+                    // Only the newest request of a burst (per file) matters.
+                    let mut others = Vec::new();
+                    while let Ok(n) = rx.try_recv() {
+                        if n.0 == next.0 {
+                            next = n;
+                        } else {
+                            others.push(std::mem::replace(&mut next, n));
+                        }
+                    }
+                    others.push(next);
+                    for (p, s) in others {
+                        if let Err(e) = keep(&p, &s) {
+                            let _ = etx.send(e);
+                        }
+                    }
+                }
+            });
+            (tx, erx)
+        });
+        let _ = tx.send((data.to_path_buf(), schema.clone()));
+    }
+
+    /// A failure to keep settings since the last call, to show.
+    pub fn failure(&self) -> Option<String> {
+        self.worker.as_ref().and_then(|(_, e)| e.try_recv().ok())
+    }
 }

@@ -188,6 +188,20 @@ pub struct ResultsPanel {
 }
 
 impl ResultsPanel {
+    /// Whether a run's evaluation is still going on in a worker.
+    pub fn is_evaluating(&self) -> bool {
+        self.runs.iter().any(|r| {
+            matches!(r.state, EvalState::Running { .. })
+                || matches!(
+                    r.state,
+                    EvalState::Images {
+                        scores: ImageScores::Running(_),
+                        ..
+                    }
+                )
+        })
+    }
+
     /// Forgets every run (a new dataset was opened).
     pub fn clear(&mut self) {
         self.runs.clear();
@@ -941,7 +955,10 @@ fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores) {
             });
         }
         ImageScores::Failed(e) => {
-            ui.colored_label(ui.visuals().error_fg_color, format!("scores unavailable: {e}"));
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                format!("scores unavailable: {e}"),
+            );
         }
         ImageScores::Done(r) => {
             let (verdict, good) = image_verdict(r);
