@@ -1,6 +1,6 @@
 //! Runs are kept: a run trained in the window is listed again in Results after the user
 //! opens another file and comes back, and after the window restarts; "Delete run…" asks
-//! once more, then removes it and its model file.
+//! once more, then removes it and its model file. Column settings are kept per file too.
 
 mod common;
 
@@ -30,6 +30,12 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
         let mut h = common::isolated_window(dir.path(), false);
         h.run_steps(3);
         open_adult(&mut h);
+        // A column setting made now is kept for this file.
+        h.get_by_role_and_label(egui::accesskit::Role::ComboBox, "kind of fnlwgt")
+            .click();
+        h.run_steps(2);
+        h.get_by_label("ignored").click();
+        h.run_steps(3);
         h.get_by_label("2 · Train and export").click();
         wait_for(&mut h, "this dataset's budget: total ε", 20);
         click(&mut h, "MST");
@@ -52,10 +58,30 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
         h.run_steps(3);
         h.get_by_label("mst · tiny · ε 1.00");
     }
+    // The column setting was kept (written off the UI thread: it may trail a moment).
+    let schemas = dir.path().join("dpsynth").join("schemas");
+    let kept_schema = || -> Option<String> {
+        std::fs::read_dir(&schemas)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+            .find_map(|p| std::fs::read_to_string(p).ok())
+    };
+    let t0 = std::time::Instant::now();
+    while kept_schema().is_none() && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text = kept_schema().expect("the column settings are kept");
+    let s = dpsynth::data::schema::Schema::from_json(&text, "kept").unwrap();
+    assert_eq!(
+        s.column("fnlwgt").unwrap().kind,
+        dpsynth::data::schema::Kind::Ignored
+    );
     // A new window on the same app folder (a restart).
     let mut h = common::isolated_window(dir.path(), false);
     h.run_steps(3);
     open_adult(&mut h);
+    h.get_by_label_contains("Your column settings for this file from last time are back");
     h.get_by_label("3 · Results").click();
     h.run_steps(3);
     h.get_by_label("mst · tiny · ε 1.00");

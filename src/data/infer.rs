@@ -131,17 +131,11 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
             if let Some(f) = super::times::detect(levels.iter().map(String::as_str)) {
                 let days: Vec<Option<f64>> =
                     levels.iter().map(|l| super::times::parse(l, f)).collect();
-                let (lo, hi) = value_range(&days);
-                let (lower, upper) = if lo < hi {
-                    (lo, hi)
-                } else {
-                    (lo - 1.0, lo + 1.0)
-                };
                 let mut spec = spec(
                     col,
                     Kind::Continuous,
                     !super::times::has_time(f),
-                    Some(Domain::Bounds { lower, upper }),
+                    Some(bounds_around(&days)),
                 );
                 spec.time_format = Some(f.to_string());
                 return Ok((spec, Some(format!("read as dates/times in the format {f}"))));
@@ -175,6 +169,18 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
             ))
         }
     }
+}
+
+/// Bounds around the present values of a column: their range, widened by one each way
+/// when every value is the same (bounds need lower < upper).
+pub fn bounds_around(v: &[Option<f64>]) -> Domain {
+    let (lo, hi) = value_range(v);
+    let (lower, upper) = if lo < hi {
+        (lo, hi)
+    } else {
+        (lo - 1.0, lo + 1.0)
+    };
+    Domain::Bounds { lower, upper }
 }
 
 /// The smallest and largest present value of a numeric column (±∞ when all are missing).

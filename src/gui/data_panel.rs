@@ -571,32 +571,14 @@ fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
         }
         Kind::Continuous if spec.time_format.is_some() => {
             let days = spec.numbers(col).unwrap_or_default();
-            let (lo, hi) = crate::data::infer::value_range(&days);
             let f = spec.time_format.as_deref().unwrap_or_default();
             spec.integer = !crate::data::times::has_time(f);
-            let (lo, hi) = if lo < hi {
-                (lo, hi)
-            } else {
-                (lo - 1.0, lo + 1.0)
-            };
-            Some(Domain::Bounds {
-                lower: lo,
-                upper: hi,
-            })
+            Some(crate::data::infer::bounds_around(&days))
         }
         Kind::Continuous => match &col.values {
             Values::Number(v) => {
-                let (lo, hi) = crate::data::infer::value_range(v);
                 spec.integer = v.iter().flatten().all(|x| x.fract() == 0.0);
-                let (lo, hi) = if lo < hi {
-                    (lo, hi)
-                } else {
-                    (lo - 1.0, lo + 1.0)
-                };
-                Some(Domain::Bounds {
-                    lower: lo,
-                    upper: hi,
-                })
+                Some(crate::data::infer::bounds_around(v))
             }
             Values::Text(_) => {
                 // Text cannot be continuous: fall back.

@@ -58,10 +58,11 @@ pub(super) fn diagonal_plot(
         });
 }
 
-/// A figure takes the height the tab has left (the window may be small or large), never
-/// less than a readable minimum: the tab scrolls then.
+/// A figure takes the height the tab has left, on a small window as on a large one (a
+/// fixed height wastes a tall window and overflows a short one), down to a minimum that
+/// still reads.
 fn plot_height(ui: &egui::Ui) -> f32 {
-    (ui.available_height() - 8.0).max(260.0)
+    (ui.available_height() - 8.0).max(160.0)
 }
 
 /// The two series' names in their colours above a figure, so no legend sits on the data.

@@ -228,3 +228,24 @@ impl RunView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each run draws its loss chart under a new id, so a view the user panned or zoomed
+    /// during one run never carries over (an empty-looking chart) to the next; the zoom
+    /// switch itself is the user's choice and stays.
+    #[test]
+    fn a_new_run_resets_the_chart_view_but_keeps_the_zoom_switch() {
+        let mut v = RunView::default();
+        v.start(1.0, 1e-5);
+        let first = v.generation;
+        v.zoom = true;
+        v.losses.push(("gan · generator".into(), vec![[0.0, 1.0]]));
+        v.start(2.0, 1e-5);
+        assert_ne!(v.generation, first);
+        assert!(v.zoom);
+        assert!(v.losses.is_empty());
+    }
+}
