@@ -184,14 +184,14 @@ fn dates_round_trip_in_their_own_format() {
     }
     // A cell that is no date in the format is an error naming it.
     let bad = parse_csv_bytes(
-        b"d,t\n2020-02-30,2021-03-01 10:15:00\n".to_vec(),
+        b"d,t\n2020-02-28,2021-03-01 10:15:00\n2020-02-30,2021-03-01 10:15:00\n".to_vec(),
         "b.csv",
         &LoadOptions::default(),
     )
     .unwrap();
     let err = enc.encode(&bad).unwrap_err().to_string();
     assert!(
-        err.contains("2020-02-30") && err.contains("%Y-%m-%d"),
+        err.contains("row 2") && err.contains("2020-02-30") && err.contains("%Y-%m-%d"),
         "{err}"
     );
 }
