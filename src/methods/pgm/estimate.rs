@@ -93,7 +93,9 @@ impl Estimate {
                 add_expanded(&mut e.theta[k], th, &map, 1.0);
             }
         }
-        e.step = prev.step;
+        // The step is not carried over: the new measurements set a new scale, and a
+        // converged fit ends with a step shrunk by line searches at its optimum (one
+        // such step left MST's tree unfitted).
         e.marginals = e.propagate(&e.theta);
         e
     }
@@ -109,23 +111,29 @@ impl Estimate {
             let map = sub_index(&self.sizes, &self.tree.cliques[k], &m.attrs);
             self.placed.push((k, map));
         }
-        if self.step <= 0.0 {
-            let s2 = measurements
-                .iter()
-                .map(|m| m.sigma * m.sigma)
-                .fold(f64::INFINITY, f64::min);
-            self.step = if s2.is_finite() && s2 > 0.0 {
-                s2 / self.total
-            } else {
-                1.0 / self.total
-            };
+        let s2 = measurements
+            .iter()
+            .map(|m| m.sigma * m.sigma)
+            .fold(f64::INFINITY, f64::min);
+        let base = if s2.is_finite() && s2 > 0.0 {
+            s2 / self.total
+        } else {
+            1.0 / self.total
+        };
+        // The step doubles after every accepted one and halves in every line search, so
+        // over many calls it could drift anywhere (near the optimum, rounding decides the
+        // line search): kept inside [base·1e-9, base·1e9], each search ends in bounded
+        // time and the next fit can recover.
+        let (floor, ceiling) = (base * 1e-9, base * 1e9);
+        if self.step.is_nan() || self.step <= 0.0 {
+            self.step = base;
         }
         let mut mu = self.propagate(&self.theta);
         let (mut loss, mut grad) = self.loss(&mu, measurements);
         for _ in 0..iters {
-            let mut alpha = self.step * 2.0;
+            let mut alpha = (self.step * 2.0).min(ceiling);
             let mut accepted = false;
-            for _ in 0..30 {
+            while alpha >= floor {
                 let theta: Vec<Vec<f64>> = self
                     .theta
                     .iter()
@@ -297,6 +305,32 @@ mod tests {
                 assert!((ac[a * 2 + c] - want).abs() < 1e-2, "{a} {c}");
             }
         }
+    }
+
+    /// MST's path: a fit of the 1-way counts, then a warm start on the tree's pairs.
+    /// Near its optimum the first fit's line searches shrink the step (to 1e-17 in a
+    /// seen run: rounding decides them there); the second fit once inherited that step
+    /// and never moved, so about one MST run in eight released the 1-way model alone.
+    #[test]
+    fn a_warm_start_after_a_converged_fit_still_fits() {
+        let (sizes, data) = rows(2_000);
+        let measure = |c: &[usize]| Measurement {
+            attrs: c.to_vec(),
+            noisy: count(&data, &sizes, c),
+            sigma: 1.0,
+        };
+        let singles: Vec<Vec<usize>> = (0..4).map(|a| vec![a]).collect();
+        let mut ms: Vec<Measurement> = singles.iter().map(|c| measure(c)).collect();
+        let mut e = Estimate::new(&sizes, JunctionTree::build(&sizes, &singles), 2_000.0);
+        e.fit(&ms, 200);
+        e.step = 1e-17;
+        let pairs = vec![vec![0, 1], vec![1, 2]];
+        ms.extend(pairs.iter().map(|c| measure(c)));
+        let mut cliques = singles.clone();
+        cliques.extend(pairs);
+        let mut w = Estimate::warm_from(&e, JunctionTree::build(&sizes, &cliques));
+        let loss = w.fit(&ms, 2_000);
+        assert!(loss < 1e-3, "loss {loss}");
     }
 
     #[test]
