@@ -433,3 +433,74 @@ fn clip_factors_are_exact_in_f64_and_drop_non_finite_norms() {
         "a non-finite norm contributes nothing"
     );
 }
+
+/// Convolutions, strided and transposed, against the per-example reference (candle's
+/// own conv2d / conv_transpose2d with autograd, one example at a time). The shapes are
+/// chosen so that both per-example norm paths run: the first convolution (many
+/// positions, few channels) takes the direct path, the second the ghost path; and both
+/// paths agree on every layer.
+#[test]
+fn convolutions_match_the_per_example_reference_on_both_norm_paths() {
+    use dpsynth::nn::conv::{Conv2d, ConvShape, sq_norms};
+    use dpsynth::nn::layers::Signal;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(31);
+    let dev = Device::Cpu;
+    let shape = |cin, h, cout, k, stride, pad, transposed| ConvShape {
+        cin,
+        h,
+        w: h,
+        cout,
+        k,
+        stride,
+        pad,
+        transposed,
+    };
+    let s1 = shape(1, 8, 4, 3, 2, 1, false); // 8×8 → 4×4: direct
+    let s2 = shape(4, 4, 8, 3, 2, 1, false); // 4×4 → 2×2: ghost
+    let s3 = shape(8, 2, 2, 4, 2, 1, true); // 2×2 → 4×4, upsampling
+    assert!(!s1.ghost_is_cheaper() && s2.ghost_is_cheaper());
+    let net = Net::new(
+        vec![
+            Block::Conv(Conv2d::new(s1, true, &dev, &mut rng).unwrap()),
+            Block::Act(Act::LeakyRelu(0.2)),
+            Block::Conv(Conv2d::new(s2, false, &dev, &mut rng).unwrap()),
+            Block::Act(Act::Tanh),
+            Block::Conv(Conv2d::new(s3, true, &dev, &mut rng).unwrap()),
+            Block::Act(Act::Relu),
+            Block::Linear(Linear::new(32, 3, true, &dev, &mut rng).unwrap()),
+        ],
+        &dev,
+    );
+    let loss = |y: &Tensor, _x: &Tensor, _t: Option<&Tensor>| (y.sqr()? + y)?.sum(1);
+    for batch in [1usize, 7, 20] {
+        let x = rand_data(&mut rng, batch, 64);
+        let (ref_norms, _) = reference::clipped_sum(&net, &x, 1e9, loss).unwrap();
+        let mut sorted = ref_norms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let clip = sorted[sorted.len() / 2];
+        let (ref_norms, r) = reference::clipped_sum(&net, &x, clip, loss).unwrap();
+        let (norms, f) = fast_clipped(&net, &x, clip, &loss);
+        for (a, b) in norms.iter().zip(&ref_norms) {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.max(1e-6),
+                "batch {batch}: {a} vs {b}"
+            );
+        }
+        assert_eq!(f.len(), r.len());
+        for (k, (a, b)) in f.iter().zip(&r).enumerate() {
+            let d = rel_diff(a, b);
+            assert!(d <= 1e-4, "batch {batch}, parameter {k}: {d:e}");
+        }
+        // Ghost and direct norms agree layer by layer.
+        let (y, caches) = net.forward_train(&x, None).unwrap();
+        let (_, dy) = dpsynth::nn::layers::loss_grad(&y, |y| loss(y, &x, None)).unwrap();
+        let (_, signals) = net.backward(&caches, &dy).unwrap();
+        for s in &signals {
+            if let Signal::Conv { a, delta, bias, .. } = s {
+                let g = sq_norms(a, delta, *bias, true).unwrap();
+                let d = sq_norms(a, delta, *bias, false).unwrap();
+                assert!(rel_diff(&g, &d) <= 1e-5);
+            }
+        }
+    }
+}

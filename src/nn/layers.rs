@@ -10,6 +10,7 @@
 use candle_core::{D, DType, Device, Tensor, Var};
 use rand::Rng;
 
+use super::conv::Conv2d;
 use super::{NnError, Result};
 
 /// An elementwise activation.
@@ -84,6 +85,8 @@ pub struct BatchNorm {
 #[derive(Debug, Clone)]
 pub enum Block {
     Linear(Linear),
+    /// A convolution or transposed convolution over a flat channel-major image.
+    Conv(Conv2d),
     Act(Act),
     LayerNorm(LayerNorm),
     BatchNorm(BatchNorm),
@@ -100,6 +103,7 @@ pub enum Block {
 #[derive(Debug)]
 pub enum Cache {
     Linear { a: Tensor },
+    Conv { cols: Tensor },
     Act { z: Tensor, y: Tensor },
     Norm { xhat: Tensor, inv_std: Tensor },
     Residual(Vec<Cache>),
@@ -115,6 +119,14 @@ pub enum Signal {
         a: Tensor,
         delta: Tensor,
         bias: bool,
+    },
+    /// A convolution's patches `a` [B, L, C·k·k] and per-position output signals
+    /// `delta` [B, L, C_out]; `ghost` picks the cheaper per-example norm.
+    Conv {
+        a: Tensor,
+        delta: Tensor,
+        bias: bool,
+        ghost: bool,
     },
     /// Normalised inputs and output signals of a layer norm.
     LayerNorm { xhat: Tensor, delta: Tensor },
@@ -304,6 +316,12 @@ impl Net {
                             out.push(b.clone());
                         }
                     }
+                    Block::Conv(c) => {
+                        out.push(c.w.clone());
+                        if let Some(b) = &c.b {
+                            out.push(b.clone());
+                        }
+                    }
                     Block::LayerNorm(n) => {
                         out.push(n.gamma.clone());
                         out.push(n.beta.clone());
@@ -373,6 +391,11 @@ fn forward_blocks(
                     z = z.broadcast_add(bias.as_tensor())?;
                 }
                 (z, keep.then(|| Cache::Linear { a: h.clone() }))
+            }
+            Block::Conv(conv) => {
+                let cols = conv.patches(&h)?;
+                let z = conv.apply(&cols)?;
+                (z, keep.then_some(Cache::Conv { cols }))
             }
             Block::Act(a) => {
                 let y = act_forward(*a, &h)?;
@@ -507,6 +530,17 @@ fn backward_blocks(
                 });
                 d.matmul(l.w.as_tensor())?
             }
+            (Block::Conv(conv), Cache::Conv { cols }) => {
+                let delta = conv.positions(&d)?;
+                let dx = conv.input_grad(&delta)?;
+                signals.push(Signal::Conv {
+                    a: cols.clone(),
+                    delta,
+                    bias: conv.b.is_some(),
+                    ghost: conv.shape.ghost_is_cheaper(),
+                });
+                dx
+            }
             (Block::Act(a), Cache::Act { z, y }) => act_backward(*a, z, y, &d)?,
             (Block::LayerNorm(n), Cache::Norm { xhat, inv_std }) => {
                 signals.push(Signal::LayerNorm {
@@ -611,6 +645,9 @@ pub fn summed_grads(signals: &[Signal]) -> Result<Vec<Tensor>> {
                 if *bias {
                     out.push(delta.sum(0)?);
                 }
+            }
+            Signal::Conv { a, delta, bias, .. } => {
+                out.extend(super::conv::summed(a, delta, *bias, None)?);
             }
             Signal::LayerNorm { xhat, delta } | Signal::BatchNorm { xhat, delta } => {
                 out.push((delta * xhat)?.sum(0)?);

@@ -6,6 +6,9 @@
 //!   output signals Δ, which is all DP-SGD needs: per-example gradient norms are
 //!   ‖g_i‖² = Σ_l ‖δ_il‖²(‖a_il‖² + 1) and the clipped sum is Δᵀdiag(c)A, so no
 //!   per-example gradient is ever materialised and no second backward pass is run.
+//! - [`conv`]: convolution and transposed convolution as a patch gather and one matrix
+//!   product, so the same A/Δ reduction (or, per layer where cheaper, the ghost norm)
+//!   clips them.
 //! - [`dpsgd`]: Poisson sampling, clipping, calibrated Gaussian noise from a CSPRNG, and
 //!   the step that charges the accountant before it touches data.
 //! - [`reference`]: the slow, obviously-correct per-example path (candle autograd, one
@@ -16,6 +19,7 @@
 //! Layering: uses `privacy` (to charge steps); never `data`, `methods`, `gui` or `cli`.
 
 pub mod bench;
+pub mod conv;
 pub mod device;
 pub mod dpsgd;
 pub mod layers;

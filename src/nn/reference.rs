@@ -18,6 +18,33 @@ fn act(a: Act, z: &Tensor) -> candle_core::Result<Tensor> {
     }
 }
 
+/// A convolution through candle's own `conv2d` / `conv_transpose2d` (the transposed
+/// kernel flipped and its channels swapped from the convolution form the layer keeps),
+/// independent of the layer's gather map.
+pub(crate) fn conv(c: &super::conv::Conv2d, h: &Tensor) -> Result<Tensor> {
+    let s = c.shape;
+    let bsz = h.dims()[0];
+    let img = h.reshape((bsz, s.cin, s.h, s.w))?;
+    let w4 = c.w.as_tensor().reshape((s.cout, s.cin, s.k, s.k))?;
+    let y = if s.transposed {
+        let rev: Vec<u32> = (0..s.k as u32).rev().collect();
+        let rev = Tensor::from_vec(rev, s.k, w4.device())?;
+        let k = w4
+            .index_select(&rev, 2)?
+            .index_select(&rev, 3)?
+            .transpose(0, 1)?
+            .contiguous()?;
+        img.conv_transpose2d(&k, s.pad, 0, s.stride, 1)?
+    } else {
+        img.conv2d(&w4, s.pad, s.stride, 1, 1)?
+    };
+    let y = match &c.b {
+        Some(b) => y.broadcast_add(&b.as_tensor().reshape((1, s.cout, 1, 1))?)?,
+        None => y,
+    };
+    Ok(y.flatten_from(1)?)
+}
+
 fn softmax_rows(z: &Tensor) -> candle_core::Result<Tensor> {
     let e = z.exp()?;
     e.broadcast_div(&e.sum_keepdim(1)?)
@@ -34,6 +61,7 @@ fn forward(blocks: &[Block], x: &Tensor) -> Result<Tensor> {
                     None => z,
                 }
             }
+            Block::Conv(c) => conv(c, &h)?,
             Block::Act(a) => act(*a, &h)?,
             Block::LayerNorm(n) => {
                 let xc = h.broadcast_sub(&h.mean_keepdim(D::Minus1)?)?;

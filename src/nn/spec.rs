@@ -5,6 +5,7 @@
 
 use candle_core::{Device, Tensor, Var};
 
+use super::conv::{Conv2d, ConvShape};
 use super::layers::{Act, Block, HeadSpan, LayerNorm, Linear, Net};
 use super::{NnError, Result};
 
@@ -13,6 +14,7 @@ use super::{NnError, Result};
 #[serde(rename_all = "snake_case")]
 pub enum BlockSpec {
     Linear { inp: usize, out: usize, bias: bool },
+    Conv { shape: ConvShape, bias: bool },
     Act(Act),
     LayerNorm { dim: usize, eps: f64 },
     Residual(Vec<BlockSpec>),
@@ -31,6 +33,10 @@ impl Net {
                             inp: l.in_dim(),
                             out: l.out_dim(),
                             bias: l.b.is_some(),
+                        },
+                        Block::Conv(c) => BlockSpec::Conv {
+                            shape: c.shape,
+                            bias: c.b.is_some(),
                         },
                         Block::Act(a) => BlockSpec::Act(*a),
                         Block::LayerNorm(n) => BlockSpec::LayerNorm {
@@ -94,6 +100,16 @@ impl Net {
                             };
                             Block::Linear(Linear { w, b })
                         }
+                        BlockSpec::Conv { shape, bias } => {
+                            shape.out_hw()?;
+                            let w = take(params, k, &[shape.cout, shape.patch()])?;
+                            let b = if *bias {
+                                Some(take(params, k, &[shape.cout])?.as_tensor().clone())
+                            } else {
+                                None
+                            };
+                            Block::Conv(Conv2d::from_weights(*shape, w.as_tensor().clone(), b)?)
+                        }
                         BlockSpec::Act(a) => Block::Act(*a),
                         BlockSpec::LayerNorm { dim, eps } => Block::LayerNorm(LayerNorm {
                             gamma: take(params, k, &[*dim])?,
@@ -146,6 +162,12 @@ pub fn param_names(spec: &[BlockSpec]) -> Vec<String> {
                     out.push(format!("{p}.linear.weight"));
                     if *bias {
                         out.push(format!("{p}.linear.bias"));
+                    }
+                }
+                BlockSpec::Conv { bias, .. } => {
+                    out.push(format!("{p}.conv.weight"));
+                    if *bias {
+                        out.push(format!("{p}.conv.bias"));
                     }
                 }
                 BlockSpec::LayerNorm { .. } => {
