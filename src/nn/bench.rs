@@ -61,6 +61,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let d = match &c.net.blocks[0] {
         Block::Linear(l) => l.in_dim(),
+        Block::Conv(c) => c.shape.in_dim(),
         _ => 1,
     };
     let v: Vec<f32> = (0..c.n * d).map(|_| rng.random::<f32>()).collect();
@@ -152,7 +153,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
     })
 }
 
-/// Runs the three networks of the issue; `steps` timed steps each after a warm-up.
+/// Runs the benchmarked networks (three dense, one convolutional); `steps` timed steps each after a warm-up.
 pub fn run(steps: usize, dev: &Device) -> Result<Vec<NetworkTiming>> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let lrelu = Act::LeakyRelu(0.2);
@@ -167,6 +168,7 @@ pub fn run(steps: usize, dev: &Device) -> Result<Vec<NetworkTiming>> {
     }]));
     let ae = Net::new(ae, dev);
     let mnist = Net::new(mlp(&[784, 256, 1], lrelu, dev, &mut rng)?, dev);
+    let conv_critic = Net::new(super::conv::dcgan_critic(&[32, 64], 1, dev, &mut rng)?, dev);
     let cases = [
         Case {
             name: "adult_critic_106-70-35-1_b128",
@@ -189,6 +191,15 @@ pub fn run(steps: usize, dev: &Device) -> Result<Vec<NetworkTiming>> {
         Case {
             name: "mnist_critic_784-256-1_b256",
             net: mnist,
+            n: 60_000,
+            batch: 256,
+            loss: critic_loss,
+            reference: false,
+            rmsprop: true,
+        },
+        Case {
+            name: "mnist_dcgan_critic_c32k4s2-c64k4s2-1_b256",
+            net: conv_critic,
             n: 60_000,
             batch: 256,
             loss: critic_loss,

@@ -298,6 +298,38 @@ pub fn sq_norms(a: &Tensor, delta: &Tensor, bias: bool, ghost: bool) -> Result<T
     })
 }
 
+/// A DCGAN-style critic for 28×28 one-channel images: 4×4 stride-2 convolutions with
+/// `channels` (28 → 14 → 7 …), leaky ReLU(0.2), then one linear layer to `out` scores.
+/// No normalisation: batch norm mixes examples, which DP-SGD forbids.
+pub fn dcgan_critic<R: Rng + ?Sized>(
+    channels: &[usize],
+    out: usize,
+    dev: &Device,
+    rng: &mut R,
+) -> Result<Vec<super::layers::Block>> {
+    use super::layers::{Act, Block, Linear};
+    let (mut cin, mut side) = (1, 28);
+    let mut blocks = Vec::new();
+    for &c in channels {
+        let s = ConvShape {
+            cin,
+            h: side,
+            w: side,
+            cout: c,
+            k: 4,
+            stride: 2,
+            pad: 1,
+            transposed: false,
+        };
+        side = s.out_hw()?.0;
+        cin = c;
+        blocks.push(Block::Conv(Conv2d::new(s, true, dev, rng)?));
+        blocks.push(Block::Act(Act::LeakyRelu(0.2)));
+    }
+    blocks.push(Block::Linear(Linear::new(cin * side * side, out, true, dev, rng)?));
+    Ok(blocks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
