@@ -307,6 +307,13 @@ fn images_real_versus_noise() {
     let acc = |v: &Value, k: &str| v[k].as_f64().expect("number");
     assert!(acc(&same, "synthetic_mlp_accuracy") > 0.8, "{same}");
     assert!(acc(&noise, "synthetic_mlp_accuracy") < 0.3, "{noise}");
+    // The CNN judge: real digits teach it at least as well as the MLP; noise does not.
+    assert!(acc(&same, "synthetic_cnn_accuracy") > 0.8, "{same}");
+    assert!(acc(&noise, "synthetic_cnn_accuracy") < 0.3, "{noise}");
+    assert!(
+        (acc(&same, "synthetic_cnn_accuracy") - acc(&same, "real_cnn_accuracy")).abs() < 0.02,
+        "the same images and seed train the same CNN: {same}"
+    );
     assert!(
         acc(&noise, "frechet_distance") > 5.0 * acc(&same, "frechet_distance").max(0.1),
         "{same} {noise}"

@@ -181,9 +181,11 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
         Some(p) => crate::util::atomic::write_atomic(p, json.as_bytes())
             .with_context(|| format!("writing {}", p.display()))?,
         None => println!(
-            "trained on synthetic, tested on real: logistic regression {:.3}, MLP {:.3} (trained on real: {:.3}, {:.3}); Fréchet distance {:.3}",
+            "trained on synthetic, tested on real: CNN {:.3}, logistic regression {:.3}, MLP {:.3} (trained on real: {:.3}, {:.3}, {:.3}); Fréchet distance {:.3}",
+            rep.synthetic_cnn_accuracy,
             rep.synthetic_logistic_accuracy,
             rep.synthetic_mlp_accuracy,
+            rep.real_cnn_accuracy,
             rep.real_logistic_accuracy,
             rep.real_mlp_accuracy,
             rep.frechet_distance

@@ -89,6 +89,10 @@ pub struct ImageReport {
     /// The same models trained on real-train (the reference row).
     pub real_logistic_accuracy: f64,
     pub real_mlp_accuracy: f64,
+    /// The CNN judge (see [`super::cnn`]) trained on synthetic images, and on real-train:
+    /// the papers' headline number.
+    pub synthetic_cnn_accuracy: f64,
+    pub real_cnn_accuracy: f64,
     /// Fréchet distance between real-test and synthetic images in the hidden layer (100
     /// ReLU units) of the MLP trained on real-train.
     pub frechet_distance: f64,
@@ -107,8 +111,8 @@ fn xy(set: &ImageSet, what: &str) -> Result<Xy, String> {
     })
 }
 
-fn accuracy(net: &super::net::Net, test: &Xy, k: usize) -> Result<f64, String> {
-    let p = net.proba(&test.x)?;
+fn accuracy(p: Result<Vec<f64>, String>, test: &Xy, k: usize) -> Result<f64, String> {
+    let p = p?;
     let pred: Vec<u32> = p
         .chunks(k)
         .map(|r| {
@@ -158,7 +162,7 @@ pub fn frechet(a: &[f64], na: usize, b: &[f64], nb: usize, d: usize) -> Result<f
     Ok(mean_term + tr - 2.0 * tr_sqrt)
 }
 
-/// Trains logistic regression and the MLP on synthetic and on real-train images, scores
+/// Trains logistic regression, the MLP and the CNN judge on synthetic and on real-train images, scores
 /// each on real-test, and measures the Fréchet distance.
 pub fn evaluate(
     real_train: &ImageSet,
@@ -189,19 +193,30 @@ pub fn evaluate(
             .unwrap_or(0) as usize
             + 1;
     let fit = |d: &Xy, hidden| super::net::fit(d, k, hidden, seed);
-    let (real_lr, real_mlp) = rayon::join(|| fit(&tr, 0), || fit(&tr, 100));
-    let (syn_lr, syn_mlp) = rayon::join(|| fit(&sy, 0), || fit(&sy, 100));
+    let cnn = |d: &Xy| super::cnn::fit(d, k, seed);
+    let ((real_lr, real_mlp), ((syn_lr, syn_mlp), (real_cnn, syn_cnn))) = rayon::join(
+        || rayon::join(|| fit(&tr, 0), || fit(&tr, 100)),
+        || {
+            rayon::join(
+                || rayon::join(|| fit(&sy, 0), || fit(&sy, 100)),
+                || rayon::join(|| cnn(&tr), || cnn(&sy)),
+            )
+        },
+    );
     let (real_lr, real_mlp, syn_lr, syn_mlp) = (real_lr?, real_mlp?, syn_lr?, syn_mlp?);
+    let (real_cnn, syn_cnn) = (real_cnn?, syn_cnn?);
     let fa = real_mlp.hidden(&te.x)?;
     let fb = real_mlp.hidden(&sy.x)?;
     Ok(ImageReport {
         synthetic_rows: sy.n,
         real_train_rows: tr.n,
         real_test_rows: te.n,
-        synthetic_logistic_accuracy: accuracy(&syn_lr, &te, k)?,
-        synthetic_mlp_accuracy: accuracy(&syn_mlp, &te, k)?,
-        real_logistic_accuracy: accuracy(&real_lr, &te, k)?,
-        real_mlp_accuracy: accuracy(&real_mlp, &te, k)?,
+        synthetic_logistic_accuracy: accuracy(syn_lr.proba(&te.x), &te, k)?,
+        synthetic_mlp_accuracy: accuracy(syn_mlp.proba(&te.x), &te, k)?,
+        real_logistic_accuracy: accuracy(real_lr.proba(&te.x), &te, k)?,
+        real_mlp_accuracy: accuracy(real_mlp.proba(&te.x), &te, k)?,
+        synthetic_cnn_accuracy: accuracy(syn_cnn.proba(&te.x), &te, k)?,
+        real_cnn_accuracy: accuracy(real_cnn.proba(&te.x), &te, k)?,
         frechet_distance: frechet(&fa, te.n, &fb, sy.n, 100)?,
     })
 }

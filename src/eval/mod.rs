@@ -4,6 +4,7 @@
 //! Evaluation reads the real data in the clear: its report is for the data's custodian,
 //! not for release, and it spends no privacy budget. The released artefact is the model.
 
+pub mod cnn;
 pub mod dimwise;
 pub mod frame;
 pub mod html;

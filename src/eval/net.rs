@@ -7,7 +7,7 @@ use candle_nn::{Module, Optimizer, VarBuilder, VarMap};
 
 use super::xy::Xy;
 
-fn err(e: candle_core::Error) -> String {
+pub(crate) fn err(e: candle_core::Error) -> String {
     e.to_string()
 }
 
@@ -88,35 +88,7 @@ pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String
             candle_nn::linear(hidden, k, vb.pp("out")).map_err(err)?,
         ]
     };
-    // Re-initialise every weight from our own seeded generator: candle's CPU seed is
-    // global, so models trained in parallel would otherwise draw interleaved (and so
-    // irreproducible) initial weights.
-    {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED);
-        let data = vm
-            .data()
-            .lock()
-            .map_err(|_| "weights lock poisoned".to_string())?;
-        let mut names: Vec<&String> = data.keys().collect();
-        names.sort();
-        for name in names {
-            let var = &data[name];
-            let dims = var.dims().to_vec();
-            let fan_in = *dims.last().unwrap_or(&1) as f64;
-            let bound = if name.ends_with("bias") {
-                0.0
-            } else {
-                1.0 / fan_in.sqrt()
-            };
-            let n: usize = dims.iter().product();
-            let vals: Vec<f32> = (0..n)
-                .map(|_| (rng.random_range(-1.0..1.0) * bound) as f32)
-                .collect();
-            let t = Tensor::from_vec(vals, dims.as_slice(), &dev).map_err(err)?;
-            var.set(&t).map_err(err)?;
-        }
-    }
+    reseed(&vm, seed)?;
     let net = Net { layers, p };
     let forward = |t: &Tensor| net.forward(t, net.layers.len());
     let lr = if hidden == 0 { 0.05 } else { 0.002 };
@@ -157,4 +129,36 @@ pub fn fit(train: &Xy, k: usize, hidden: usize, seed: u64) -> Result<Net, String
         opt.backward_step(&loss).map_err(err)?;
     }
     Ok(net)
+}
+
+/// Re-initialises every weight from our own seeded generator: U(±1/√fan_in), biases 0.
+/// candle's CPU seed is global, so models trained in parallel would otherwise draw
+/// interleaved (and so irreproducible) initial weights.
+pub(crate) fn reseed(vm: &VarMap, seed: u64) -> Result<(), String> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5EED);
+    let data = vm
+        .data()
+        .lock()
+        .map_err(|_| "weights lock poisoned".to_string())?;
+    let mut names: Vec<&String> = data.keys().collect();
+    names.sort();
+    for name in names {
+        let var = &data[name];
+        let dims = var.dims().to_vec();
+        // [out, in] for a linear layer, [out, in, k, k] for a convolution.
+        let fan_in = dims.iter().skip(1).product::<usize>().max(1) as f64;
+        let bound = if name.ends_with("bias") {
+            0.0
+        } else {
+            1.0 / fan_in.sqrt()
+        };
+        let n: usize = dims.iter().product();
+        let vals: Vec<f32> = (0..n)
+            .map(|_| (rng.random_range(-1.0..1.0) * bound) as f32)
+            .collect();
+        let t = Tensor::from_vec(vals, dims.as_slice(), &Device::Cpu).map_err(err)?;
+        var.set(&t).map_err(err)?;
+    }
+    Ok(())
 }

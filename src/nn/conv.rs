@@ -326,7 +326,13 @@ pub fn dcgan_critic<R: Rng + ?Sized>(
         blocks.push(Block::Conv(Conv2d::new(s, true, dev, rng)?));
         blocks.push(Block::Act(Act::LeakyRelu(0.2)));
     }
-    blocks.push(Block::Linear(Linear::new(cin * side * side, out, true, dev, rng)?));
+    blocks.push(Block::Linear(Linear::new(
+        cin * side * side,
+        out,
+        true,
+        dev,
+        rng,
+    )?));
     Ok(blocks)
 }
 
