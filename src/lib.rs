@@ -18,6 +18,7 @@ pub mod data;
 pub mod eval;
 pub mod fuzz;
 pub mod gpu;
+#[cfg(feature = "gui")]
 pub mod gui;
 pub mod job;
 pub mod methods;

@@ -8,16 +8,31 @@ fn main() -> ExitCode {
     keep_freed_memory();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.len() <= 1 {
-        return match dpsynth::gui::run() {
+        return open_window();
+    }
+    dpsynth::cli::main_with_args(args)
+}
+
+#[cfg(not(feature = "gui"))]
+fn open_window() -> ExitCode {
+    eprintln!(
+        "dpsynth: this build has no window (built without the `gui` feature); see `dpsynth --help` for the command line."
+    );
+    ExitCode::from(2)
+}
+
+#[cfg(feature = "gui")]
+fn open_window() -> ExitCode {
+    {
+        match dpsynth::gui::run() {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("dpsynth: the window could not open: {e:#}");
                 eprintln!("dpsynth: the command line still works; see `dpsynth --help`.");
                 ExitCode::from(1)
             }
-        };
+        }
     }
-    dpsynth::cli::main_with_args(args)
 }
 
 /// candle asks for the thread count on every matrix product and, unless

@@ -355,7 +355,7 @@ fn bench_cli_prints_the_contract_shape() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let nets = v["networks"].as_array().unwrap();
-    assert_eq!(nets.len(), 3);
+    assert_eq!(nets.len(), 4);
     for n in nets {
         assert!(n["name"].is_string());
         for k in ["private_step_s", "nonprivate_step_s", "ratio"] {
@@ -441,7 +441,7 @@ fn clip_factors_are_exact_in_f64_and_drop_non_finite_norms() {
 /// paths agree on every layer.
 #[test]
 fn convolutions_match_the_per_example_reference_on_both_norm_paths() {
-    use dpsynth::nn::conv::{Conv2d, ConvShape, sq_norms};
+    use dpsynth::nn::conv::{Conv2d, ConvShape};
     use dpsynth::nn::layers::Signal;
     let mut rng = rand::rngs::StdRng::seed_from_u64(31);
     let dev = Device::Cpu;
@@ -496,9 +496,9 @@ fn convolutions_match_the_per_example_reference_on_both_norm_paths() {
         let (_, dy) = dpsynth::nn::layers::loss_grad(&y, |y| loss(y, &x, None)).unwrap();
         let (_, signals) = net.backward(&caches, &dy).unwrap();
         for s in &signals {
-            if let Signal::Conv { a, delta, bias, .. } = s {
-                let g = sq_norms(a, delta, *bias, true).unwrap();
-                let d = sq_norms(a, delta, *bias, false).unwrap();
+            if let Signal::Conv(c) = s {
+                let g = c.sq_norms_by(true).unwrap();
+                let d = c.sq_norms_by(false).unwrap();
                 assert!(rel_diff(&g, &d) <= 1e-5);
             }
         }

@@ -6,7 +6,6 @@
 //! Rows go up in blocks that fit the device's storage-buffer limit; each invocation sums
 //! one frequency over one chunk of a block, and the host adds the chunks up in f64.
 
-use eframe::wgpu;
 use wgpu::util::DeviceExt as _;
 
 use super::Gpu;

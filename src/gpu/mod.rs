@@ -10,8 +10,6 @@ pub mod embed;
 
 use std::sync::OnceLock;
 
-use eframe::wgpu;
-
 /// An open compute device.
 pub struct Gpu {
     pub device: wgpu::Device,

@@ -65,6 +65,12 @@ pub struct PearlConfig {
     pub label: String,
     pub latent_dim: usize,
     pub generator_hidden: Vec<usize>,
+    /// Channels of a convolutional image generator (empty: the MLP of `generator_hidden`):
+    /// a linear layer to `[c₀, s, s]`, then one 4×4 stride-2 transposed convolution per
+    /// further channel count and one to the single pixel channel, each doubling the side
+    /// up to the image's.
+    #[serde(default)]
+    pub conv_generator: Vec<usize>,
     /// Generated rows per generator step.
     pub batch: usize,
     /// Generator steps (free: they never touch the private rows).
@@ -94,6 +100,7 @@ impl PearlConfig {
             label: String::new(),
             latent_dim: 32,
             generator_hidden: vec![128, 128],
+            conv_generator: Vec::new(),
             batch: 500,
             steps: 2_000,
             lr: 0.002,
@@ -476,10 +483,35 @@ impl Pearl {
         let dev = s.device.clone();
         let width = s.data.dims2()?.1;
         let classes_in = r.conditioning.as_ref().map_or(0, |k| k.classes);
-        let mut dims = vec![c.latent_dim + classes_in];
-        dims.extend(&c.generator_hidden);
-        dims.push(width);
-        let mut blocks = mlp(&dims, Act::LeakyRelu(0.2), &dev, s.noise.rng())?;
+        let mut blocks = if c.conv_generator.is_empty() {
+            let mut dims = vec![c.latent_dim + classes_in];
+            dims.extend(&c.generator_hidden);
+            dims.push(width);
+            mlp(&dims, Act::LeakyRelu(0.2), &dev, s.noise.rng())?
+        } else {
+            // The pixels are every column but the label's span, which the conditioning
+            // overwrites: the image comes out of the convolutions, zeros fill the span.
+            let (start, w) = r
+                .conditioning
+                .as_ref()
+                .map_or((0, 0), |k| (k.start, k.span_width()));
+            let (before, after) = if start == 0 { (w, 0) } else { (0, w) };
+            if start != 0 && start + w != width {
+                return Err(MethodError::Plan(
+                    "a convolutional generator needs the label column first or last".into(),
+                ));
+            }
+            let mut b = crate::nn::conv::dcgan_generator(
+                c.latent_dim + classes_in,
+                &c.conv_generator,
+                width - w,
+                &dev,
+                s.noise.rng(),
+            )
+            .map_err(|e| MethodError::Plan(e.to_string()))?;
+            b.push(Block::Pad { before, after });
+            b
+        };
         blocks.push(Block::Head(heads_for(s.encoding, c.tau)));
         let generator = Net::new(blocks, &dev);
         let mut opt = Adam::new(c.lr);

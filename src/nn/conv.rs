@@ -1,29 +1,34 @@
-//! Convolution and transposed convolution as "gather patches, then one matrix product".
+//! Convolution and transposed convolution as "gather, then one matrix product".
 //!
 //! Why this shape: DP-SGD needs, per layer, the inputs A and output signals Δ of a matrix
 //! product (see [`super::layers`]). A convolution over a flat [B, C·H·W] input is exactly
 //! that once each output position's receptive field is gathered into a row (im2col): the
-//! patches `cols` [B, L, C·k·k] (L output positions) times Wᵀ [C·k·k, C_out]. Forward,
+//! patches A [B, L, C·k·k] (L output positions) times Wᵀ [C·k·k, C_out]. Forward,
 //! backward, per-example norms and the clipped sum then stay matrix products, and no
-//! per-example gradient is needed unless it is the cheaper way to a norm.
+//! per-example gradient is formed unless it is the cheaper way to a norm.
 //!
-//! One gather map serves both kinds: a transposed convolution with stride s is a
-//! stride-1 convolution over the input with s − 1 zeros inserted between pixels and
-//! k − 1 − p zeros around it. Those zeros are not stored: the map points them at one
-//! extra zero column appended to the input. Backward is the map's adjoint (a scatter-add,
-//! `index_add`), so both kinds share one backward pass. The weights of a transposed
-//! convolution are kept in this convolution form; the reference test converts them to
-//! candle's `conv_transpose2d` layout (flipped, channels swapped) to check the geometry
-//! independently.
+//! A transposed convolution is the adjoint of a convolution over its *output* grid, so it
+//! uses that convolution's gather map the other way round: each input pixel's channel
+//! vector times W [C_in, C_out·k·k] gives its k×k footprint in the output, and the
+//! footprints are scattered (summed) into place. Its A is then the input itself, one row
+//! per input pixel [B, H·W, C_in], and its Δ is the output signal gathered by the same
+//! map [B, H·W, C_out·k·k]. (Dilating the input with zeros and running a plain
+//! convolution would gather four times as many patch entries, three in four of them zero:
+//! measured 10× slower.) W reshaped to [C_in, C_out, k, k] is exactly candle's
+//! `conv_transpose2d` kernel, which the reference uses.
 //!
 //! Per-example gradient norms, chosen per layer by cost:
-//! - direct: G_i = Δ_iᵀ A_i [C_out, C·k·k] for each example, then ‖G_i‖²: about
-//!   L·C_out·C·k·k multiply-adds per example;
+//! - direct: G_i = Δ_iᵀ A_i for each example, then ‖G_i‖²: about L·p_A·p_Δ multiply-adds
+//!   per example;
 //! - ghost (Li et al. 2022; Bu et al. 2023, mixed ghost clipping): ‖Δ_iᵀA_i‖² =
-//!   ⟨A_iA_iᵀ, Δ_iΔ_iᵀ⟩, two L×L Gram matrices: about L²·(C_out + C·k·k).
+//!   ⟨A_iA_iᵀ, Δ_iΔ_iᵀ⟩, two L×L Gram matrices: about L²·(p_A + p_Δ).
 //!
 //! Early layers (many positions, few channels) favour the direct path; deep ones the
-//! ghost path.
+//! ghost path. On the CPU the gathers and scatters are plain loops over a precomputed map
+//! and its inverse, parallel over examples (candle's generic `index_select`/`index_add`
+//! were 10–50× slower); other devices use candle's ops.
+
+use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor, Var};
 use rand::Rng;
@@ -85,32 +90,51 @@ impl ConvShape {
         Ok(self.cout * oh * ow)
     }
 
-    /// One patch: C·k·k.
-    pub fn patch(&self) -> usize {
-        self.cin * self.k * self.k
+    /// The weight matrix: [C_out, C_in·k·k] for a convolution, [C_in, C_out·k·k] for a
+    /// transposed one.
+    pub fn weight_dims(&self) -> [usize; 2] {
+        if self.transposed {
+            [self.cin, self.cout * self.k * self.k]
+        } else {
+            [self.cout, self.cin * self.k * self.k]
+        }
+    }
+
+    /// The convolution whose gather map this layer uses: itself, or for a transposed
+    /// convolution the one over its output grid (whose output grid is this one's input).
+    fn gathering(&self) -> Result<ConvShape> {
+        if !self.transposed {
+            return Ok(*self);
+        }
+        let (oh, ow) = self.out_hw()?;
+        let g = ConvShape {
+            cin: self.cout,
+            h: oh,
+            w: ow,
+            cout: self.cin,
+            transposed: false,
+            ..*self
+        };
+        if g.out_hw()? != (self.h, self.w) {
+            return Err(NnError::Invalid(format!(
+                "convolution {self:?}: the geometry has no exact adjoint"
+            )));
+        }
+        Ok(g)
     }
 
     /// For output position l and patch entry j (channel, ky, kx), the input value it
-    /// reads, as an index into the input with one zero column appended (index in_dim()
-    /// reads zero). Row-major [L, C·k·k].
+    /// reads, or `in_dim()` for padding. Row-major [L, C·k·k]. Regular convolutions only.
     fn gather_map(&self) -> Result<Vec<u32>> {
         let (oh, ow) = self.out_hw()?;
-        let zero = u32::try_from(self.in_dim())
+        let pad = u32::try_from(self.in_dim())
             .map_err(|_| NnError::Invalid("the convolution's input is too large".into()))?;
-        let (k, s) = (self.k as i64, self.stride as i64);
-        // Position along one axis of the input read by output o and kernel tap t.
         let read = |o: usize, t: usize, n: usize| -> Option<usize> {
-            let (o, t, n) = (o as i64, t as i64, n as i64);
-            if self.transposed {
-                // Stride-1 convolution over the input dilated by s, padded by k − 1 − p.
-                let v = o + t - (k - 1 - self.pad as i64);
-                (v >= 0 && v % s == 0 && v / s < n).then(|| (v / s) as usize)
-            } else {
-                let v = o * s + t - self.pad as i64;
-                (v >= 0 && v < n).then_some(v as usize)
-            }
+            (o * self.stride + t)
+                .checked_sub(self.pad)
+                .filter(|v| *v < n)
         };
-        let mut map = Vec::with_capacity(oh * ow * self.patch());
+        let mut map = Vec::with_capacity(oh * ow * self.cin * self.k * self.k);
         for oy in 0..oh {
             for ox in 0..ow {
                 for c in 0..self.cin {
@@ -118,7 +142,7 @@ impl ConvShape {
                         for kx in 0..self.k {
                             map.push(match (read(oy, ky, self.h), read(ox, kx, self.w)) {
                                 (Some(y), Some(x)) => ((c * self.h + y) * self.w + x) as u32,
-                                _ => zero,
+                                _ => pad,
                             });
                         }
                     }
@@ -131,49 +155,156 @@ impl ConvShape {
     /// True when the ghost norm (two L×L Gram matrices) costs less than forming each
     /// example's gradient.
     pub fn ghost_is_cheaper(&self) -> bool {
-        let Ok((oh, ow)) = self.out_hw() else {
+        let (Ok(g), Ok((oh, ow))) = (self.gathering(), self.out_hw()) else {
             return false;
         };
-        let l = oh * ow;
-        l * (self.cout + self.patch()) < self.cout * self.patch()
+        let (l, pa, pd) = if self.transposed {
+            (self.h * self.w, self.cin, g.cin * g.k * g.k)
+        } else {
+            (oh * ow, self.cin * self.k * self.k, self.cout)
+        };
+        l * (pa + pd) < pa * pd
     }
 }
 
-/// A convolution layer: weights [C_out, C·k·k] (patch order channel, ky, kx), bias
-/// [C_out], and its gather map.
+/// A gather map and its inverse, on the host and (for other devices) on the device.
+#[derive(Debug, Clone)]
+struct Gather {
+    /// Values per example on the gathered side (the convolution's input).
+    dim: usize,
+    /// Entries per row: L·p.
+    map: Arc<[u32]>,
+    /// For each gathered value i, the entries `inv[inv_start[i]..inv_start[i + 1]]`
+    /// that read it (the scatter as a gather, with no write conflicts).
+    inv_start: Arc<[u32]>,
+    inv: Arc<[u32]>,
+    device_map: Tensor,
+}
+
+impl Gather {
+    fn new(map: Vec<u32>, dim: usize, dev: &Device) -> Result<Self> {
+        let mut start = vec![0u32; dim + 1];
+        for &m in &map {
+            if (m as usize) < dim {
+                start[m as usize + 1] += 1;
+            }
+        }
+        for i in 0..dim {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut inv = vec![0u32; start[dim] as usize];
+        for (j, &m) in map.iter().enumerate() {
+            if (m as usize) < dim {
+                inv[fill[m as usize] as usize] = j as u32;
+                fill[m as usize] += 1;
+            }
+        }
+        let n = map.len();
+        Ok(Self {
+            dim,
+            device_map: Tensor::from_vec(map.clone(), n, dev)?,
+            map: map.into(),
+            inv_start: start.into(),
+            inv: inv.into(),
+        })
+    }
+
+    /// x [B, dim] → [B, L·p] (padding reads zero).
+    fn gather(&self, x: &Tensor) -> Result<Tensor> {
+        let (bsz, d) = x.dims2()?;
+        if x.device().is_cpu() {
+            use rayon::prelude::*;
+            let xv: Vec<f32> = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?;
+            let m = self.map.len();
+            let mut out = vec![0f32; bsz * m];
+            out.par_chunks_mut(m)
+                .zip(xv.par_chunks(d))
+                .for_each(|(o, xr)| {
+                    for (o, &k) in o.iter_mut().zip(self.map.iter()) {
+                        *o = xr.get(k as usize).copied().unwrap_or(0.0);
+                    }
+                });
+            return Ok(Tensor::from_vec(out, (bsz, m), x.device())?);
+        }
+        let padded = Tensor::cat(&[x, &Tensor::zeros((bsz, 1), x.dtype(), x.device())?], 1)?;
+        Ok(padded.index_select(&self.device_map, 1)?)
+    }
+
+    /// The adjoint: cols [B, L·p] → [B, dim], each value the sum of the entries that
+    /// read it.
+    fn scatter(&self, cols: &Tensor) -> Result<Tensor> {
+        let (bsz, m) = cols.dims2()?;
+        let d = self.dim;
+        if cols.device().is_cpu() {
+            use rayon::prelude::*;
+            let cv: Vec<f32> = cols.flatten_all()?.to_vec1()?;
+            let mut out = vec![0f32; bsz * d];
+            out.par_chunks_mut(d)
+                .zip(cv.par_chunks(m))
+                .for_each(|(o, cr)| {
+                    for (i, o) in o.iter_mut().enumerate() {
+                        let (a, b) = (self.inv_start[i] as usize, self.inv_start[i + 1] as usize);
+                        *o = self.inv[a..b].iter().map(|&j| cr[j as usize]).sum();
+                    }
+                });
+            return Ok(Tensor::from_vec(out, (bsz, d), cols.device())?);
+        }
+        let acc = Tensor::zeros((bsz, d + 1), DType::F32, cols.device())?;
+        Ok(acc.index_add(&self.device_map, cols, 1)?.narrow(1, 0, d)?)
+    }
+}
+
+/// A convolution layer: weights as [`ConvShape::weight_dims`] (patch order channel, ky,
+/// kx), a bias per output channel, and its gather map.
 #[derive(Debug, Clone)]
 pub struct Conv2d {
     pub w: Var,
     pub b: Option<Var>,
     pub shape: ConvShape,
-    map: Tensor,
+    gather: Gather,
+    /// The gathering convolution's positions and patch width.
+    positions: usize,
+    patch: usize,
+}
+
+/// What the backward pass needs from the forward pass: the patches (convolution) or the
+/// input rows (transposed convolution), [B, L, p_A].
+#[derive(Debug)]
+pub struct ConvCache {
+    pub a: Tensor,
+}
+
+/// A convolution's per-example signals: A [B, L, p_A], Δ [B, L, p_Δ] and each example's
+/// bias gradient [B, C_out]; the weight gradient is Σ_l Δᵀ A (convolution) or Σ_l Aᵀ Δ
+/// (transposed convolution).
+#[derive(Debug, Clone)]
+pub struct ConvSignal {
+    pub a: Tensor,
+    pub delta: Tensor,
+    pub bias: Option<Tensor>,
+    pub transposed: bool,
+    /// The ghost norm is the cheaper path for this layer.
+    pub ghost: bool,
 }
 
 impl Conv2d {
-    /// He-uniform-like initialisation, PyTorch's default: U(±1/√fan_in) with fan_in =
-    /// C·k·k (for a transposed convolution, the taps that reach one output on average).
+    /// PyTorch's default initialisation: U(±1/√fan_in), fan_in = the weight matrix's
+    /// second dimension.
     pub fn new<R: Rng + ?Sized>(
         shape: ConvShape,
         bias: bool,
         dev: &Device,
         rng: &mut R,
     ) -> Result<Self> {
-        let fan_in = if shape.transposed {
-            (shape.patch() / (shape.stride * shape.stride)).max(1)
-        } else {
-            shape.patch()
-        };
-        let bound = 1.0 / (fan_in as f64).sqrt();
+        let [rows, cols] = shape.weight_dims();
+        let bound = 1.0 / (cols.max(1) as f64).sqrt();
         let mut draw = |n: usize| -> Vec<f32> {
             (0..n)
                 .map(|_| rng.random_range(-bound..=bound) as f32)
                 .collect()
         };
-        let w = Tensor::from_vec(
-            draw(shape.cout * shape.patch()),
-            (shape.cout, shape.patch()),
-            dev,
-        )?;
+        let w = Tensor::from_vec(draw(rows * cols), (rows, cols), dev)?;
         let b = if bias {
             Some(Tensor::from_vec(draw(shape.cout), shape.cout, dev)?)
         } else {
@@ -184,12 +315,11 @@ impl Conv2d {
 
     /// A layer from existing weights (a model file), checking their shapes.
     pub fn from_weights(shape: ConvShape, w: Tensor, b: Option<Tensor>) -> Result<Self> {
-        if w.dims() != [shape.cout, shape.patch()] {
+        if w.dims() != shape.weight_dims() {
             return Err(NnError::Invalid(format!(
-                "convolution weight has shape {:?} but {shape:?} needs [{}, {}]",
+                "convolution weight has shape {:?} but {shape:?} needs {:?}",
                 w.dims(),
-                shape.cout,
-                shape.patch()
+                shape.weight_dims()
             )));
         }
         if let Some(b) = &b {
@@ -201,101 +331,159 @@ impl Conv2d {
                 )));
             }
         }
-        let map = shape.gather_map()?;
-        let n = map.len();
-        let map = Tensor::from_vec(map, n, w.device())?;
+        let g = shape.gathering()?;
+        let (oh, ow) = g.out_hw()?;
+        let gather = Gather::new(g.gather_map()?, g.in_dim(), w.device())?;
         Ok(Self {
             w: Var::from_tensor(&w)?,
             b: b.map(|b| Var::from_tensor(&b)).transpose()?,
             shape,
-            map,
+            gather,
+            positions: oh * ow,
+            patch: g.cin * g.k * g.k,
         })
     }
 
-    /// The patches of a batch: [B, L, C·k·k].
-    pub fn patches(&self, x: &Tensor) -> Result<Tensor> {
+    /// Forward pass: [B, C_out·H_out·W_out], channel-major, and what backward needs.
+    pub fn forward(&self, x: &Tensor) -> Result<(Tensor, ConvCache)> {
         let (bsz, d) = x.dims2()?;
-        if d != self.shape.in_dim() {
+        let s = self.shape;
+        if d != s.in_dim() {
             return Err(NnError::Invalid(format!(
                 "a convolution over {}×{}×{} values got {d} values per example",
-                self.shape.cin, self.shape.h, self.shape.w
+                s.cin, s.h, s.w
             )));
         }
-        let padded = Tensor::cat(&[x, &Tensor::zeros((bsz, 1), x.dtype(), x.device())?], 1)?;
-        let cols = padded.index_select(&self.map, 1)?;
-        Ok(cols.reshape((bsz, (), self.shape.patch()))?)
+        let w = self.w.as_tensor();
+        let (y, a) = if s.transposed {
+            // Input pixels as rows, times W, footprints scattered into the output.
+            let a = x
+                .reshape((bsz, s.cin, s.h * s.w))?
+                .transpose(1, 2)?
+                .contiguous()?;
+            let rows = a.reshape((bsz * s.h * s.w, s.cin))?.matmul(w)?;
+            let y = self.gather.scatter(&rows.reshape((bsz, ()))?)?;
+            let y = match &self.b {
+                Some(b) => y
+                    .reshape((bsz, s.cout, ()))?
+                    .broadcast_add(&b.as_tensor().reshape((1, s.cout, 1))?)?
+                    .reshape((bsz, ()))?,
+                None => y,
+            };
+            (y, a)
+        } else {
+            let a = self
+                .gather
+                .gather(x)?
+                .reshape((bsz, self.positions, self.patch))?;
+            let mut z = a
+                .reshape((bsz * self.positions, self.patch))?
+                .matmul(&w.t()?)?;
+            if let Some(b) = &self.b {
+                z = z.broadcast_add(b.as_tensor())?;
+            }
+            let y = z
+                .reshape((bsz, self.positions, s.cout))?
+                .transpose(1, 2)?
+                .contiguous()?
+                .reshape((bsz, ()))?;
+            (y, a)
+        };
+        Ok((y, ConvCache { a }))
     }
 
-    /// Forward from patches: [B, C_out·H_out·W_out], channel-major.
-    pub fn apply(&self, cols: &Tensor) -> Result<Tensor> {
-        let (bsz, l, p) = cols.dims3()?;
-        let mut z = cols
-            .reshape((bsz * l, p))?
-            .matmul(&self.w.as_tensor().t()?)?;
-        if let Some(b) = &self.b {
-            z = z.broadcast_add(b.as_tensor())?;
+    /// Backward pass from ∂L/∂y [B, C_out·H_out·W_out]: ∂L/∂x and the layer's signals.
+    pub fn backward(&self, cache: &ConvCache, dy: &Tensor) -> Result<(Tensor, ConvSignal)> {
+        let bsz = dy.dims2()?.0;
+        let s = self.shape;
+        let w = self.w.as_tensor();
+        let per_channel = dy.reshape((bsz, s.cout, ()))?;
+        let bias = match &self.b {
+            Some(_) => Some(per_channel.sum(2)?),
+            None => None,
+        };
+        let (dx, delta) = if s.transposed {
+            // The output signal gathered back onto the input pixels' footprints.
+            let delta = self
+                .gather
+                .gather(dy)?
+                .reshape((bsz, s.h * s.w, self.patch))?;
+            let dx = delta
+                .reshape((bsz * s.h * s.w, self.patch))?
+                .matmul(&w.t()?)?
+                .reshape((bsz, s.h * s.w, s.cin))?
+                .transpose(1, 2)?
+                .contiguous()?
+                .reshape((bsz, ()))?;
+            (dx, delta)
+        } else {
+            let delta = per_channel.transpose(1, 2)?.contiguous()?;
+            let dcols = delta
+                .reshape((bsz * self.positions, s.cout))?
+                .matmul(w)?
+                .reshape((bsz, ()))?;
+            (self.gather.scatter(&dcols)?, delta)
+        };
+        Ok((
+            dx,
+            ConvSignal {
+                a: cache.a.clone(),
+                delta,
+                bias,
+                transposed: s.transposed,
+                ghost: s.ghost_is_cheaper(),
+            },
+        ))
+    }
+}
+
+impl ConvSignal {
+    /// Σ_i of the weight and bias gradients, each example's signal scaled by `c` [B]
+    /// when given (the clipped sum): one matrix product either way.
+    pub fn summed(&self, c: Option<&Tensor>) -> Result<Vec<Tensor>> {
+        let (bsz, l, pd) = self.delta.dims3()?;
+        let pa = self.a.dims3()?.2;
+        let (delta, bias) = match c {
+            Some(c) => (
+                self.delta.broadcast_mul(&c.reshape((bsz, 1, 1))?)?,
+                match &self.bias {
+                    Some(b) => Some(b.broadcast_mul(&c.reshape((bsz, 1))?)?),
+                    None => None,
+                },
+            ),
+            None => (self.delta.clone(), self.bias.clone()),
+        };
+        let d = delta.reshape((bsz * l, pd))?;
+        let a = self.a.reshape((bsz * l, pa))?;
+        let mut out = vec![if self.transposed {
+            a.t()?.matmul(&d)?
+        } else {
+            d.t()?.matmul(&a)?
+        }];
+        if let Some(b) = bias {
+            out.push(b.sum(0)?);
         }
-        Ok(z.reshape((bsz, l, self.shape.cout))?
-            .transpose(1, 2)?
-            .contiguous()?
-            .reshape((bsz, self.shape.cout * l))?)
+        Ok(out)
     }
 
-    /// The output signal [B, C_out·L] as per-position rows [B, L, C_out].
-    pub fn positions(&self, dy: &Tensor) -> Result<Tensor> {
-        let (bsz, _) = dy.dims2()?;
-        Ok(dy
-            .reshape((bsz, self.shape.cout, ()))?
-            .transpose(1, 2)?
-            .contiguous()?)
+    /// Each example's squared gradient norm over the layer's weights and bias, [B].
+    pub fn sq_norms(&self) -> Result<Tensor> {
+        self.sq_norms_by(self.ghost)
     }
 
-    /// ∂L/∂x from the per-position signal [B, L, C_out]: the patches' gradient scattered
-    /// back (the adjoint of the gather), without the zero column.
-    pub fn input_grad(&self, delta: &Tensor) -> Result<Tensor> {
-        let (bsz, l, cout) = delta.dims3()?;
-        let dcols = delta
-            .reshape((bsz * l, cout))?
-            .matmul(self.w.as_tensor())?
-            .reshape((bsz, l * self.shape.patch()))?;
-        let d = self.shape.in_dim();
-        let acc = Tensor::zeros((bsz, d + 1), DType::F32, delta.device())?;
-        Ok(acc.index_add(&self.map, &dcols, 1)?.narrow(1, 0, d)?)
+    /// [`Self::sq_norms`] by a chosen path (the tests compare both).
+    pub fn sq_norms_by(&self, ghost: bool) -> Result<Tensor> {
+        let (a, d) = (&self.a, &self.delta);
+        let w = if ghost {
+            (a.matmul(&a.t()?)? * d.matmul(&d.t()?)?)?.sum((1, 2))?
+        } else {
+            d.t()?.matmul(a)?.sqr()?.sum((1, 2))?
+        };
+        Ok(match &self.bias {
+            Some(b) => (w + b.sqr()?.sum(1)?)?,
+            None => w,
+        })
     }
-}
-
-/// Σ_i of the weight and bias gradients, each example's signal scaled by `c` [B] when
-/// given (the clipped sum) — one matrix product either way.
-pub fn summed(a: &Tensor, delta: &Tensor, bias: bool, c: Option<&Tensor>) -> Result<Vec<Tensor>> {
-    let (bsz, l, cout) = delta.dims3()?;
-    let p = a.dims3()?.2;
-    let delta = match c {
-        Some(c) => delta.broadcast_mul(&c.reshape((bsz, 1, 1))?)?,
-        None => delta.clone(),
-    };
-    let flat = delta.reshape((bsz * l, cout))?;
-    let mut out = vec![flat.t()?.matmul(&a.reshape((bsz * l, p))?)?];
-    if bias {
-        out.push(flat.sum(0)?);
-    }
-    Ok(out)
-}
-
-/// Each example's squared gradient norm over the layer's weights and bias, [B], by the
-/// cheaper of the direct and the ghost path.
-pub fn sq_norms(a: &Tensor, delta: &Tensor, bias: bool, ghost: bool) -> Result<Tensor> {
-    let w = if ghost {
-        let ga = a.matmul(&a.t()?)?;
-        let gd = delta.matmul(&delta.t()?)?;
-        (ga * gd)?.sum((1, 2))?
-    } else {
-        delta.t()?.matmul(a)?.sqr()?.sum((1, 2))?
-    };
-    Ok(if bias {
-        (w + delta.sum(1)?.sqr()?.sum(1)?)?
-    } else {
-        w
-    })
 }
 
 /// A DCGAN-style critic for 28×28 one-channel images: 4×4 stride-2 convolutions with
@@ -336,6 +524,61 @@ pub fn dcgan_critic<R: Rng + ?Sized>(
     Ok(blocks)
 }
 
+/// A DCGAN-style generator for square one-channel images of `pixels` values: a linear
+/// layer from `input` to `channels[0]` maps of side s, then 4×4 stride-2 transposed
+/// convolutions through the other channel counts and finally to one channel, each
+/// doubling the side (s = side / 2^len). Leaky ReLU between; the output head is the
+/// caller's. No batch norm (it would mix the generated rows, harmless here, but the
+/// networks stay one kind).
+pub fn dcgan_generator<R: Rng + ?Sized>(
+    input: usize,
+    channels: &[usize],
+    pixels: usize,
+    dev: &Device,
+    rng: &mut R,
+) -> Result<Vec<super::layers::Block>> {
+    use super::layers::{Act, Block, Linear};
+    let side = (pixels as f64).sqrt().round() as usize;
+    let ups = channels.len() as u32;
+    let Some(first) = channels.first().copied() else {
+        return Err(NnError::Invalid(
+            "a convolutional generator needs channels".into(),
+        ));
+    };
+    if side * side != pixels || side % 2usize.pow(ups) != 0 {
+        return Err(NnError::Invalid(format!(
+            "a convolutional generator with {ups} upsampling steps needs square images whose side divides by {}; these have {pixels} pixels",
+            2usize.pow(ups)
+        )));
+    }
+    let mut s = side / 2usize.pow(ups);
+    let mut blocks = vec![
+        Block::Linear(Linear::new(input, first * s * s, true, dev, rng)?),
+        Block::Act(Act::LeakyRelu(0.2)),
+    ];
+    let outs: Vec<usize> = channels.iter().skip(1).copied().chain([1]).collect();
+    let mut cin = first;
+    for (i, &cout) in outs.iter().enumerate() {
+        let shape = ConvShape {
+            cin,
+            h: s,
+            w: s,
+            cout,
+            k: 4,
+            stride: 2,
+            pad: 1,
+            transposed: true,
+        };
+        blocks.push(Block::Conv(Conv2d::new(shape, true, dev, rng)?));
+        if i + 1 < outs.len() {
+            blocks.push(Block::Act(Act::LeakyRelu(0.2)));
+        }
+        s *= 2;
+        cin = cout;
+    }
+    Ok(blocks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,7 +614,7 @@ mod tests {
             let mut rng = rand::rngs::StdRng::seed_from_u64(4);
             let conv = Conv2d::new(s, true, &Device::Cpu, &mut rng).unwrap();
             let x = random((3, s.in_dim()), 5);
-            let got = conv.apply(&conv.patches(&x).unwrap()).unwrap();
+            let (got, _) = conv.forward(&x).unwrap();
             let want = super::super::reference::conv(&conv, &x).unwrap();
             assert_eq!(got.dims(), want.dims(), "transposed {transposed}");
             assert_eq!(got.dims()[1], s.out_dim().unwrap());

@@ -148,12 +148,7 @@ pub fn per_example_sq_norms(signals: &[Signal]) -> Result<Tensor> {
                 let an = if *bias { (an + 1.0)? } else { an };
                 (delta.sqr()?.sum(1)? * an)?
             }
-            Signal::Conv {
-                a,
-                delta,
-                bias,
-                ghost,
-            } => super::conv::sq_norms(a, delta, *bias, *ghost)?,
+            Signal::Conv(c) => c.sq_norms()?,
             Signal::LayerNorm { xhat, delta } => {
                 ((delta * xhat)?.sqr()?.sum(1)? + delta.sqr()?.sum(1)?)?
             }
@@ -184,9 +179,7 @@ pub fn clipped_sums(signals: &[Signal], c: &Tensor) -> Result<Vec<Tensor>> {
                     out.push(dc.sum(0)?);
                 }
             }
-            Signal::Conv { a, delta, bias, .. } => {
-                out.extend(super::conv::summed(a, delta, *bias, Some(&c.squeeze(1)?))?);
-            }
+            Signal::Conv(s) => out.extend(s.summed(Some(&c.squeeze(1)?))?),
             Signal::LayerNorm { xhat, delta } => {
                 let dc = delta.broadcast_mul(&c)?;
                 out.push((&dc * xhat)?.sum(0)?);

@@ -10,7 +10,7 @@
 use candle_core::{D, DType, Device, Tensor, Var};
 use rand::Rng;
 
-use super::conv::Conv2d;
+use super::conv::{Conv2d, ConvCache, ConvSignal};
 use super::{NnError, Result};
 
 /// An elementwise activation.
@@ -94,6 +94,13 @@ pub enum Block {
     Residual(Vec<Block>),
     /// Per-span output activations.
     Head(Vec<HeadSpan>),
+    /// Surrounds each row with zeros: `before` in front, `after` behind. Places a
+    /// convolutional generator's pixels among columns it does not produce (an image
+    /// table's label, which the conditioning overwrites).
+    Pad {
+        before: usize,
+        after: usize,
+    },
     /// Zeroes each value with probability `p` while training (scaling the rest by
     /// 1/(1−p)); per example, so DP-compatible. Identity at inference.
     Dropout(f64),
@@ -103,12 +110,13 @@ pub enum Block {
 #[derive(Debug)]
 pub enum Cache {
     Linear { a: Tensor },
-    Conv { cols: Tensor },
+    Conv(ConvCache),
     Act { z: Tensor, y: Tensor },
     Norm { xhat: Tensor, inv_std: Tensor },
     Residual(Vec<Cache>),
     Head { y: Tensor, taus: Vec<f64> },
     Dropout { mask: Option<Tensor> },
+    Pad,
 }
 
 /// Per-example signals of one parameterised block, for gradients and their norms.
@@ -120,14 +128,8 @@ pub enum Signal {
         delta: Tensor,
         bias: bool,
     },
-    /// A convolution's patches `a` [B, L, C·k·k] and per-position output signals
-    /// `delta` [B, L, C_out]; `ghost` picks the cheaper per-example norm.
-    Conv {
-        a: Tensor,
-        delta: Tensor,
-        bias: bool,
-        ghost: bool,
-    },
+    /// A convolution's A and Δ (see [`super::conv`]).
+    Conv(ConvSignal),
     /// Normalised inputs and output signals of a layer norm.
     LayerNorm { xhat: Tensor, delta: Tensor },
     /// Batch norm: its gradient is not per example (only for non-private training).
@@ -331,7 +333,7 @@ impl Net {
                         out.push(n.beta.clone());
                     }
                     Block::Residual(inner) => walk(inner, out),
-                    Block::Act(_) | Block::Head(_) | Block::Dropout(_) => {}
+                    Block::Act(_) | Block::Head(_) | Block::Dropout(_) | Block::Pad { .. } => {}
                 }
             }
         }
@@ -393,9 +395,8 @@ fn forward_blocks(
                 (z, keep.then(|| Cache::Linear { a: h.clone() }))
             }
             Block::Conv(conv) => {
-                let cols = conv.patches(&h)?;
-                let z = conv.apply(&cols)?;
-                (z, keep.then_some(Cache::Conv { cols }))
+                let (z, c) = conv.forward(&h)?;
+                (z, keep.then_some(Cache::Conv(c)))
             }
             Block::Act(a) => {
                 let y = act_forward(*a, &h)?;
@@ -479,6 +480,7 @@ fn forward_blocks(
                 let c = keep.then(|| Cache::Head { y: y.clone(), taus });
                 (y, c)
             }
+            Block::Pad { before, after } => (pad(&h, *before, *after)?, keep.then_some(Cache::Pad)),
             Block::Dropout(p) => match rng.as_deref_mut() {
                 Some(r) if train && *p > 0.0 => {
                     let keep_p = 1.0 - p;
@@ -530,15 +532,9 @@ fn backward_blocks(
                 });
                 d.matmul(l.w.as_tensor())?
             }
-            (Block::Conv(conv), Cache::Conv { cols }) => {
-                let delta = conv.positions(&d)?;
-                let dx = conv.input_grad(&delta)?;
-                signals.push(Signal::Conv {
-                    a: cols.clone(),
-                    delta,
-                    bias: conv.b.is_some(),
-                    ghost: conv.shape.ghost_is_cheaper(),
-                });
+            (Block::Conv(conv), Cache::Conv(c)) => {
+                let (dx, signal) = conv.backward(c, &d)?;
+                signals.push(Signal::Conv(signal));
                 dx
             }
             (Block::Act(a), Cache::Act { z, y }) => act_backward(*a, z, y, &d)?,
@@ -593,6 +589,10 @@ fn backward_blocks(
                 }
                 Tensor::cat(&parts, 1)?
             }
+            (Block::Pad { before, after }, Cache::Pad) => {
+                let d_in = d.dims2()?.1 - before - after;
+                d.narrow(1, *before, d_in)?
+            }
             (Block::Dropout(_), Cache::Dropout { mask }) => match mask {
                 Some(m) => (&d * m)?,
                 None => d,
@@ -605,6 +605,20 @@ fn backward_blocks(
         };
     }
     Ok(d)
+}
+
+/// `h` [B, d] with `before` zero columns in front and `after` behind.
+pub(crate) fn pad(h: &Tensor, before: usize, after: usize) -> Result<Tensor> {
+    let b = h.dims2()?.0;
+    let mut parts = Vec::with_capacity(3);
+    if before > 0 {
+        parts.push(Tensor::zeros((b, before), h.dtype(), h.device())?);
+    }
+    parts.push(h.clone());
+    if after > 0 {
+        parts.push(Tensor::zeros((b, after), h.dtype(), h.device())?);
+    }
+    Ok(Tensor::cat(&parts, 1)?)
 }
 
 /// The heads as computed: adjacent spans of one element-wise kind (sigmoid, Gumbel-sigmoid
@@ -646,9 +660,7 @@ pub fn summed_grads(signals: &[Signal]) -> Result<Vec<Tensor>> {
                     out.push(delta.sum(0)?);
                 }
             }
-            Signal::Conv { a, delta, bias, .. } => {
-                out.extend(super::conv::summed(a, delta, *bias, None)?);
-            }
+            Signal::Conv(c) => out.extend(c.summed(None)?),
             Signal::LayerNorm { xhat, delta } | Signal::BatchNorm { xhat, delta } => {
                 out.push((delta * xhat)?.sum(0)?);
                 out.push(delta.sum(0)?);

@@ -18,25 +18,19 @@ fn act(a: Act, z: &Tensor) -> candle_core::Result<Tensor> {
     }
 }
 
-/// A convolution through candle's own `conv2d` / `conv_transpose2d` (the transposed
-/// kernel flipped and its channels swapped from the convolution form the layer keeps),
-/// independent of the layer's gather map.
+/// A convolution through candle's own `conv2d` / `conv_transpose2d` (whose kernel
+/// [C_in, C_out, k, k] is the transposed layer's weight reshaped), independent of the
+/// layer's gather map.
 pub(crate) fn conv(c: &super::conv::Conv2d, h: &Tensor) -> Result<Tensor> {
     let s = c.shape;
     let bsz = h.dims()[0];
     let img = h.reshape((bsz, s.cin, s.h, s.w))?;
-    let w4 = c.w.as_tensor().reshape((s.cout, s.cin, s.k, s.k))?;
     let y = if s.transposed {
-        let rev: Vec<u32> = (0..s.k as u32).rev().collect();
-        let rev = Tensor::from_vec(rev, s.k, w4.device())?;
-        let k = w4
-            .index_select(&rev, 2)?
-            .index_select(&rev, 3)?
-            .transpose(0, 1)?
-            .contiguous()?;
+        let k = c.w.as_tensor().reshape((s.cin, s.cout, s.k, s.k))?;
         img.conv_transpose2d(&k, s.pad, 0, s.stride, 1)?
     } else {
-        img.conv2d(&w4, s.pad, s.stride, 1, 1)?
+        let k = c.w.as_tensor().reshape((s.cout, s.cin, s.k, s.k))?;
+        img.conv2d(&k, s.pad, s.stride, 1, 1)?
     };
     let y = match &c.b {
         Some(b) => y.broadcast_add(&b.as_tensor().reshape((1, s.cout, 1, 1))?)?,
@@ -78,6 +72,18 @@ fn forward(blocks: &[Block], x: &Tensor) -> Result<Tensor> {
             Block::Residual(inner) => (&h + forward(inner, &h)?)?,
             // The reference is deterministic: dropout is compared at p = 0 only.
             Block::Dropout(_) => h,
+            Block::Pad { before, after } => {
+                let b = h.dims()[0];
+                let mut parts = Vec::new();
+                if *before > 0 {
+                    parts.push(Tensor::zeros((b, *before), h.dtype(), h.device())?);
+                }
+                parts.push(h.clone());
+                if *after > 0 {
+                    parts.push(Tensor::zeros((b, *after), h.dtype(), h.device())?);
+                }
+                Tensor::cat(&parts, 1)?
+            }
             Block::Head(spans) => {
                 let mut parts = Vec::new();
                 for s in spans {

@@ -20,6 +20,7 @@ pub enum BlockSpec {
     Residual(Vec<BlockSpec>),
     Head(Vec<HeadSpan>),
     Dropout(f64),
+    Pad { before: usize, after: usize },
 }
 
 impl Net {
@@ -46,6 +47,10 @@ impl Net {
                         Block::Residual(inner) => BlockSpec::Residual(walk(inner)?),
                         Block::Head(h) => BlockSpec::Head(h.clone()),
                         Block::Dropout(p) => BlockSpec::Dropout(*p),
+                        Block::Pad { before, after } => BlockSpec::Pad {
+                            before: *before,
+                            after: *after,
+                        },
                         Block::BatchNorm(_) => {
                             return Err(NnError::Invalid(
                                 "batch norm cannot be saved in a released model".into(),
@@ -102,7 +107,7 @@ impl Net {
                         }
                         BlockSpec::Conv { shape, bias } => {
                             shape.out_hw()?;
-                            let w = take(params, k, &[shape.cout, shape.patch()])?;
+                            let w = take(params, k, &shape.weight_dims())?;
                             let b = if *bias {
                                 Some(take(params, k, &[shape.cout])?.as_tensor().clone())
                             } else {
@@ -133,6 +138,10 @@ impl Net {
                             )));
                         }
                         BlockSpec::Dropout(p) => Block::Dropout(*p),
+                        BlockSpec::Pad { before, after } => Block::Pad {
+                            before: *before,
+                            after: *after,
+                        },
                     })
                 })
                 .collect()
@@ -175,7 +184,10 @@ pub fn param_names(spec: &[BlockSpec]) -> Vec<String> {
                     out.push(format!("{p}.layer_norm.beta"));
                 }
                 BlockSpec::Residual(inner) => walk(inner, &format!("{p}.residual."), out),
-                BlockSpec::Act(_) | BlockSpec::Head(_) | BlockSpec::Dropout(_) => {}
+                BlockSpec::Act(_)
+                | BlockSpec::Head(_)
+                | BlockSpec::Dropout(_)
+                | BlockSpec::Pad { .. } => {}
             }
         }
     }
