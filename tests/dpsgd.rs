@@ -455,12 +455,20 @@ fn convolutions_match_the_per_example_reference_on_both_norm_paths() {
         pad,
         transposed,
     };
-    let s1 = shape(1, 8, 4, 3, 2, 1, false); // 8×8 → 4×4: direct
+    // A linear layer, then label maps (3 label values inside the row, 64 pixels: 4
+    // channels), so their adjoint is on the path of the first layer's gradient.
+    let s1 = shape(4, 8, 4, 3, 2, 1, false); // 8×8 → 4×4: direct
     let s2 = shape(4, 4, 8, 3, 2, 1, false); // 4×4 → 2×2: ghost
     let s3 = shape(8, 2, 2, 4, 2, 1, true); // 2×2 → 4×4, upsampling
     assert!(!s1.ghost_is_cheaper() && s2.ghost_is_cheaper());
     let net = Net::new(
         vec![
+            Block::Linear(Linear::new(67, 67, true, &dev, &mut rng).unwrap()),
+            Block::LabelMaps {
+                start: 5,
+                classes: 3,
+                pixels: 64,
+            },
             Block::Conv(Conv2d::new(s1, true, &dev, &mut rng).unwrap()),
             Block::Act(Act::LeakyRelu(0.2)),
             Block::Conv(Conv2d::new(s2, false, &dev, &mut rng).unwrap()),
@@ -473,7 +481,7 @@ fn convolutions_match_the_per_example_reference_on_both_norm_paths() {
     );
     let loss = |y: &Tensor, _x: &Tensor, _t: Option<&Tensor>| (y.sqr()? + y)?.sum(1);
     for batch in [1usize, 7, 20] {
-        let x = rand_data(&mut rng, batch, 64);
+        let x = rand_data(&mut rng, batch, 67);
         let (ref_norms, _) = reference::clipped_sum(&net, &x, 1e9, loss).unwrap();
         let mut sorted = ref_norms.clone();
         sorted.sort_by(f64::total_cmp);

@@ -1,6 +1,7 @@
 //! Runs are kept: a run trained in the window is listed again in Results after the user
 //! opens another file and comes back, and after the window restarts; "Delete run…" asks
 //! once more, then removes it and its model file. Column settings are kept per file too.
+//! A run whose rows collapsed gets the plain "not useful" verdict, with the column named.
 
 mod common;
 
@@ -77,6 +78,10 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
         s.column("fnlwgt").unwrap().kind,
         dpsynth::data::schema::Kind::Ignored
     );
+    // A run whose rows collapsed onto one person's values, kept beside the first one:
+    // the model learned (without noise) a table of one Adult row repeated, and its record
+    // names the Adult sample, which it is scored against.
+    let collapsed = collapsed_model(dir.path(), &models);
     // A new window on the same app folder (a restart).
     let mut h = common::isolated_window(dir.path(), false);
     h.run_steps(3);
@@ -94,10 +99,52 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
             .filter(|e| e.path().extension().is_some_and(|x| x == "dpsynth"))
             .count()
     };
-    assert_eq!(kept(&models), 1);
+    assert_eq!(kept(&models), 2);
+    // The collapsed run: told plainly, with the column that collapsed among the reasons.
+    click(&mut h, "collapsed copy of one row");
+    common::wait_until(&mut h, "Not useful", "evaluation failed", 180);
+    h.get_by_label("Why").click();
+    h.run_steps(3);
+    h.get_by_label_contains("collapsed: 'occupation'");
+    click(&mut h, "Delete run…");
+    click(&mut h, "Yes, delete it");
+    assert!(!collapsed.exists());
+    click(&mut h, "mst · tiny · ε 1.00");
     click(&mut h, "Delete run…");
     h.get_by_label_contains("Delete this run's model file for good?");
     click(&mut h, "Yes, delete it");
     h.get_by_label_contains("No results yet");
     assert_eq!(kept(&models), 0);
+}
+
+/// A model of the Adult sample's first row repeated 3,000 times (MST without noise: its
+/// rows are that row), with a kept-run record naming the Adult sample as its data.
+fn collapsed_model(dir: &std::path::Path, models: &std::path::Path) -> std::path::PathBuf {
+    let sample = common::repo("assets/adult/adult_train.csv");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let row = lines.next().unwrap();
+    let mut csv = format!("{header}\n");
+    for _ in 0..3000 {
+        csv.push_str(row);
+        csv.push('\n');
+    }
+    let data = dir.join("one-row.csv");
+    std::fs::write(&data, csv).unwrap();
+    let model = models.join("collapsed.dpsynth");
+    let mut cfg = common::adult_run("mst", "tiny", f64::INFINITY, model.clone());
+    cfg.data = data;
+    common::run_job(cfg, &dir.join("other-ledger.sqlite3"), None).expect("training succeeds");
+    let record = serde_json::json!({
+        "title": "collapsed copy of one row",
+        "data": sample,
+        "config": null,
+    });
+    std::fs::write(
+        models.join("collapsed.dpsynth.run.json"),
+        serde_json::to_vec(&record).unwrap(),
+    )
+    .unwrap();
+    model
 }

@@ -25,6 +25,20 @@ fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
     } else {
         info.default_preset()
     };
+    train_preset(dir, method, preset, data, &[])
+}
+
+fn train_preset(
+    dir: &Path,
+    method: &str,
+    preset: &str,
+    data: &Path,
+    extra: &[(&str, serde_json::Value)],
+) -> job::RunSummary {
+    let mut overrides = few_steps(method, preset, 10);
+    for (k, v) in extra {
+        overrides.insert(k.to_string(), v.clone());
+    }
     let cfg = RunConfig {
         data: data.to_path_buf(),
         schema: None,
@@ -33,11 +47,11 @@ fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
         epsilon: 2.0,
         delta: 1e-5,
         seed: Some(3),
-        out: dir.join(format!("{method}.dpsynth")),
+        out: dir.join(format!("{method}-{preset}.dpsynth")),
         device: Default::default(),
         threads: Some(1),
         ledger: None,
-        overrides: few_steps(method, preset, 10),
+        overrides,
         checkpoints: None,
         domains: job::DomainPolicy::AllowData,
         force_delta: false,
@@ -88,6 +102,24 @@ fn every_registered_method_trains_releases_samples_and_decodes() {
             assert_eq!(info.image_side, Some(28), "{}", m.id);
             let t = job::services::sample(&s.model, 5, Some(1)).unwrap();
             assert_eq!(t.columns.len(), 1 + 28 * 28, "{}", m.id);
+        }
+        // Convolutional image presets: a few steps, then digits of every class on request.
+        if m.has_preset("mnist-conv") {
+            let small = job::preset_settings(m.id, "mnist-conv")
+                .unwrap()
+                .into_iter()
+                .filter(|(k, _)| k == "batch" || k == "features")
+                .map(|(k, _)| (k, serde_json::json!(32)))
+                .collect::<Vec<_>>();
+            let small: Vec<(&str, serde_json::Value)> =
+                small.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+            let s = train_preset(dir.path(), m.id, "mnist-conv", &images, &small);
+            let info = job::services::read_model(&s.model).unwrap();
+            assert_eq!(info.image_side, Some(28), "{}", m.id);
+            let t = job::services::sample(&s.model, 200, Some(1)).unwrap();
+            assert_eq!(t.columns.len(), 1 + 28 * 28, "{}", m.id);
+            let label = t.column("label").unwrap();
+            assert!(label.distinct_count() >= 8, "{}: {label:?}", m.id);
         }
     }
 }

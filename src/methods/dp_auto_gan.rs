@@ -399,6 +399,7 @@ impl Synthesizer for DpAutoGan {
                 weight_clip: c.weight_clip,
                 sigma: s2,
                 private: c.private,
+                conditioning: None,
             },
             &critic,
             &generator,

@@ -10,7 +10,7 @@
 use candle_core::Tensor;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::released::{MODEL_FORMAT, ModelHeader, PrivacyStatement, ReleasedModel};
+use super::released::{Conditioning, MODEL_FORMAT, ModelHeader, PrivacyStatement, ReleasedModel};
 use super::{Checkpoint, Flow, MethodError, Progress, Result, TrainSetup, step_grads};
 use crate::nn::dpsgd::{DpSgdConfig, NoiseSource};
 use crate::nn::layers::{Block, HeadKind, Net, loss_grad, summed_grads};
@@ -78,6 +78,28 @@ pub(crate) struct GanLoop {
     pub weight_clip: f64,
     pub sigma: f64,
     pub private: bool,
+    /// A class-conditional generator: its input is the latent vector and a one-hot class
+    /// drawn from these (public) proportions, and its rows' label span is set to that
+    /// class before the critic sees them.
+    pub conditioning: Option<Conditioning>,
+}
+
+/// The generator's input for `b` rows, with the mask and fill that set a conditional
+/// generator's rows to their drawn classes (see [`GanLoop::conditioning`]).
+fn generator_input(
+    s: &mut TrainSetup<'_>,
+    cfg: &GanLoop,
+    b: usize,
+) -> Result<(Tensor, Option<(Tensor, Tensor)>)> {
+    let z = latent(s.noise, b, cfg.latent_dim, s.device)?;
+    let Some(c) = &cfg.conditioning else {
+        return Ok((z, None));
+    };
+    let classes = c.draw(b, s.noise.rng());
+    let h = Tensor::from_vec(c.one_hot(&classes), (b, c.classes), s.device)?;
+    let width = s.data.dims2()?.1;
+    let fix = c.fix(&classes, width, s.device)?;
+    Ok((Tensor::cat(&[z, h], 1)?, Some(fix)))
 }
 
 /// The networks of a GAN phase and their optimizers.
@@ -91,12 +113,18 @@ struct Nets<'n> {
 
 impl Nets<'_> {
     /// Generated rows: generator, then the frozen decoder when there is one.
-    fn fake(&self, z: &Tensor, rng: &mut dyn rand::RngCore) -> Result<Tensor> {
+    fn fake(
+        &self,
+        z: &Tensor,
+        fix: &Option<(Tensor, Tensor)>,
+        rng: &mut dyn rand::RngCore,
+    ) -> Result<Tensor> {
         let h = self.generator.forward(z, Some(&mut *rng))?;
-        Ok(match self.decoder {
+        let y = match self.decoder {
             Some(d) => d.forward(&h, Some(rng))?,
             None => h,
-        })
+        };
+        Ok(super::pearl::fixed(&y, fix)?)
     }
 
     /// The generator and decoder as one network: what a checkpoint or release holds.
@@ -212,8 +240,8 @@ fn critic_step(
         return Ok(None);
     };
     let b = cfg.batch;
-    let z = latent(s.noise, b, cfg.latent_dim, s.device)?;
-    let fake = nets.fake(&z, s.noise.rng())?.detach();
+    let (z, fix) = generator_input(s, cfg, b)?;
+    let fake = nets.fake(&z, &fix, s.noise.rng())?.detach();
     let (yf, caches) = critic.forward_train(&fake, None)?;
     let (df, dyf) = loss_grad(&yf, |y| loss.fake(y))?;
     let (_, sig_f) = critic.backward(&caches, &dyf)?;
@@ -236,7 +264,7 @@ fn critic_step(
 /// the private critic. Returns the generator's loss.
 fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) -> Result<f64> {
     let b = cfg.batch;
-    let z = latent(s.noise, b, cfg.latent_dim, s.device)?;
+    let (z, fix) = generator_input(s, cfg, b)?;
     let (h, g_caches) = nets.generator.forward_train(&z, Some(s.noise.rng()))?;
     let (fake, d_caches) = match nets.decoder {
         Some(d) => {
@@ -245,9 +273,15 @@ fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) ->
         }
         None => (h, None),
     };
+    let fake = super::pearl::fixed(&fake, &fix)?;
     let (yc, c_caches) = nets.critic.forward_train(&fake, None)?;
     let (gl, dyc) = loss_grad(&yc, |y| cfg.loss.generator(y))?;
     let (dfake, _) = nets.critic.backward(&c_caches, &dyc)?;
+    // The label span was set, not generated: it passes no signal back.
+    let dfake = match &fix {
+        Some((mask, _)) => dfake.broadcast_mul(mask)?,
+        None => dfake,
+    };
     let dh = match (nets.decoder, d_caches) {
         (Some(d), Some(c)) => d.backward(&c, &dfake)?.0,
         _ => dfake,
@@ -266,7 +300,7 @@ fn checkpoint(
     (epoch, step): (u64, u64),
     epoch_end: bool,
 ) -> Result<()> {
-    let model = release(
+    let mut model = release(
         s,
         Accounting::Quick,
         cfg.private,
@@ -276,6 +310,7 @@ fn checkpoint(
         nets.released_generator().snapshot()?,
         cfg.config.clone(),
     )?;
+    model.header.conditioning = cfg.conditioning.clone();
     let ck = Checkpoint {
         epoch,
         step,

@@ -445,25 +445,12 @@ impl Released {
         let Some(cond) = &self.conditioning else {
             return Ok(None);
         };
-        let w = cond.span_width();
-        let mut mask = vec![1f32; width];
-        mask[cond.start..cond.start + w]
-            .iter_mut()
-            .for_each(|m| *m = 0.0);
-        let span = cond.span_values(classes);
-        let mut fill = vec![0f32; classes.len() * width];
-        for (i, row) in fill.chunks_mut(width).enumerate() {
-            row[cond.start..cond.start + w].copy_from_slice(&span[i * w..(i + 1) * w]);
-        }
-        Ok(Some((
-            Tensor::from_vec(mask, (1, width), dev)?,
-            Tensor::from_vec(fill, (classes.len(), width), dev)?,
-        )))
+        Ok(Some(cond.fix(classes, width, dev)?))
     }
 }
 
 /// `y` with its label span set by `fix` (unchanged without one).
-fn fixed(y: &Tensor, fix: &Option<(Tensor, Tensor)>) -> candle_core::Result<Tensor> {
+pub(crate) fn fixed(y: &Tensor, fix: &Option<(Tensor, Tensor)>) -> candle_core::Result<Tensor> {
     match fix {
         Some((mask, fill)) => y.broadcast_mul(mask)? + fill,
         None => Ok(y.clone()),

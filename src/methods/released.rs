@@ -168,6 +168,30 @@ impl Conditioning {
     pub fn span_width(&self) -> usize {
         if self.binary { 1 } else { self.classes }
     }
+
+    /// The mask [1, width] and fill [rows, width] that set generated rows' label span to
+    /// `classes` while training (`rows · mask + fill`), as sampling does.
+    pub fn fix(
+        &self,
+        classes: &[usize],
+        width: usize,
+        dev: &Device,
+    ) -> candle_core::Result<(Tensor, Tensor)> {
+        let w = self.span_width();
+        let mut mask = vec![1f32; width];
+        mask[self.start..self.start + w]
+            .iter_mut()
+            .for_each(|m| *m = 0.0);
+        let span = self.span_values(classes);
+        let mut fill = vec![0f32; classes.len() * width];
+        for (i, row) in fill.chunks_mut(width).enumerate() {
+            row[self.start..self.start + w].copy_from_slice(&span[i * w..(i + 1) * w]);
+        }
+        Ok((
+            Tensor::from_vec(mask, (1, width), dev)?,
+            Tensor::from_vec(fill, (classes.len(), width), dev)?,
+        ))
+    }
 }
 
 /// The JSON header of a model file.

@@ -486,17 +486,18 @@ impl ConvSignal {
     }
 }
 
-/// A DCGAN-style critic for 28×28 one-channel images: 4×4 stride-2 convolutions with
-/// `channels` (28 → 14 → 7 …), leaky ReLU(0.2), then one linear layer to `out` scores.
-/// No normalisation: batch norm mixes examples, which DP-SGD forbids.
+/// A DCGAN-style critic for square images of `(input channels, side)`: 4×4 stride-2
+/// convolutions with `channels` (28 → 14 → 7 …), leaky ReLU(0.2), then one linear layer
+/// to `out` scores. No normalisation: batch norm mixes examples, which DP-SGD forbids.
 pub fn dcgan_critic<R: Rng + ?Sized>(
+    (cin, side): (usize, usize),
     channels: &[usize],
     out: usize,
     dev: &Device,
     rng: &mut R,
 ) -> Result<Vec<super::layers::Block>> {
     use super::layers::{Act, Block, Linear};
-    let (mut cin, mut side) = (1, 28);
+    let (mut cin, mut side) = (cin, side);
     let mut blocks = Vec::new();
     for &c in channels {
         let s = ConvShape {

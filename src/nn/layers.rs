@@ -101,6 +101,15 @@ pub enum Block {
         before: usize,
         after: usize,
     },
+    /// A conditional critic's input: an image row with a one-hot label span of `classes`
+    /// values at `start` becomes `1 + classes` channels of `pixels` values, the image
+    /// followed by each label value repeated over the image (the conditional DCGAN's label
+    /// maps). A fixed linear map: no parameters, per example.
+    LabelMaps {
+        start: usize,
+        classes: usize,
+        pixels: usize,
+    },
     /// Zeroes each value with probability `p` while training (scaling the rest by
     /// 1/(1−p)); per example, so DP-compatible. Identity at inference.
     Dropout(f64),
@@ -117,6 +126,7 @@ pub enum Cache {
     Head { y: Tensor, taus: Vec<f64> },
     Dropout { mask: Option<Tensor> },
     Pad,
+    LabelMaps,
 }
 
 /// Per-example signals of one parameterised block, for gradients and their norms.
@@ -333,7 +343,11 @@ impl Net {
                         out.push(n.beta.clone());
                     }
                     Block::Residual(inner) => walk(inner, out),
-                    Block::Act(_) | Block::Head(_) | Block::Dropout(_) | Block::Pad { .. } => {}
+                    Block::Act(_)
+                    | Block::Head(_)
+                    | Block::Dropout(_)
+                    | Block::Pad { .. }
+                    | Block::LabelMaps { .. } => {}
                 }
             }
         }
@@ -481,6 +495,14 @@ fn forward_blocks(
                 (y, c)
             }
             Block::Pad { before, after } => (pad(&h, *before, *after)?, keep.then_some(Cache::Pad)),
+            Block::LabelMaps {
+                start,
+                classes,
+                pixels,
+            } => (
+                label_maps(&h, *start, *classes, *pixels)?,
+                keep.then_some(Cache::LabelMaps),
+            ),
             Block::Dropout(p) => match rng.as_deref_mut() {
                 Some(r) if train && *p > 0.0 => {
                     let keep_p = 1.0 - p;
@@ -593,6 +615,14 @@ fn backward_blocks(
                 let d_in = d.dims2()?.1 - before - after;
                 d.narrow(1, *before, d_in)?
             }
+            (
+                Block::LabelMaps {
+                    start,
+                    classes,
+                    pixels,
+                },
+                Cache::LabelMaps,
+            ) => label_maps_backward(&d, *start, *classes, *pixels)?,
             (Block::Dropout(_), Cache::Dropout { mask }) => match mask {
                 Some(m) => (&d * m)?,
                 None => d,
@@ -605,6 +635,51 @@ fn backward_blocks(
         };
     }
     Ok(d)
+}
+
+/// See [`Block::LabelMaps`]: `h` [B, pixels + classes] → [B, (1 + classes) · pixels].
+pub(crate) fn label_maps(h: &Tensor, start: usize, classes: usize, pixels: usize) -> Result<Tensor> {
+    let (b, w) = h.dims2()?;
+    if w != pixels + classes || start + classes > w {
+        return Err(NnError::Invalid(format!(
+            "label maps of {classes} classes at {start} over {pixels} pixels need {} columns, not {w}",
+            pixels + classes
+        )));
+    }
+    let mut image = Vec::with_capacity(2);
+    if start > 0 {
+        image.push(h.narrow(1, 0, start)?);
+    }
+    if start + classes < w {
+        image.push(h.narrow(1, start + classes, w - start - classes)?);
+    }
+    let maps = h
+        .narrow(1, start, classes)?
+        .unsqueeze(2)?
+        .broadcast_as((b, classes, pixels))?
+        .reshape((b, classes * pixels))?;
+    image.push(maps);
+    Ok(Tensor::cat(&image, 1)?)
+}
+
+/// The adjoint of [`label_maps`]: image signals back in place, each label value's signal
+/// summed over its map.
+fn label_maps_backward(d: &Tensor, start: usize, classes: usize, pixels: usize) -> Result<Tensor> {
+    let b = d.dims2()?.0;
+    let image = d.narrow(1, 0, pixels)?;
+    let label = d
+        .narrow(1, pixels, classes * pixels)?
+        .reshape((b, classes, pixels))?
+        .sum(2)?;
+    let mut parts = Vec::with_capacity(3);
+    if start > 0 {
+        parts.push(image.narrow(1, 0, start)?);
+    }
+    parts.push(label);
+    if start < pixels {
+        parts.push(image.narrow(1, start, pixels - start)?);
+    }
+    Ok(Tensor::cat(&parts, 1)?)
 }
 
 /// `h` [B, d] with `before` zero columns in front and `after` behind.

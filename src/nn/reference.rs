@@ -84,6 +84,11 @@ fn forward(blocks: &[Block], x: &Tensor) -> Result<Tensor> {
                 }
                 Tensor::cat(&parts, 1)?
             }
+            Block::LabelMaps {
+                start,
+                classes,
+                pixels,
+            } => super::layers::label_maps(&h, *start, *classes, *pixels)?,
             Block::Head(spans) => {
                 let mut parts = Vec::new();
                 for s in spans {

@@ -21,6 +21,7 @@ pub enum BlockSpec {
     Head(Vec<HeadSpan>),
     Dropout(f64),
     Pad { before: usize, after: usize },
+    LabelMaps { start: usize, classes: usize, pixels: usize },
 }
 
 impl Net {
@@ -50,6 +51,15 @@ impl Net {
                         Block::Pad { before, after } => BlockSpec::Pad {
                             before: *before,
                             after: *after,
+                        },
+                        Block::LabelMaps {
+                            start,
+                            classes,
+                            pixels,
+                        } => BlockSpec::LabelMaps {
+                            start: *start,
+                            classes: *classes,
+                            pixels: *pixels,
                         },
                         Block::BatchNorm(_) => {
                             return Err(NnError::Invalid(
@@ -142,6 +152,15 @@ impl Net {
                             before: *before,
                             after: *after,
                         },
+                        BlockSpec::LabelMaps {
+                            start,
+                            classes,
+                            pixels,
+                        } => Block::LabelMaps {
+                            start: *start,
+                            classes: *classes,
+                            pixels: *pixels,
+                        },
                     })
                 })
                 .collect()
@@ -187,7 +206,8 @@ pub fn param_names(spec: &[BlockSpec]) -> Vec<String> {
                 BlockSpec::Act(_)
                 | BlockSpec::Head(_)
                 | BlockSpec::Dropout(_)
-                | BlockSpec::Pad { .. } => {}
+                | BlockSpec::Pad { .. }
+                | BlockSpec::LabelMaps { .. } => {}
             }
         }
     }
