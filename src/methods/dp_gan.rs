@@ -335,8 +335,7 @@ impl Synthesizer for DpGan {
             }
         };
         let heads = heads_for(s.encoding, cfg.tau);
-        let (critic, generator) = if cfg.conv_critic.is_empty() && cfg.conv_generator.is_empty()
-        {
+        let (critic, generator) = if cfg.conv_critic.is_empty() && cfg.conv_generator.is_empty() {
             if conditioning.is_some() {
                 return Err(MethodError::Plan(
                     "a label for DP-GAN needs its convolutional networks (the `mnist-conv` preset)"
@@ -347,7 +346,14 @@ impl Synthesizer for DpGan {
             let generator = generator_net(width, heads, &cfg, &dev, s.noise.rng())?;
             (critic, generator)
         } else {
-            conv_nets(width, heads, conditioning.as_ref(), &cfg, &dev, s.noise.rng())?
+            conv_nets(
+                width,
+                heads,
+                conditioning.as_ref(),
+                &cfg,
+                &dev,
+                s.noise.rng(),
+            )?
         };
         let loop_cfg = GanLoop {
             loss: cfg.gan_loss,
@@ -436,7 +442,8 @@ fn conv_nets(
         pixels,
     }];
     critic.extend(
-        crate::nn::conv::dcgan_critic((1 + w, side), &cfg.conv_critic, 1, dev, rng).map_err(plan)?,
+        crate::nn::conv::dcgan_critic((1 + w, side), &cfg.conv_critic, 1, dev, rng)
+            .map_err(plan)?,
     );
     let mut generator = crate::nn::conv::dcgan_generator(
         cfg.latent_dim + cond.classes,

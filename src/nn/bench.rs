@@ -168,7 +168,10 @@ pub fn run(steps: usize, dev: &Device) -> Result<Vec<NetworkTiming>> {
     }]));
     let ae = Net::new(ae, dev);
     let mnist = Net::new(mlp(&[784, 256, 1], lrelu, dev, &mut rng)?, dev);
-    let conv_critic = Net::new(super::conv::dcgan_critic((1, 28), &[32, 64], 1, dev, &mut rng)?, dev);
+    let conv_critic = Net::new(
+        super::conv::dcgan_critic((1, 28), &[32, 64], 1, dev, &mut rng)?,
+        dev,
+    );
     let cases = [
         Case {
             name: "adult_critic_106-70-35-1_b128",

@@ -638,7 +638,12 @@ fn backward_blocks(
 }
 
 /// See [`Block::LabelMaps`]: `h` [B, pixels + classes] → [B, (1 + classes) · pixels].
-pub(crate) fn label_maps(h: &Tensor, start: usize, classes: usize, pixels: usize) -> Result<Tensor> {
+pub(crate) fn label_maps(
+    h: &Tensor,
+    start: usize,
+    classes: usize,
+    pixels: usize,
+) -> Result<Tensor> {
     let (b, w) = h.dims2()?;
     if w != pixels + classes || start + classes > w {
         return Err(NnError::Invalid(format!(

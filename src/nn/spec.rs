@@ -13,15 +13,32 @@ use super::{NnError, Result};
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockSpec {
-    Linear { inp: usize, out: usize, bias: bool },
-    Conv { shape: ConvShape, bias: bool },
+    Linear {
+        inp: usize,
+        out: usize,
+        bias: bool,
+    },
+    Conv {
+        shape: ConvShape,
+        bias: bool,
+    },
     Act(Act),
-    LayerNorm { dim: usize, eps: f64 },
+    LayerNorm {
+        dim: usize,
+        eps: f64,
+    },
     Residual(Vec<BlockSpec>),
     Head(Vec<HeadSpan>),
     Dropout(f64),
-    Pad { before: usize, after: usize },
-    LabelMaps { start: usize, classes: usize, pixels: usize },
+    Pad {
+        before: usize,
+        after: usize,
+    },
+    LabelMaps {
+        start: usize,
+        classes: usize,
+        pixels: usize,
+    },
 }
 
 impl Net {
