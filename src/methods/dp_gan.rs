@@ -115,18 +115,20 @@ impl DpGanConfig {
             }),
             // A conditional DCGAN: convolutions see neighbouring pixels together, and
             // the label conditions both networks, so the critic judges "a plausible 3"
-            // rather than "a plausible digit". Private GANs, revisited (Bie et al. 2023):
-            // under DP-SGD more critic steps per generator step keep the generator from
-            // chasing a noisy critic; large batches shrink the noise on the mean gradient.
+            // rather than "a plausible digit". Large batches shrink the noise on the mean
+            // gradient. One critic step per generator step: measured on MNIST at ε = 10,
+            // five (the advice of Bie et al. 2023, *Private GANs, revisited*, for long
+            // runs) left 600 generator steps against a critic that always won (CNN judge
+            // 57.6 %); one, with lr 7e-4, reached 77.8 % in the same time.
             "mnist-conv" => Ok(Self {
                 latent_dim: 64,
                 label: "label".into(),
                 conv_critic: vec![32, 64],
                 conv_generator: vec![64, 32],
                 batch: 256,
-                critic_steps: 3_000,
-                n_critic: 5,
-                lr: 0.0005,
+                critic_steps: 2_000,
+                n_critic: 1,
+                lr: 0.0007,
                 ..base
             }),
             _ => Err(INFO.unknown_preset(name)),
@@ -153,7 +155,7 @@ const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "mnist-conv",
-        doc: "28×28 digits: a conditional DCGAN (convolutional critic and generator, the label as maps beside the pixels), 5 critic steps per generator step",
+        doc: "28×28 digits: a conditional DCGAN (convolutional critic and generator, the label as maps beside the pixels), 2,000 steps of each",
     },
 ];
 
