@@ -67,7 +67,8 @@ impl DpGanConfig {
     /// `quick` (under a minute on two cores, for teaching and tests; on ADULT at ε = 1
     /// it is also the best setting measured), `adult` (the same settings, named for the
     /// paper's dataset), `mnist` (28×28 images with their label: 794 → 529 → 265 → 1
-    /// critic, 64 → 256 → 512 → 794 generator) and `tiny` (seconds, for tests).
+    /// critic, 64 → 256 → 512 → 794 generator), `mnist-conv` (a conditional DCGAN, see
+    /// below) and `tiny` (seconds, for tests).
     ///
     /// Every preset uses the logistic loss with a large batch and one critic step per
     /// generator step: under DP-SGD the noise on an averaged gradient falls as 1/batch

@@ -124,7 +124,7 @@ impl Nets<'_> {
             Some(d) => d.forward(&h, Some(rng))?,
             None => h,
         };
-        Ok(super::pearl::fixed(&y, fix)?)
+        Ok(super::released::with_label(&y, fix)?)
     }
 
     /// The generator and decoder as one network: what a checkpoint or release holds.
@@ -273,7 +273,7 @@ fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) ->
         }
         None => (h, None),
     };
-    let fake = super::pearl::fixed(&fake, &fix)?;
+    let fake = super::released::with_label(&fake, &fix)?;
     let (yc, c_caches) = nets.critic.forward_train(&fake, None)?;
     let (gl, dyc) = loss_grad(&yc, |y| cfg.loss.generator(y))?;
     let (dfake, _) = nets.critic.backward(&c_caches, &dyc)?;

@@ -38,6 +38,7 @@ use candle_core::Tensor;
 use super::embedding::{self, LabelSpan, features};
 use super::gan_phase::{Accounting, latent, release, sampling_heads};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::released::with_label;
 use super::released::{Conditioning, ReleasedModel};
 use super::{
     Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,
@@ -449,14 +450,6 @@ impl Released {
     }
 }
 
-/// `y` with its label span set by `fix` (unchanged without one).
-pub(crate) fn fixed(y: &Tensor, fix: &Option<(Tensor, Tensor)>) -> candle_core::Result<Tensor> {
-    match fix {
-        Some((mask, fill)) => y.broadcast_mul(mask)? + fill,
-        None => Ok(y.clone()),
-    }
-}
-
 impl Pearl {
     /// The minimax loop on the released statistics alone.
     fn fit(
@@ -511,11 +504,14 @@ impl Pearl {
             let fix = r.label_fix(&classes, width, &dev)?;
             let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
             let w = critic.weights_tensor(&dev)?;
-            let (l, dy) = loss_grad(&y, |y| distance(&fixed(y, &fix)?, omega, r, &w))?;
+            let (l, dy) = loss_grad(&y, |y| distance(&with_label(y, &fix)?, omega, r, &w))?;
             let (_, signals) = generator.backward(&caches, &dy)?;
             opt.step(&params, &summed_grads(&signals)?)?;
             if c.critic_every > 0 && (step + 1) % c.critic_every == 0 {
-                critic.ascend(&per_frequency(&fixed(&y, &fix)?, omega, r)?, c.critic_lr);
+                critic.ascend(
+                    &per_frequency(&with_label(&y, &fix)?, omega, r)?,
+                    c.critic_lr,
+                );
             }
             if tenth > 0 && (step + 1) % tenth == 0 {
                 let at = ((step + 1) / tenth, step + 1);

@@ -194,6 +194,18 @@ impl Conditioning {
     }
 }
 
+/// `y` with its label span set by `fix` (a [`Conditioning::fix`]; unchanged without one):
+/// what a class-conditional generator's rows are while it trains.
+pub(crate) fn with_label(
+    y: &Tensor,
+    fix: &Option<(Tensor, Tensor)>,
+) -> candle_core::Result<Tensor> {
+    match fix {
+        Some((mask, fill)) => y.broadcast_mul(mask)? + fill,
+        None => Ok(y.clone()),
+    }
+}
+
 /// The JSON header of a model file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelHeader {
