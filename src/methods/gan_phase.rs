@@ -96,10 +96,9 @@ fn generator_input(
         return Ok((z, None));
     };
     let classes = c.draw(b, s.noise.rng());
-    let h = Tensor::from_vec(c.one_hot(&classes), (b, c.classes), s.device)?;
     let width = s.data.dims2()?.1;
     let fix = c.fix(&classes, width, s.device)?;
-    Ok((Tensor::cat(&[z, h], 1)?, Some(fix)))
+    Ok((c.input(&z, &classes)?, Some(fix)))
 }
 
 /// The networks of a GAN phase and their optimizers.

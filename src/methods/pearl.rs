@@ -431,8 +431,7 @@ impl Released {
             return Ok((z, Vec::new()));
         };
         let classes = cond.draw(c.batch, s.noise.rng());
-        let h = Tensor::from_vec(cond.one_hot(&classes), (c.batch, cond.classes), s.device)?;
-        Ok((Tensor::cat(&[z, h], 1)?, classes))
+        Ok((cond.input(&z, &classes)?, classes))
     }
 
     /// (mask, fill) that set a batch's label span to its drawn classes: y·mask + fill. The

@@ -169,6 +169,16 @@ impl Conditioning {
         if self.binary { 1 } else { self.classes }
     }
 
+    /// A conditional generator's input: latent rows `z` followed by `classes` one-hot.
+    pub fn input(&self, z: &Tensor, classes: &[usize]) -> candle_core::Result<Tensor> {
+        let h = Tensor::from_vec(
+            self.one_hot(classes),
+            (classes.len(), self.classes),
+            z.device(),
+        )?;
+        Tensor::cat(&[z, &h], 1)
+    }
+
     /// The mask [1, width] and fill [rows, width] that set generated rows' label span to
     /// `classes` while training (`rows · mask + fill`), as sampling does.
     pub fn fix(
@@ -651,9 +661,8 @@ impl ReleasedModel {
             let (z, classes) = match &self.header.conditioning {
                 Some(c) => {
                     let classes = c.draw(m, &mut *rng);
-                    let h = Tensor::from_vec(c.one_hot(&classes), (m, c.classes), &dev)?;
                     let z = Tensor::from_vec(z, (m, self.header.latent_dim), &dev)?;
-                    (Tensor::cat(&[z, h], 1)?, Some(classes))
+                    (c.input(&z, &classes)?, Some(classes))
                 }
                 None => (
                     Tensor::from_vec(z, (m, self.header.latent_dim), &dev)?,
