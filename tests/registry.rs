@@ -108,7 +108,7 @@ fn every_registered_method_trains_releases_samples_and_decodes() {
             let small = job::preset_settings(m.id, "mnist-conv")
                 .unwrap()
                 .into_iter()
-                .filter(|(k, _)| k == "batch" || k == "features")
+                .filter(|(k, _)| k.ends_with("batch") || k == "features")
                 .map(|(k, _)| (k, serde_json::json!(32)))
                 .collect::<Vec<_>>();
             let small: Vec<(&str, serde_json::Value)> =

@@ -9,10 +9,20 @@
 //! σ₁ is calibrated for phase 1's share alone and σ₂ for the rest *given* phase 1's RDP
 //! curve, so the composed ε meets the budget. The release is generator ∘ decoder; the
 //! encoder and the critic stay inside the run.
+//!
+//! For labelled images (`mnist-conv`) the three networks that touch pixels are
+//! convolutional ([`image_nets`]): the encoder and the critic read the label as maps
+//! beside the image, the decoder writes pixels only. The latent generator is given a
+//! class drawn uniformly (a public default: nothing read from the rows), and the GAN loop
+//! sets each decoded row's label to it, so the critic learns "a plausible 3", and the
+//! release samples any digit on request. The label span is not reconstructed in phase 1
+//! (the decoder pads it with zeros, so its head is uniform): a constant in the loss, no
+//! gradient, no change to the per-example clip.
 
 use candle_core::Tensor;
 
 use super::gan_phase::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling_heads};
+use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{
@@ -54,17 +64,40 @@ pub struct DpAutoGanConfig {
     pub phase1_share: f64,
     pub tau: f64,
     pub private: bool,
+    /// Class column of a class-conditional run ("" for none; images only): the latent
+    /// generator is given a class drawn uniformly (a public default, nothing read from
+    /// the rows), and the critic sees the class beside the image as label maps.
+    #[serde(default)]
+    pub label: String,
+    /// Channels of a convolutional encoder (empty: the dense autoencoder); with
+    /// `conv_decoder` and `conv_critic`, for labelled images.
+    #[serde(default)]
+    pub conv_encoder: Vec<usize>,
+    /// Channels of a convolutional decoder: code → maps → transposed convolutions → pixels.
+    #[serde(default)]
+    pub conv_decoder: Vec<usize>,
+    /// Channels of a convolutional critic reading label maps beside the image.
+    #[serde(default)]
+    pub conv_critic: Vec<usize>,
 }
 
 impl DpAutoGanConfig {
+    /// Whether the networks are the convolutional image ones.
+    fn conv(&self) -> bool {
+        !(self.conv_encoder.is_empty()
+            && self.conv_decoder.is_empty()
+            && self.conv_critic.is_empty())
+    }
+
     /// `adult-paper` (the paper's ADULT setup: AE d→(d+c)/2→15, Adam (lr 0.001, not the
     /// paper's 0.005 — see below), 20,000 steps
     /// of batch 64; generator 64→64→64→15 with residual layer-norm blocks; critic
     /// d→2d/3→d/3→1, RMSProp 0.005, batch 128, 15 critic steps per generator step, 225,000
     /// critic steps, the WGAN loss with weight clipping), `mimic-paper` (binary
     /// high-dimensional: one tanh layer to 128), and our settings: `quick` (under a minute
-    /// on two cores), `adult` (longer), `mnist` (images with their label, code width 64)
-    /// and `tiny` (seconds, for tests).
+    /// on two cores), `adult` (longer), `mnist` (images with their label, code width 64),
+    /// `mnist-conv` (convolutional autoencoder and critic around a class-conditional
+    /// latent generator) and `tiny` (seconds, for tests).
     pub fn preset(name: &str) -> Result<Self> {
         let paper = Self {
             preset: name.to_string(),
@@ -89,6 +122,10 @@ impl DpAutoGanConfig {
             phase1_share: 0.5,
             tau: 0.2,
             private: true,
+            label: String::new(),
+            conv_encoder: Vec::new(),
+            conv_decoder: Vec::new(),
+            conv_critic: Vec::new(),
         };
         // Our settings: the paper's networks with the logistic loss, a large batch and one
         // critic step per generator step (see `GanLoss` for why).
@@ -132,6 +169,27 @@ impl DpAutoGanConfig {
                 gan_lr: 0.001,
                 ..tuned
             }),
+            // The conditional DCGAN's networks around a code: the autoencoder is a
+            // convolutional encoder (label maps, 4×4 stride-2 convolutions to 32 and 64
+            // channels, a linear layer to the code) and a transposed-convolution decoder
+            // (code → 64 maps of 7×7 → 32 of 14×14 → the image); the latent generator is
+            // given the class, and the critic reads the label as maps beside the decoded
+            // image. Large batches, one critic step per generator step, as DP-GAN's.
+            "mnist-conv" => Ok(Self {
+                code_dim: 64,
+                ae_batch: 256,
+                ae_steps: 1_000,
+                ae_lr: 0.001,
+                ae_clip: 1.0,
+                gan_batch: 256,
+                critic_steps: 1_200,
+                gan_lr: 0.0007,
+                label: "label".into(),
+                conv_encoder: vec![32, 64],
+                conv_decoder: vec![64, 32],
+                conv_critic: vec![32, 64],
+                ..tuned
+            }),
             "tiny" => Ok(Self {
                 ae_steps: 200,
                 critic_steps: 300,
@@ -159,6 +217,10 @@ const PRESETS: &[Preset] = &[
     Preset {
         name: "mnist",
         doc: "28×28 digits with their label: code width 64",
+    },
+    Preset {
+        name: "mnist-conv",
+        doc: "28×28 digits: convolutional encoder, decoder and critic (the label as maps beside the pixels), a class-conditional latent generator",
     },
     Preset {
         name: "adult-paper",
@@ -339,6 +401,9 @@ impl Synthesizer for DpAutoGan {
 
     fn footprint(&self, n: usize, width: usize) -> super::Footprint {
         let c = &self.config;
+        if c.conv() {
+            return conv_footprint(n, width, c);
+        }
         let mid = ((width + c.code_dim) / 2).clamp(1, super::MAX_DERIVED_HIDDEN);
         let ae = if c.single_layer_ae {
             2 * super::mlp_params(&[width, c.code_dim])
@@ -380,8 +445,22 @@ impl Synthesizer for DpAutoGan {
         } else {
             (0.0, 0.0)
         };
-        let decoder = self.train_autoencoder(&mut s, s1)?;
-        let (generator, critic) = gan_nets(&c, s.data.dims2()?.1, s.device, s.noise.rng())?;
+        let width = s.data.dims2()?.1;
+        let conditioning = image_nets::uniform_conditioning(s.encoding, &c.label)?;
+        let layout = match (c.conv(), &conditioning) {
+            (true, cond) => Some(ImageLayout::new(width, cond.as_ref())?),
+            (false, None) => None,
+            (false, Some(_)) => {
+                return Err(MethodError::Plan(
+                    "a label for DP-auto-GAN needs its convolutional networks (the `mnist-conv` preset)"
+                        .into(),
+                ));
+            }
+        };
+        let decoder = self.train_autoencoder(&mut s, s1, layout.as_ref())?;
+        let classes = conditioning.as_ref().map_or(0, |k| k.classes);
+        let (generator, critic) =
+            gan_nets(&c, width, classes, layout.as_ref(), s.device, s.noise.rng())?;
         gan_loop(
             &mut s,
             &GanLoop {
@@ -399,7 +478,7 @@ impl Synthesizer for DpAutoGan {
                 weight_clip: c.weight_clip,
                 sigma: s2,
                 private: c.private,
-                conditioning: None,
+                conditioning: conditioning.clone(),
             },
             &critic,
             &generator,
@@ -410,7 +489,7 @@ impl Synthesizer for DpAutoGan {
             generator.blocks.into_iter().chain(decoder.blocks).collect(),
             s.device,
         ));
-        release(
+        let mut model = release(
             &s,
             Accounting::Best,
             c.private,
@@ -419,17 +498,24 @@ impl Synthesizer for DpAutoGan {
             c.latent_dim,
             released,
             serde_json::to_value(&c).unwrap_or_default(),
-        )
+        )?;
+        model.header.conditioning = conditioning;
+        Ok(model)
     }
 }
 
 impl DpAutoGan {
     /// Phase 1: the whole autoencoder by DP-SGD (joint clip over encoder and decoder, noise
     /// σ₁ on every parameter). Returns the decoder; the encoder never leaves.
-    fn train_autoencoder(&self, s: &mut TrainSetup<'_>, sigma: f64) -> Result<Net> {
+    fn train_autoencoder(
+        &self,
+        s: &mut TrainSetup<'_>,
+        sigma: f64,
+        layout: Option<&ImageLayout>,
+    ) -> Result<Net> {
         let c = &self.config;
         let (n, d) = (s.records, s.data.dims2()?.1);
-        let (ae, decoder) = autoencoder(c, s.encoding, d, s.device, s.noise.rng())?;
+        let (ae, decoder) = autoencoder(c, s.encoding, d, layout, s.device, s.noise.rng())?;
         ae.check_dp_compatible()?;
         let mut opt = Adam::new(c.ae_lr);
         let params = ae.params();
@@ -460,18 +546,29 @@ impl DpAutoGan {
     }
 }
 
-/// The autoencoder d → (d+c)/2 → c → (d+c)/2 → d (or one layer each way) with output heads;
+/// The autoencoder d → (d+c)/2 → c → (d+c)/2 → d (or one layer each way; or, for images,
+/// convolutions down to the code and transposed convolutions back) with output heads;
 /// returns (whole autoencoder, decoder), which share their parameters.
 fn autoencoder(
     c: &DpAutoGanConfig,
     encoding: &crate::data::encode::Encoding,
     d: usize,
+    layout: Option<&ImageLayout>,
     dev: &candle_core::Device,
     rng: &mut rand::rngs::StdRng,
 ) -> Result<(Net, Net)> {
     let enc_act = if c.tanh_encoder { Act::Tanh } else { lrelu() };
     let mid = ((d + c.code_dim) / 2).clamp(1, super::MAX_DERIVED_HIDDEN);
-    let (encoder, mut decoder) = if c.single_layer_ae {
+    let (encoder, mut decoder) = if let Some(layout) = layout {
+        // The decoder leaves zeros in the label span: it is not reconstructed (a constant
+        // in the loss), and generated rows get their drawn class there.
+        let mut e = image_nets::reader(layout, &c.conv_encoder, c.code_dim, dev, rng)?;
+        e.push(Block::Act(enc_act));
+        (
+            e,
+            image_nets::writer(c.code_dim, &c.conv_decoder, layout, dev, rng)?,
+        )
+    } else if c.single_layer_ae {
         (
             vec![
                 Block::Linear(Linear::new(d, c.code_dim, true, dev, rng)?),
@@ -498,10 +595,13 @@ fn autoencoder(
 }
 
 /// Phase 2's networks: the paper's residual latent generator h → h → h → c (layer norm,
-/// no bias) and the critic d → 2d/3 → d/3 → 1.
+/// no bias; with `classes`, a first layer from latent ⊕ one-hot class to h) and the critic
+/// d → 2d/3 → d/3 → 1 (for images, convolutions over the label maps and the image).
 fn gan_nets(
     c: &DpAutoGanConfig,
     d: usize,
+    classes: usize,
+    layout: Option<&ImageLayout>,
     dev: &candle_core::Device,
     rng: &mut rand::rngs::StdRng,
 ) -> Result<(Net, Net)> {
@@ -513,12 +613,19 @@ fn gan_nets(
             Block::Act(lrelu()),
         ])
     };
-    let mut gblocks = vec![
-        Block::Residual(block(h, h, rng)?),
-        Block::Residual(block(h, h, rng)?),
-    ];
+    let mut gblocks = if classes > 0 {
+        block(h + classes, h, rng)?
+    } else {
+        Vec::new()
+    };
+    gblocks.push(Block::Residual(block(h, h, rng)?));
+    gblocks.push(Block::Residual(block(h, h, rng)?));
     gblocks.extend(block(h, c.code_dim, rng)?);
     let generator = Net::new(gblocks, dev);
+    if let Some(layout) = layout {
+        let critic = image_nets::reader(layout, &c.conv_critic, 1, dev, rng)?;
+        return Ok((generator, Net::new(critic, dev)));
+    }
     let critic = Net::new(
         mlp(
             &[
@@ -534,4 +641,48 @@ fn gan_nets(
         dev,
     );
     Ok((generator, critic))
+}
+
+/// The size of a convolutional run, in multiply-adds per row (see [`ConvCost`]).
+fn conv_footprint(n: usize, width: usize, c: &DpAutoGanConfig) -> super::Footprint {
+    let layout = ImageLayout::estimate(width);
+    let classes = if c.label.is_empty() {
+        0
+    } else {
+        layout.label_width
+    };
+    let encoder = ConvCost::reader(&layout, &c.conv_encoder, c.code_dim);
+    let decoder = ConvCost::writer(c.code_dim, &c.conv_decoder, &layout);
+    let critic = ConvCost::reader(&layout, &c.conv_critic, 1);
+    let h = c.latent_dim;
+    let generator = super::mlp_params(&[h + classes, h])
+        + 2 * super::mlp_params(&[h, h])
+        + super::mlp_params(&[h, c.code_dim]);
+    let ae = encoder.plus(decoder);
+    // Phase 2 passes generated codes through the frozen decoder into the critic.
+    let phase2 = critic.plus(decoder);
+    let (ae_work, phase2_work) = (
+        ae.work / CONV_SPEEDUP,
+        phase2.work / CONV_SPEEDUP + generator,
+    );
+    let cap = |b: usize| b.min(n.max(1)) as u64;
+    let gen_steps = c.critic_steps / c.n_critic.max(1);
+    super::Footprint {
+        params: ae.params + critic.params + generator,
+        passes: super::Footprint::phase(c.ae_steps, cap(c.ae_batch), ae_work)
+            .saturating_add(super::Footprint::phase(
+                c.critic_steps,
+                2 * cap(c.gan_batch),
+                phase2_work,
+            ))
+            .saturating_add(super::Footprint::phase(
+                gen_steps,
+                cap(c.gan_batch),
+                phase2_work,
+            )),
+        batch: cap(c.ae_batch).max(2 * cap(c.gan_batch)),
+        steps: c.ae_steps + c.critic_steps + gen_steps,
+        widest: ae.widest.max(phase2.widest),
+        extra_values: 0,
+    }
 }

@@ -13,6 +13,7 @@
 
 pub use super::gan_phase::GanLoss;
 use super::gan_phase::{Accounting, GanLoop, gan_loop, release, sampling_heads};
+use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::{Conditioning, ReleasedModel};
 use super::{
@@ -325,18 +326,7 @@ impl Synthesizer for DpGan {
         };
         self.sigma = Some(sigma);
         let dev = s.device.clone();
-        let conditioning = match cfg.label.as_str() {
-            "" => None,
-            name => {
-                let l = super::embedding::LabelSpan::find(s.encoding, name)?;
-                Some(Conditioning {
-                    start: l.start,
-                    classes: l.classes,
-                    binary: l.binary,
-                    proportions: vec![1.0 / l.classes as f64; l.classes],
-                })
-            }
-        };
+        let conditioning = image_nets::uniform_conditioning(s.encoding, &cfg.label)?;
         let heads = heads_for(s.encoding, cfg.tau);
         let (critic, generator) = if cfg.conv_critic.is_empty() && cfg.conv_generator.is_empty() {
             if conditioning.is_some() {
@@ -392,20 +382,9 @@ impl Synthesizer for DpGan {
     }
 }
 
-/// The side of a square image of `pixels` values.
-fn square_side(pixels: usize) -> Result<usize> {
-    let side = (pixels as f64).sqrt().round() as usize;
-    if side * side != pixels || side == 0 {
-        return Err(MethodError::Plan(format!(
-            "convolutional networks need square images; these rows have {pixels} pixel columns"
-        )));
-    }
-    Ok(side)
-}
-
-/// The conditional DCGAN: a critic that reads the label as maps beside the image (see
-/// [`Block::LabelMaps`]) and a generator given latent and class whose pixels are placed
-/// beside the label span (set to the drawn class by the GAN loop).
+/// The conditional DCGAN: a critic that reads the label as maps beside the image and a
+/// generator given latent and class whose pixels are placed beside the label span (set
+/// to the drawn class by the GAN loop); see [`image_nets`].
 fn conv_nets(
     width: usize,
     heads: Vec<crate::nn::layers::HeadSpan>,
@@ -426,80 +405,29 @@ fn conv_nets(
                 .into(),
         ));
     }
-    let w = cond.span_width();
-    let pixels = width - w;
-    let side = square_side(pixels)?;
-    let (before, after) = if cond.start == 0 {
-        (w, 0)
-    } else if cond.start + w == width {
-        (0, w)
-    } else {
-        return Err(MethodError::Plan(
-            "a convolutional generator needs the label column first or last".into(),
-        ));
-    };
-    let plan = |e: crate::nn::NnError| MethodError::Plan(e.to_string());
-    let mut critic = vec![Block::LabelMaps {
-        start: cond.start,
-        classes: w,
-        pixels,
-    }];
-    critic.extend(
-        crate::nn::conv::dcgan_critic((1 + w, side), &cfg.conv_critic, 1, dev, rng)
-            .map_err(plan)?,
-    );
-    let mut generator = crate::nn::conv::dcgan_generator(
+    let layout = ImageLayout::new(width, Some(cond))?;
+    let critic = image_nets::reader(&layout, &cfg.conv_critic, 1, dev, rng)?;
+    let mut generator = image_nets::writer(
         cfg.latent_dim + cond.classes,
         &cfg.conv_generator,
-        pixels,
+        &layout,
         dev,
         rng,
-    )
-    .map_err(plan)?;
-    generator.push(Block::Pad { before, after });
+    )?;
     generator.push(Block::Head(heads));
     Ok((Net::new(critic, dev), Net::new(generator, dev)))
 }
 
-/// The size of the conditional DCGAN's run, in multiply-adds per row (a convolution's
-/// weights are used at every position, so its parameter count understates its work).
+/// The size of the conditional DCGAN's run, in multiply-adds per row.
 fn conv_footprint(n: usize, width: usize, c: &DpGanConfig) -> super::Footprint {
-    let side = (width as f64).sqrt().floor() as u64;
-    let classes = (width as u64).saturating_sub(side * side).max(1);
-    // Widest: the largest stack of maps a row holds (the label maps' input, at first).
-    let (mut params, mut work, mut widest) = (0u64, 0u64, (1 + classes) * side * side);
-    // Critic: label maps, 4×4 stride-2 convolutions, a linear score.
-    let (mut cin, mut s) = (1 + classes, side);
-    for &ch in &c.conv_critic {
-        let ch = ch as u64;
-        s = s.div_ceil(2);
-        params += cin * 16 * ch + ch;
-        work += cin * 16 * ch * s * s;
-        widest = widest.max(ch * s * s);
-        cin = ch;
-    }
-    params += cin * s * s + 1;
-    work += cin * s * s;
-    // Generator: linear to the first maps, then 4×4 stride-2 transposed convolutions.
-    let ups = c.conv_generator.len() as u32;
-    let mut s = (side / 2u64.pow(ups)).max(1);
-    let first = c.conv_generator.first().copied().unwrap_or(1) as u64;
-    let input = c.latent_dim as u64 + classes;
-    params += input * first * s * s + first * s * s;
-    work += input * first * s * s;
-    let mut cin = first;
-    for &cout in c.conv_generator.iter().skip(1).chain(&[1]) {
-        let cout = cout as u64;
-        params += cin * 16 * cout + cout;
-        work += cin * 16 * cout * s * s;
-        s *= 2;
-        widest = widest.max(cout * s * s);
-        cin = cout;
-    }
-    // The convolutions' few large matrix products run at about three times the throughput
-    // the time model was fitted on (dense networks): measured on MNIST, 100 critic steps
-    // of `mnist-conv` took 34 s against 100 s estimated from the raw multiply-adds.
-    let work = work / 3;
+    let layout = ImageLayout::estimate(width);
+    let classes = layout.label_width;
+    let cost = ConvCost::reader(&layout, &c.conv_critic, 1).plus(ConvCost::writer(
+        c.latent_dim + classes,
+        &c.conv_generator,
+        &layout,
+    ));
+    let (params, work, widest) = (cost.params, cost.work / CONV_SPEEDUP, cost.widest);
     let batch = (c.batch.min(n.max(1))) as u64;
     let gen_steps = c.critic_steps / c.n_critic.max(1);
     super::Footprint {

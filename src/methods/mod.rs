@@ -21,6 +21,7 @@ pub mod dp_gan;
 pub mod dp_merf;
 pub mod embedding;
 pub mod gan_phase;
+pub mod image_nets;
 pub mod marginal;
 pub mod mst;
 pub mod pate_gan;

@@ -37,6 +37,7 @@ use candle_core::Tensor;
 
 use super::embedding::{self, LabelSpan, features};
 use super::gan_phase::{Accounting, latent, release, sampling_heads};
+use super::image_nets::{self, ImageLayout};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::with_label;
 use super::released::{Conditioning, ReleasedModel};
@@ -470,26 +471,14 @@ impl Pearl {
         } else {
             // The pixels are every column but the label's span, which the conditioning
             // overwrites: the image comes out of the convolutions, zeros fill the span.
-            let (start, w) = r
-                .conditioning
-                .as_ref()
-                .map_or((0, 0), |k| (k.start, k.span_width()));
-            let (before, after) = if start == 0 { (w, 0) } else { (0, w) };
-            if start != 0 && start + w != width {
-                return Err(MethodError::Plan(
-                    "a convolutional generator needs the label column first or last".into(),
-                ));
-            }
-            let mut b = crate::nn::conv::dcgan_generator(
+            let layout = ImageLayout::new(width, r.conditioning.as_ref())?;
+            image_nets::writer(
                 c.latent_dim + classes_in,
                 &c.conv_generator,
-                width - w,
+                &layout,
                 &dev,
                 s.noise.rng(),
-            )
-            .map_err(|e| MethodError::Plan(e.to_string()))?;
-            b.push(Block::Pad { before, after });
-            b
+            )?
         };
         blocks.push(Block::Head(heads_for(s.encoding, c.tau)));
         let generator = Net::new(blocks, &dev);
