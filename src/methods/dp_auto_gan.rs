@@ -174,9 +174,11 @@ impl DpAutoGanConfig {
             // channels, a linear layer to the code) and a transposed-convolution decoder
             // (code → 64 maps of 7×7 → 32 of 14×14 → the image); the latent generator is
             // given the class, and the critic reads the label as maps beside the decoded
-            // image. Large batches, one critic step per generator step, as DP-GAN's.
+            // image. Codes in (−1, 1) (tanh) on both sides of the GAN. Large batches, one
+            // critic step per generator step, as DP-GAN's.
             "mnist-conv" => Ok(Self {
                 code_dim: 64,
+                tanh_encoder: true,
                 ae_batch: 256,
                 ae_steps: 1_000,
                 ae_lr: 0.001,
@@ -365,6 +367,11 @@ struct Sigmas {
 
 fn lrelu() -> Act {
     Act::LeakyRelu(0.2)
+}
+
+/// The encoder's last activation: the codes' range.
+fn encoder_act(c: &DpAutoGanConfig) -> Act {
+    if c.tanh_encoder { Act::Tanh } else { lrelu() }
 }
 
 impl Synthesizer for DpAutoGan {
@@ -557,7 +564,7 @@ fn autoencoder(
     dev: &candle_core::Device,
     rng: &mut rand::rngs::StdRng,
 ) -> Result<(Net, Net)> {
-    let enc_act = if c.tanh_encoder { Act::Tanh } else { lrelu() };
+    let enc_act = encoder_act(c);
     let mid = ((d + c.code_dim) / 2).clamp(1, super::MAX_DERIVED_HIDDEN);
     let (encoder, mut decoder) = if let Some(layout) = layout {
         // The decoder leaves zeros in the label span: it is not reconstructed (a constant
@@ -620,7 +627,15 @@ fn gan_nets(
     };
     gblocks.push(Block::Residual(block(h, h, rng)?));
     gblocks.push(Block::Residual(block(h, h, rng)?));
-    gblocks.extend(block(h, c.code_dim, rng)?);
+    if layout.is_some() {
+        // Codes end where the encoder's do (tanh: in (−1, 1)), not layer-normed: a
+        // layer-normed output has unit spread per code, which the encoder's codes need
+        // not have, and the decoder only knows the encoder's region.
+        gblocks.push(Block::Linear(Linear::new(h, c.code_dim, true, dev, rng)?));
+        gblocks.push(Block::Act(encoder_act(c)));
+    } else {
+        gblocks.extend(block(h, c.code_dim, rng)?);
+    }
     let generator = Net::new(gblocks, dev);
     if let Some(layout) = layout {
         let critic = image_nets::reader(layout, &c.conv_critic, 1, dev, rng)?;
