@@ -122,8 +122,13 @@ impl DpMerfConfig {
             }),
             // Digits from a DCGAN-style generator (see `conv_generator`): pixels that
             // neighbour each other are made together, where the MLP draws each alone.
+            // Bandwidth 6, a public choice tuned on public MNIST (never read from the
+            // rows): the rule's √794 ≈ 28 is so smooth that the embedding fixes only the
+            // strokes' average shape (CNN judge 83 % at ε = 1 and at 10); at 6 the
+            // frequencies see stroke width and the digits sharpen (86.5 % at ε = 1).
             "mnist-conv" => Ok(Self {
                 features: 5_000,
+                bandwidth: 6.0,
                 conv_generator: vec![32, 16],
                 batch: 200,
                 steps: 2_000,
@@ -200,7 +205,7 @@ const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "mnist-conv",
-        doc: "digits from a convolutional generator (32 → 16 → 1 channels, 7 → 14 → 28 pixels), one embedding per digit",
+        doc: "digits from a convolutional generator (32 → 16 → 1 channels, 7 → 14 → 28 pixels), one embedding per digit, bandwidth 6 (tuned on public MNIST; CNN judge 86.5 % at ε = 1)",
     },
     Preset {
         name: "paper-adult",
