@@ -10,12 +10,17 @@
 //! curve, so the composed ε meets the budget. The release is generator ∘ decoder; the
 //! encoder and the critic stay inside the run.
 //!
-//! For labelled images (`mnist-conv`) the three networks that touch pixels are
-//! convolutional ([`image_nets`]): the encoder and the critic read the label as maps
-//! beside the image, the decoder writes pixels only. The latent generator is given a
-//! class drawn uniformly (a public default: nothing read from the rows), and the GAN loop
-//! sets each decoded row's label to it, so the critic learns "a plausible 3", and the
-//! release samples any digit on request. The label span is not reconstructed in phase 1
+//! For labelled images (`mnist-conv`) the networks that touch pixels are convolutional
+//! ([`image_nets`]): the encoder reads the label as maps beside the image, the decoder
+//! writes pixels only. The latent generator is given a class drawn uniformly (a public
+//! default: nothing read from the rows), so the release samples any digit on request.
+//! Its critic reads **codes ⊕ class** (`code_critic`): each real row's code is the frozen
+//! encoder applied to that row alone (a DP output of phase 1 applied row by row, so one
+//! person still changes one critic input and phase 2's DP-SGD accounting is unchanged).
+//! A critic on decoded images (the paper's, `conv_critic`) lost on MNIST: the decoder's
+//! output is always blurrier than a real digit, the critic tells them apart by blur
+//! alone, and the generator collapsed to two shapes (22 % CNN-judge accuracy at ε = 10);
+//! on codes the critic compares like with like. The label span is not reconstructed in phase 1
 //! (the decoder pads it with zeros, so its head is uniform): a constant in the loss, no
 //! gradient, no change to the per-example clip.
 
@@ -24,7 +29,7 @@ use candle_core::Tensor;
 use super::gan_phase::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling_heads};
 use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
-use super::released::ReleasedModel;
+use super::released::{Conditioning, ReleasedModel};
 use super::{
     Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,
     plan_preamble, planned_sigma, step_grads,
@@ -79,6 +84,11 @@ pub struct DpAutoGanConfig {
     /// Channels of a convolutional critic reading label maps beside the image.
     #[serde(default)]
     pub conv_critic: Vec<usize>,
+    /// The critic reads codes ⊕ class, not decoded images: real rows reach it through the
+    /// frozen encoder (see [`codes_of`]), generated codes directly. A decoder's output is
+    /// always blurrier than a real image, and a critic on pixels wins by the blur alone.
+    #[serde(default)]
+    pub code_critic: bool,
 }
 
 impl DpAutoGanConfig {
@@ -126,6 +136,7 @@ impl DpAutoGanConfig {
             conv_encoder: Vec::new(),
             conv_decoder: Vec::new(),
             conv_critic: Vec::new(),
+            code_critic: false,
         };
         // Our settings: the paper's networks with the logistic loss, a large batch and one
         // critic step per generator step (see `GanLoss` for why).
@@ -173,18 +184,19 @@ impl DpAutoGanConfig {
             // convolutional encoder (label maps, 4×4 stride-2 convolutions to 32 and 64
             // channels, a linear layer to the code) and a transposed-convolution decoder
             // (code → 64 maps of 7×7 → 32 of 14×14 → the image); the latent generator is
-            // given the class, and the critic reads the label as maps beside the decoded
-            // image. Codes in (−1, 1) (tanh) on both sides of the GAN. Large batches, one
+            // given the class, and the critic reads codes ⊕ class (see the module doc).
+            // Codes in (−1, 1) (tanh) on both sides of the GAN. Large batches, one
             // critic step per generator step, as DP-GAN's.
             "mnist-conv" => Ok(Self {
                 code_dim: 64,
                 tanh_encoder: true,
+                code_critic: true,
                 ae_batch: 256,
                 ae_steps: 1_000,
                 ae_lr: 0.001,
                 ae_clip: 1.0,
                 gan_batch: 256,
-                critic_steps: 1_200,
+                critic_steps: 3_000,
                 gan_lr: 0.0007,
                 label: "label".into(),
                 conv_encoder: vec![32, 64],
@@ -222,7 +234,7 @@ const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "mnist-conv",
-        doc: "28×28 digits: convolutional encoder, decoder and critic (the label as maps beside the pixels), a class-conditional latent generator",
+        doc: "28×28 digits: convolutional encoder and decoder, a class-conditional latent generator and a critic on codes ⊕ class (MNIST at ε = 10: 77.5 % CNN-judge accuracy on real test digits)",
     },
     Preset {
         name: "adult-paper",
@@ -464,33 +476,70 @@ impl Synthesizer for DpAutoGan {
                 ));
             }
         };
-        let decoder = self.train_autoencoder(&mut s, s1, layout.as_ref())?;
+        let (encoder, decoder) = self.train_autoencoder(&mut s, s1, layout.as_ref())?;
         let classes = conditioning.as_ref().map_or(0, |k| k.classes);
         let (generator, critic) =
             gan_nets(&c, width, classes, layout.as_ref(), s.device, s.noise.rng())?;
-        gan_loop(
-            &mut s,
-            &GanLoop {
-                loss: c.gan_loss,
-                method: "dp-auto-gan",
-                preset: c.preset.clone(),
-                config: serde_json::to_value(&c).unwrap_or_default(),
-                phase: "gan",
-                latent_dim: c.latent_dim,
-                batch: c.gan_batch,
-                critic_steps: c.critic_steps,
-                n_critic: c.n_critic,
-                lr: c.gan_lr,
-                clip: c.gan_clip,
-                weight_clip: c.weight_clip,
-                sigma: s2,
-                private: c.private,
-                conditioning: conditioning.clone(),
+        // With a code critic, phase 2 trains on each row's code ⊕ class (its own row's
+        // image of the frozen encoder), its label span after the code.
+        let codes = match (c.code_critic, &conditioning) {
+            (true, Some(k)) => Some((
+                codes_of(&encoder, s.data, k)?,
+                Conditioning {
+                    start: c.code_dim,
+                    ..k.clone()
+                },
+            )),
+            (true, None) => {
+                return Err(MethodError::Plan(
+                    "DP-auto-GAN's code critic needs a label (the `mnist-conv` preset)".into(),
+                ));
+            }
+            (false, _) => None,
+        };
+        let loop_cfg = GanLoop {
+            loss: c.gan_loss,
+            method: "dp-auto-gan",
+            preset: c.preset.clone(),
+            config: serde_json::to_value(&c).unwrap_or_default(),
+            phase: "gan",
+            latent_dim: c.latent_dim,
+            batch: c.gan_batch,
+            critic_steps: c.critic_steps,
+            n_critic: c.n_critic,
+            lr: c.gan_lr,
+            clip: c.gan_clip,
+            weight_clip: c.weight_clip,
+            sigma: s2,
+            private: c.private,
+            conditioning: match &codes {
+                Some((_, k)) => Some(k.clone()),
+                None => conditioning.clone(),
             },
-            &critic,
-            &generator,
-            Some(&decoder),
-        )?;
+            code_critic: codes.as_ref().and(conditioning.clone()),
+        };
+        match &codes {
+            Some((data, _)) => {
+                // The same setup (ledger, noise, observer, snapshots) over the codes.
+                let mut s_codes = TrainSetup {
+                    plan: s.plan,
+                    data,
+                    records: s.records,
+                    encoding: s.encoding,
+                    accountant: &mut *s.accountant,
+                    noise: &mut *s.noise,
+                    device: s.device,
+                    observer: &mut *s.observer,
+                    checkpoint: match s.checkpoint.as_mut() {
+                        Some(f) => Some(&mut **f),
+                        None => None,
+                    },
+                    snapshots: s.snapshots,
+                };
+                gan_loop(&mut s_codes, &loop_cfg, &critic, &generator, Some(&decoder))?;
+            }
+            None => gan_loop(&mut s, &loop_cfg, &critic, &generator, Some(&decoder))?,
+        }
         // Release generator ∘ decoder as one network; the encoder and critic stay here.
         let released = sampling_heads(Net::new(
             generator.blocks.into_iter().chain(decoder.blocks).collect(),
@@ -513,16 +562,17 @@ impl Synthesizer for DpAutoGan {
 
 impl DpAutoGan {
     /// Phase 1: the whole autoencoder by DP-SGD (joint clip over encoder and decoder, noise
-    /// σ₁ on every parameter). Returns the decoder; the encoder never leaves.
+    /// σ₁ on every parameter). Returns (encoder, decoder); the encoder is never released.
     fn train_autoencoder(
         &self,
         s: &mut TrainSetup<'_>,
         sigma: f64,
         layout: Option<&ImageLayout>,
-    ) -> Result<Net> {
+    ) -> Result<(Net, Net)> {
         let c = &self.config;
         let (n, d) = (s.records, s.data.dims2()?.1);
-        let (ae, decoder) = autoencoder(c, s.encoding, d, layout, s.device, s.noise.rng())?;
+        let (ae, encoder, decoder) =
+            autoencoder(c, s.encoding, d, layout, s.device, s.noise.rng())?;
         ae.check_dp_compatible()?;
         let mut opt = Adam::new(c.ae_lr);
         let params = ae.params();
@@ -549,13 +599,13 @@ impl DpAutoGan {
                 }
             }
         }
-        Ok(decoder)
+        Ok((encoder, decoder))
     }
 }
 
 /// The autoencoder d → (d+c)/2 → c → (d+c)/2 → d (or one layer each way; or, for images,
 /// convolutions down to the code and transposed convolutions back) with output heads;
-/// returns (whole autoencoder, decoder), which share their parameters.
+/// returns (whole autoencoder, encoder, decoder), which share their parameters.
 fn autoencoder(
     c: &DpAutoGanConfig,
     encoding: &crate::data::encode::Encoding,
@@ -563,7 +613,7 @@ fn autoencoder(
     layout: Option<&ImageLayout>,
     dev: &candle_core::Device,
     rng: &mut rand::rngs::StdRng,
-) -> Result<(Net, Net)> {
+) -> Result<(Net, Net, Net)> {
     let enc_act = encoder_act(c);
     let mid = ((d + c.code_dim) / 2).clamp(1, super::MAX_DERIVED_HIDDEN);
     let (encoder, mut decoder) = if let Some(layout) = layout {
@@ -598,7 +648,7 @@ fn autoencoder(
             .collect(),
         dev,
     );
-    Ok((ae, Net::new(decoder, dev)))
+    Ok((ae, Net::new(encoder, dev), Net::new(decoder, dev)))
 }
 
 /// Phase 2's networks: the paper's residual latent generator h → h → h → c (layer norm,
@@ -637,6 +687,9 @@ fn gan_nets(
         gblocks.extend(block(h, c.code_dim, rng)?);
     }
     let generator = Net::new(gblocks, dev);
+    if c.code_critic {
+        return Ok((generator, code_critic(c, classes, dev, rng)?));
+    }
     if let Some(layout) = layout {
         let critic = image_nets::reader(layout, &c.conv_critic, 1, dev, rng)?;
         return Ok((generator, Net::new(critic, dev)));
@@ -658,6 +711,43 @@ fn gan_nets(
     Ok((generator, critic))
 }
 
+/// Each row's code ⊕ its one-hot class: the frozen encoder (a DP output of phase 1) applied
+/// to the row alone, so the map is row by row and one person still changes one row. The
+/// critic's DP-SGD on these rows (same sampling rate and σ as on the images) therefore
+/// bounds each person's influence exactly as it would on the images; nothing here is
+/// released or shown.
+fn codes_of(encoder: &Net, data: &Tensor, k: &Conditioning) -> Result<Tensor> {
+    let n = data.dims2()?.0;
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < n {
+        let len = CODE_CHUNK.min(n - at);
+        let x = data.narrow(0, at, len)?;
+        let code = encoder.forward(&x, None)?.detach();
+        let class = x.narrow(1, k.start, k.span_width())?;
+        parts.push(Tensor::cat(&[&code, &class], 1)?);
+        at += len;
+    }
+    Ok(Tensor::cat(&parts, 0)?)
+}
+
+/// Rows encoded at a time when computing the codes (bounds the memory of one pass).
+const CODE_CHUNK: usize = 1_000;
+
+/// The critic on codes ⊕ class: code+classes → 4·code → 2·code → 1.
+fn code_critic(
+    c: &DpAutoGanConfig,
+    classes: usize,
+    dev: &candle_core::Device,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<Net> {
+    let w = c.code_dim;
+    Ok(Net::new(
+        mlp(&[w + classes, 4 * w, 2 * w, 1], lrelu(), dev, rng)?,
+        dev,
+    ))
+}
+
 /// The size of a convolutional run, in multiply-adds per row (see [`ConvCost`]).
 fn conv_footprint(n: usize, width: usize, c: &DpAutoGanConfig) -> super::Footprint {
     let layout = ImageLayout::estimate(width);
@@ -674,17 +764,34 @@ fn conv_footprint(n: usize, width: usize, c: &DpAutoGanConfig) -> super::Footpri
         + 2 * super::mlp_params(&[h, h])
         + super::mlp_params(&[h, c.code_dim]);
     let ae = encoder.plus(decoder);
-    // Phase 2 passes generated codes through the frozen decoder into the critic.
-    let phase2 = critic.plus(decoder);
+    let w = c.code_dim;
+    let code_critic = super::mlp_params(&[w + classes, 4 * w, 2 * w, 1]);
+    // Phase 2 passes generated codes through the frozen decoder into the critic, or
+    // (code critic) straight into it; the codes of the rows are one encoder pass.
+    let phase2 = if c.code_critic {
+        ConvCost {
+            params: code_critic,
+            work: code_critic * CONV_SPEEDUP,
+            widest: (w + classes) as u64,
+        }
+    } else {
+        critic.plus(decoder)
+    };
     let (ae_work, phase2_work) = (
         ae.work / CONV_SPEEDUP,
         phase2.work / CONV_SPEEDUP + generator,
     );
     let cap = |b: usize| b.min(n.max(1)) as u64;
     let gen_steps = c.critic_steps / c.n_critic.max(1);
+    let (critic_params, code_rows) = if c.code_critic {
+        (code_critic, n as u64)
+    } else {
+        (critic.params, 0)
+    };
     super::Footprint {
-        params: ae.params + critic.params + generator,
+        params: ae.params + critic_params + generator,
         passes: super::Footprint::phase(c.ae_steps, cap(c.ae_batch), ae_work)
+            .saturating_add(code_rows.saturating_mul(encoder.work / CONV_SPEEDUP))
             .saturating_add(super::Footprint::phase(
                 c.critic_steps,
                 2 * cap(c.gan_batch),
@@ -698,6 +805,76 @@ fn conv_footprint(n: usize, width: usize, c: &DpAutoGanConfig) -> super::Footpri
         batch: cap(c.ae_batch).max(2 * cap(c.gan_batch)),
         steps: c.ae_steps + c.critic_steps + gen_steps,
         widest: ae.widest.max(phase2.widest),
-        extra_values: 0,
+        // The rows' codes ⊕ class, held for phase 2.
+        extra_values: code_rows * (w + classes) as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// The code critic's privacy rests on the codes being a row-by-row map: changing one
+    /// row (one person) changes that row's code and no other, and the class is copied.
+    #[test]
+    fn codes_are_a_row_by_row_map_of_the_rows() {
+        let dev = candle_core::Device::Cpu;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let (side, classes, n) = (8, 3, 2 * CODE_CHUNK + 5);
+        let k = Conditioning {
+            start: side * side,
+            classes,
+            binary: false,
+            proportions: vec![1.0 / 3.0; 3],
+        };
+        let layout = ImageLayout::new(side * side + classes, Some(&k)).unwrap();
+        let mut blocks = image_nets::reader(&layout, &[4], 5, &dev, &mut rng).unwrap();
+        blocks.push(Block::Act(Act::Tanh));
+        let encoder = Net::new(blocks, &dev);
+        let rows = |bump: f32| -> Tensor {
+            let v: Vec<f32> = (0..n)
+                .flat_map(|i| {
+                    let class = i % classes;
+                    (0..side * side)
+                        .map(move |p| ((i * 31 + p * 7) % 13) as f32 / 13.0)
+                        .chain((0..classes).map(move |c| f32::from(c == class)))
+                })
+                .collect();
+            let mut v = v;
+            // Person 1,500 (in the second chunk) changes their image.
+            let row = 1_500 * (side * side + classes);
+            for p in &mut v[row..row + side * side] {
+                *p = (*p + bump).min(1.0);
+            }
+            Tensor::from_vec(v, (n, side * side + classes), &dev).unwrap()
+        };
+        let a = codes_of(&encoder, &rows(0.0), &k).unwrap();
+        let b = codes_of(&encoder, &rows(0.5), &k).unwrap();
+        assert_eq!(a.dims(), &[n, 5 + classes]);
+        let diff: Vec<f32> = (&a - &b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .sum(1)
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        for (i, d) in diff.iter().enumerate() {
+            if i == 1_500 {
+                assert!(*d > 1e-4, "the changed row's code did not change");
+            } else {
+                assert_eq!(*d, 0.0, "row {i} changed with another person's row");
+            }
+        }
+        // The class columns are the rows' one-hot labels.
+        let class: Vec<f32> = a
+            .narrow(1, 5, classes)
+            .unwrap()
+            .get(4)
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        assert_eq!(class, vec![0.0, 1.0, 0.0]);
     }
 }

@@ -364,6 +364,7 @@ impl Synthesizer for DpGan {
             sigma,
             private: cfg.private,
             conditioning: conditioning.clone(),
+            code_critic: None,
         };
         gan_loop(&mut s, &loop_cfg, &critic, &generator, None)?;
         let released = sampling_heads(generator);

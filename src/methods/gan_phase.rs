@@ -82,6 +82,11 @@ pub(crate) struct GanLoop {
     /// drawn from these (public) proportions, and its rows' label span is set to that
     /// class before the critic sees them.
     pub conditioning: Option<Conditioning>,
+    /// `Some`: the critic reads the generator's codes (⊕ class), not the decoder's rows;
+    /// the setup's data are then the real rows' codes (DP-auto-GAN's code critic),
+    /// `conditioning` places the class after the code, and this is the conditioning of
+    /// the released rows (generator, then decoder), for snapshots' headers.
+    pub code_critic: Option<Conditioning>,
 }
 
 /// The generator's input for `b` rows, with the mask and fill that set a conditional
@@ -101,11 +106,28 @@ fn generator_input(
     Ok((c.input(&z, &classes)?, Some(fix)))
 }
 
+/// A code critic's generated codes with zeros appended for the label span that `fix`
+/// fills (the rows as wide as the mask); other rows as they are.
+fn widen(y: &Tensor, fix: &Option<(Tensor, Tensor)>) -> candle_core::Result<Tensor> {
+    let Some((mask, _)) = fix else {
+        return Ok(y.clone());
+    };
+    let (b, w) = y.dims2()?;
+    let full = mask.dims().last().copied().unwrap_or(w);
+    if full <= w {
+        return Ok(y.clone());
+    }
+    let pad = Tensor::zeros((b, full - w), y.dtype(), y.device())?;
+    Tensor::cat(&[y, &pad], 1)
+}
+
 /// The networks of a GAN phase and their optimizers.
 struct Nets<'n> {
     critic: &'n Net,
     generator: &'n Net,
     decoder: Option<&'n Net>,
+    /// The critic reads codes: the decoder is for release only.
+    codes: bool,
     opt_d: Box<dyn Optimizer>,
     opt_g: Box<dyn Optimizer>,
 }
@@ -120,10 +142,10 @@ impl Nets<'_> {
     ) -> Result<Tensor> {
         let h = self.generator.forward(z, Some(&mut *rng))?;
         let y = match self.decoder {
-            Some(d) => d.forward(&h, Some(rng))?,
-            None => h,
+            Some(d) if !self.codes => d.forward(&h, Some(rng))?,
+            _ => h,
         };
-        Ok(super::released::with_label(&y, fix)?)
+        Ok(super::released::with_label(&widen(&y, fix)?, fix)?)
     }
 
     /// The generator and decoder as one network: what a checkpoint or release holds.
@@ -178,6 +200,7 @@ pub(crate) fn gan_loop(
         critic,
         generator,
         decoder,
+        codes: cfg.code_critic.is_some(),
         opt_d,
         opt_g,
     };
@@ -265,14 +288,15 @@ fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) ->
     let b = cfg.batch;
     let (z, fix) = generator_input(s, cfg, b)?;
     let (h, g_caches) = nets.generator.forward_train(&z, Some(s.noise.rng()))?;
+    let h_width = h.dims2()?.1;
     let (fake, d_caches) = match nets.decoder {
-        Some(d) => {
+        Some(d) if !nets.codes => {
             let (f, c) = d.forward_train(&h, Some(s.noise.rng()))?;
             (f, Some(c))
         }
-        None => (h, None),
+        _ => (h, None),
     };
-    let fake = super::released::with_label(&fake, &fix)?;
+    let fake = super::released::with_label(&widen(&fake, &fix)?, &fix)?;
     let (yc, c_caches) = nets.critic.forward_train(&fake, None)?;
     let (gl, dyc) = loss_grad(&yc, |y| cfg.loss.generator(y))?;
     let (dfake, _) = nets.critic.backward(&c_caches, &dyc)?;
@@ -283,7 +307,8 @@ fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) ->
     };
     let dh = match (nets.decoder, d_caches) {
         (Some(d), Some(c)) => d.backward(&c, &dfake)?.0,
-        _ => dfake,
+        // A code critic's label columns were appended: the generator made the rest.
+        _ => dfake.narrow(1, 0, h_width)?,
     };
     let (_, g_sig) = nets.generator.backward(&g_caches, &dh)?;
     let gg = crate::nn::layers::mean_grads(&g_sig, b)?;
@@ -309,7 +334,7 @@ fn checkpoint(
         nets.released_generator().snapshot()?,
         cfg.config.clone(),
     )?;
-    model.header.conditioning = cfg.conditioning.clone();
+    model.header.conditioning = cfg.code_critic.clone().or_else(|| cfg.conditioning.clone());
     let ck = Checkpoint {
         epoch,
         step,
