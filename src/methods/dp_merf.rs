@@ -136,6 +136,21 @@ impl DpMerfConfig {
                 label: "label".into(),
                 ..base
             }),
+            // More arithmetic for no more privacy, tuned on public MNIST: twice the
+            // frequencies, so a narrower kernel (4) still has enough of them to see
+            // strokes (at 3 the frequencies outrun the pixels and the digits drown in salt
+            // noise: 73 %), and a generator twice as wide, 3,000 steps (CNN judge 88.5 %
+            // at ε = 1 and 88.7 % at ε = 10, against the preset's 86.5 % and 86.9 %).
+            "mnist-conv-wide" => Ok(Self {
+                features: 10_000,
+                bandwidth: 4.0,
+                conv_generator: vec![64, 32],
+                batch: 200,
+                steps: 3_000,
+                lr: 0.002,
+                label: "label".into(),
+                ..base
+            }),
             // The paper's tabular script (`code_tab`, as PEARL's fork runs it): 500
             // frequencies (1,000 features), generated batches of a tenth of the data,
             // Adam lr 0.01, 8,000 steps, one embedding per income class.
@@ -206,6 +221,10 @@ const PRESETS: &[Preset] = &[
     Preset {
         name: "mnist-conv",
         doc: "digits from a convolutional generator (32 → 16 → 1 channels, 7 → 14 → 28 pixels), one embedding per digit, bandwidth 6 (tuned on public MNIST; CNN judge 86.5 % at ε = 1)",
+    },
+    Preset {
+        name: "mnist-conv-wide",
+        doc: "the convolutional generator twice as wide (64 → 32 → 1 channels), 10,000 frequencies, bandwidth 4, 3,000 steps: about 9 minutes on two cores (CNN judge 88.5 % at ε = 1, 88.7 % at ε = 10)",
     },
     Preset {
         name: "paper-adult",
