@@ -15,6 +15,13 @@ pub fn run(a: MethodsArgs) -> anyhow::Result<()> {
     if a.json {
         return super::print_json(&serde_json::json!({ "methods": methods }));
     }
+    // One column for every method's presets, as wide as the longest name.
+    let width = methods
+        .iter()
+        .flat_map(|m| m.presets)
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
     for m in methods {
         let kinds: Vec<&str> = m
             .kinds
@@ -36,7 +43,7 @@ pub fn run(a: MethodsArgs) -> anyhow::Result<()> {
         );
         for (i, p) in m.presets.iter().enumerate() {
             println!(
-                "    --preset {:12} {}{}",
+                "    --preset {:width$} {}{}",
                 p.name,
                 p.doc,
                 if i == 0 { " (default)" } else { "" }
