@@ -3,7 +3,8 @@
 # 10,000 labelled digits, and scores them with `dpsynth evaluate` against the 10,000 test
 # digits (classifiers trained on synthetic, tested on real; a 10×10 grid per run).
 #   [DELTA=1e-5] [SET="k=v k2=v2"] [TAG=name] scripts/mnist.sh MNIST_DIR OUTDIR METHOD:PRESET EPSILON...
-# (δ default 1e-6; SET overrides preset settings, one `--set` each; TAG marks the files)
+# (δ default 1e-6; SET overrides preset settings, one `--set` each; TAG marks the files;
+# ROWS synthetic digits for the judges, default 10,000; 60000 is DPImageBench's protocol)
 set -euo pipefail
 dir=$1; out=$2; IFS=: read -r method preset <<< "$3"; shift 3
 bin=${DPSYNTH:-target/release/dpsynth}
@@ -20,7 +21,7 @@ for eps in "$@"; do
   "$bin" train --data "$dir/train-images-idx3-ubyte.gz" --method "$method" --preset "$preset" \
     --epsilon "$eps" --delta "$delta" --out "$out/$name.dpsynth" --json ${sets[@]+"${sets[@]}"} \
     > "$out/$name.train.json" 2> "$out/$name.train.err"
-  "$bin" sample --model "$out/$name.dpsynth" --rows 10000 --out "$out/$name.csv" 2> /dev/null
+  "$bin" sample --model "$out/$name.dpsynth" --rows "${ROWS:-10000}" --out "$out/$name.csv" 2> /dev/null
   "$bin" evaluate --real-train "$dir/train-images-idx3-ubyte.gz" --real-test "$dir/t10k-images-idx3-ubyte.gz" \
     --synthetic "$out/$name.csv" --grid "$out/$name.png" --json "$out/$name.report.json" > /dev/null
   echo "$name done"

@@ -202,3 +202,31 @@ fn networks_grow_linearly_with_the_encoded_width() {
         assert!(r.peak_bytes < 4 << 30, "{}: {}", info.id, r.peak_bytes);
     }
 }
+
+/// The time estimate against DP-MERF runs measured alone on the 2-core development machine
+/// (README, "MNIST" and "PEARL and DP-MERF on ADULT"): within a factor of two either way,
+/// from a tabular run whose random features are cheap to image runs where they are
+/// nearly all the work (the image presets were estimated 3–4× too slow before random
+/// features had rates of their own).
+#[test]
+fn embedding_time_estimates_match_measured_runs() {
+    let dp_merf = dpsynth::methods::registry::find("dp-merf").unwrap();
+    let none = serde_json::Map::new();
+    // (preset, rows, table columns, encoded width, measured training seconds)
+    let runs = [
+        ("quick", 30_162, 15, 108, 64.0),
+        ("mnist-conv", 60_000, 785, 794, 222.0),
+        ("mnist-conv-wide", 60_000, 785, 794, 531.0),
+    ];
+    for (preset, n, columns, width, measured) in runs {
+        let m = dp_merf.instantiate(preset, 1.0, &none).unwrap();
+        let f = m.footprint(n, width);
+        let r = dpsynth::job::resources::estimate(&f, n, columns, width, true);
+        let s = r.seconds.unwrap();
+        eprintln!("{preset}: estimated {s:.0} s, measured {measured} s");
+        assert!(
+            s > measured / 2.0 && s < measured * 2.0,
+            "{preset}: estimated {s:.0} s, measured {measured} s ({f:?})"
+        );
+    }
+}

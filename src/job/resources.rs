@@ -14,9 +14,13 @@
 //! ```
 //!
 //! and time = passes · FLOPS_PER_PASS / CPU_FLOPS + steps · (STEP_SECONDS + params ·
-//! PARAM_STEP_SECONDS) + SETUP, where a
+//! PARAM_STEP_SECONDS) + feature_evals · FEATURE_EVAL_SECONDS + feature_macs ·
+//! FEATURE_MAC_SECONDS + SETUP, where a
 //! pass is one row through one parameter, forward and backward (≈ 6 flops with DP-SGD's
-//! clipping), and every optimizer step has a fixed cost besides.
+//! clipping), and every optimizer step has a fixed cost besides. Random features (DP-MERF,
+//! PEARL) have their own two rates: their projection is one large matrix product, several
+//! times faster per multiply-add than a small network's passes, and each evaluation adds a
+//! cosine, a sine and their derivatives whatever the row's width.
 //! The constants were fitted on the 2-core development machine (see the README's
 //! "Resources" section for the measurements); a GPU run's time is not estimated.
 
@@ -35,6 +39,10 @@ const FLOPS_PER_PASS: f64 = 6.0;
 /// Effective training throughput on two cores (fitted: see the module doc).
 const CPU_FLOPS: f64 = 1.6e10;
 const SETUP_SECONDS: f64 = 1.0;
+/// One random-feature evaluation (see the module doc; fitted on DP-MERF runs).
+const FEATURE_EVAL_SECONDS: f64 = 1.0e-8;
+/// One multiply-add of a random-feature projection.
+const FEATURE_MAC_SECONDS: f64 = 4.3e-11;
 /// Fixed cost of one optimizer step (kernel launches, allocation, bookkeeping).
 const STEP_SECONDS: f64 = 60e-6;
 /// Cost per parameter per step besides the batch's arithmetic: DP-SGD's noise draw, the
@@ -73,6 +81,8 @@ pub fn estimate(f: &Footprint, n: usize, columns: usize, width: usize, cpu: bool
         seconds: cpu.then(|| {
             f.passes as f64 * FLOPS_PER_PASS / CPU_FLOPS
                 + f.steps as f64 * (STEP_SECONDS + f.params as f64 * PARAM_STEP_SECONDS)
+                + f.feature_evals as f64 * FEATURE_EVAL_SECONDS
+                + f.feature_macs as f64 * FEATURE_MAC_SECONDS
                 + SETUP_SECONDS
         }),
         available_bytes: available_memory(),
@@ -173,6 +183,7 @@ mod tests {
             steps: 0,
             widest: 100,
             extra_values: 0,
+            ..Default::default()
         };
         let mut r = estimate(&f, 1_000, 10, 100, true);
         assert!(r.peak_bytes > BASE && r.peak_bytes < BASE + (2 << 20));

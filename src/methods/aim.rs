@@ -268,6 +268,7 @@ impl Synthesizer for Aim {
             // f64 values, counted in 4-byte units: the model's tables and their copies,
             // the rows drawn each round, the candidates' true counts.
             extra_values: 2 * (6 * c.max_cells as u64 + (c.estimate_rows as u64) * d + answers),
+            ..Default::default()
         }
     }
 

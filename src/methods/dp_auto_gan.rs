@@ -454,6 +454,7 @@ impl Synthesizer for DpAutoGan {
             steps: c.ae_steps + c.critic_steps + gen_steps,
             widest: width.max(mid) as u64,
             extra_values: 0,
+            ..Default::default()
         }
     }
 
@@ -807,6 +808,7 @@ fn conv_footprint(n: usize, width: usize, c: &DpAutoGanConfig) -> super::Footpri
         widest: ae.widest.max(phase2.widest),
         // The rows' codes ⊕ class, held for phase 2.
         extra_values: code_rows * (w + classes) as u64,
+        ..Default::default()
     }
 }
 

@@ -313,6 +313,7 @@ impl Synthesizer for DpGan {
             steps: c.critic_steps + gen_steps,
             widest: cd.iter().chain(&gd).copied().max().unwrap_or(1) as u64,
             extra_values: 0,
+            ..Default::default()
         }
     }
 
@@ -439,5 +440,6 @@ fn conv_footprint(n: usize, width: usize, c: &DpGanConfig) -> super::Footprint {
         steps: c.critic_steps + gen_steps,
         widest,
         extra_values: 0,
+        ..Default::default()
     }
 }

@@ -258,38 +258,46 @@ pub struct Footprint {
     /// Values held besides the encoded data and the networks (random features, a boosted
     /// sample set, snapshots).
     pub extra_values: u64,
+    /// Random-feature evaluations (a row at one frequency: a cosine and a sine, and their
+    /// derivatives in a training step), which cost the same whatever the row's width.
+    pub feature_evals: u64,
+    /// Multiply-adds of the random features' projections (row · frequency · inputs): one
+    /// large matrix product, far faster per unit than a small network's passes.
+    pub feature_macs: u64,
+}
+
+/// Random features of one row: evaluations and projection multiply-adds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FeatureCost {
+    pub evals: u64,
+    pub macs: u64,
 }
 
 impl Footprint {
-    /// A method that embeds the rows once through `features` random features per column
-    /// and then trains a generator (`latent → hidden… → width`) against the embedding for
-    /// `steps` steps of `batch` rows (each also embedding its batch): DP-MERF and PEARL.
+    /// A method that embeds the rows once through random features (`per_row` each) and
+    /// then trains a generator of `generator` = (parameters, per-row work, widest layer)
+    /// against the embedding for `steps` steps of `batch` rows, each step embedding its
+    /// batch forward and backward: DP-MERF and PEARL. `extra_values` are the frequency
+    /// matrices and what else the run holds.
     pub fn embedding_method(
         n: usize,
-        width: usize,
-        latent: usize,
-        hidden: &[usize],
-        features: usize,
+        (params, work, widest): (u64, u64, u64),
+        per_row: FeatureCost,
         (steps, optimizer_steps, batch): (u64, u64, usize),
-        extra_embeddings: u64,
+        extra_values: u64,
     ) -> Self {
-        let mut dims = vec![latent];
-        dims.extend(hidden);
-        dims.push(width);
-        let generator = mlp_params(&dims);
-        let feats = (features as u64).saturating_mul(width as u64);
         let batch = batch as u64;
+        // A generator step embeds its batch forward and backward: twice the release's work.
+        let rows = (n as u64).saturating_add(Self::phase(steps, batch, 2));
         Footprint {
-            params: generator,
-            passes: (n as u64).saturating_mul(feats).saturating_add(Self::phase(
-                steps,
-                batch,
-                generator + feats,
-            )),
+            params,
+            passes: Self::phase(steps, batch, work),
             batch,
             steps: optimizer_steps,
-            widest: dims.iter().copied().max().unwrap_or(1).max(features) as u64,
-            extra_values: feats.saturating_mul(extra_embeddings),
+            widest: widest.max(per_row.evals),
+            extra_values,
+            feature_evals: rows.saturating_mul(per_row.evals),
+            feature_macs: rows.saturating_mul(per_row.macs),
         }
     }
 

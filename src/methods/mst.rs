@@ -201,6 +201,7 @@ impl Synthesizer for Mst {
             steps: 0,
             widest: 0,
             extra_values: 2 * 8 * cells,
+            ..Default::default()
         }
     }
 

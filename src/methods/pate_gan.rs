@@ -386,6 +386,7 @@ impl Synthesizer for PateGan {
                 .saturating_mul(c.teacher_steps.saturating_mul(k) + c.student_steps + 1),
             widest: gd.iter().chain(&sd).copied().max().unwrap_or(1) as u64,
             extra_values: (c.replay as u64).saturating_mul(width as u64),
+            ..Default::default()
         }
     }
 

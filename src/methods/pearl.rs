@@ -352,14 +352,35 @@ impl Synthesizer for Pearl {
     fn footprint(&self, n: usize, width: usize) -> super::Footprint {
         let c = &self.config;
         let critic_steps = c.steps.checked_div(c.critic_every).unwrap_or(0);
+        let generator = if c.conv_generator.is_empty() {
+            let mut dims = vec![c.latent_dim];
+            dims.extend(&c.generator_hidden);
+            dims.push(width);
+            let params = super::mlp_params(&dims);
+            (
+                params,
+                params,
+                dims.iter().copied().max().unwrap_or(1) as u64,
+            )
+        } else {
+            let layout = ImageLayout::estimate(width);
+            let g = image_nets::ConvCost::writer(
+                c.latent_dim + layout.label_width,
+                &c.conv_generator,
+                &layout,
+            );
+            (g.params, g.work / image_nets::CONV_SPEEDUP, g.widest)
+        };
+        let (k, w) = (c.features as u64, width as u64);
         super::Footprint::embedding_method(
             n,
-            width,
-            c.latent_dim,
-            &c.generator_hidden,
-            c.features,
+            generator,
+            super::FeatureCost {
+                evals: k,
+                macs: k * w,
+            },
             (c.steps, c.steps + critic_steps, c.batch),
-            1 + u64::from(c.critic_every > 0),
+            k * w * (1 + u64::from(c.critic_every > 0)),
         )
     }
 
