@@ -37,6 +37,44 @@ pub fn frequencies(
     Ok(Tensor::from_vec(v, (width, k.max(1)), dev)?)
 }
 
+/// k frequencies dealt round-robin between the length scales `scales` (frequency j from
+/// N(0, ℓ_{j mod m}⁻²)): the random features of the average of Gaussian kernels at those
+/// scales. A coarse scale pins a digit's overall shape, a fine one its strokes; each
+/// feature still has norm k^{−1/2} per frequency, so ‖φ(x)‖ = 1 and the sensitivities
+/// are those of one scale. Public settings, drawn independently of the data.
+pub fn mixed_frequencies(
+    width: usize,
+    k: usize,
+    scales: &[f64],
+    rng: &mut impl rand::Rng,
+    dev: &candle_core::Device,
+) -> Result<Tensor> {
+    let Some((&first, rest)) = scales.split_first() else {
+        return Err(MethodError::Plan("at least one kernel bandwidth is needed".into()));
+    };
+    if rest.is_empty() {
+        return frequencies(width, k, first, rng, dev);
+    }
+    let k = k.max(1);
+    let mut normals = Vec::with_capacity(scales.len());
+    for &ell in scales {
+        if !(ell > 0.0 && ell.is_finite()) {
+            return Err(MethodError::Plan(format!(
+                "every kernel bandwidth must be a positive number, got {ell}"
+            )));
+        }
+        normals.push(
+            Normal::new(0.0f32, (1.0 / ell) as f32)
+                .map_err(|e| MethodError::Plan(format!("bad bandwidth {ell}: {e}")))?,
+        );
+    }
+    // Row-major [width, k]: column j belongs to scale j mod m.
+    let v: Vec<f32> = (0..width * k)
+        .map(|i| normals[(i % k) % normals.len()].sample(rng))
+        .collect();
+    Ok(Tensor::from_vec(v, (width, k), dev)?)
+}
+
 /// The public bandwidth rule: √(number of columns). Each column's span contributes at
 /// most 1 to the squared distance between two encoded rows (a one-hot pair differs by
 /// √2, but only with its level's probability; a [0,1] value by |a − b| ≤ 1), so √columns
@@ -314,6 +352,25 @@ mod tests {
     }
 
     /// Against a slow reference: the mean over all pairs of ‖x − x'‖².
+    #[test]
+    fn mixed_frequencies_take_each_scale_in_turn_and_keep_unit_features() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let dev = candle_core::Device::Cpu;
+        let w = mixed_frequencies(400, 6, &[1.0, 10.0], &mut rng, &dev).unwrap();
+        let cols: Vec<Vec<f32>> = w.t().unwrap().to_vec2().unwrap();
+        let sd = |c: &[f32]| (c.iter().map(|v| v * v).sum::<f32>() / c.len() as f32).sqrt();
+        for (j, col) in cols.iter().enumerate() {
+            let want = if j % 2 == 0 { 1.0 } else { 0.1 };
+            assert!((sd(col) - want).abs() < 0.15 * want, "frequency {j}: sd {}", sd(col));
+        }
+        let phi = features(&rows(5).pad_with_zeros(1, 0, 393).unwrap(), &w).unwrap();
+        for n in phi.sqr().unwrap().sum(1).unwrap().to_vec1::<f32>().unwrap() {
+            assert!((n - 1.0).abs() < 1e-5, "‖φ(x)‖² = {n}");
+        }
+        assert!(mixed_frequencies(4, 2, &[1.0, 0.0], &mut rng, &dev).is_err());
+        assert!(mixed_frequencies(4, 2, &[], &mut rng, &dev).is_err());
+    }
+
     #[test]
     fn rms_distance_matches_all_pairs() {
         let x = rows(30);

@@ -83,6 +83,15 @@ pub struct PearlConfig {
     pub critic_lr: f64,
     /// Gumbel-softmax temperature of the categorical heads.
     pub tau: f64,
+    /// Further kernel length scales beside ℓ (public settings): the frequencies are dealt
+    /// round-robin between them, so the kernel is the average of Gaussians at every scale.
+    /// Without the critic only (its re-weighting assumes one scale).
+    #[serde(default)]
+    pub bandwidth_mix: Vec<f64>,
+    /// Anneal the generator's learning rate from `lr` to zero on a half cosine over the
+    /// steps: the last steps settle on the embedding instead of jittering around it.
+    #[serde(default)]
+    pub lr_cosine: bool,
     /// Release with noise (false: the exact statistics, ε = ∞).
     pub private: bool,
     /// Where the embedding is computed: `auto` (a hardware GPU through the WGSL kernel
@@ -111,6 +120,8 @@ impl PearlConfig {
             // 0.01 here drives the weights onto a few frequencies (pixels saturate).
             critic_lr: 0.001,
             tau: 0.2,
+            bandwidth_mix: Vec::new(),
+            lr_cosine: false,
             private: true,
             embed_device: embedding::EmbedDevice::Cpu,
         };
@@ -288,6 +299,16 @@ impl Synthesizer for Pearl {
         }
         let c = &self.config;
         c.shares()?;
+        if c.critic_every > 0 && !c.bandwidth_mix.is_empty() {
+            return Err(MethodError::Plan(
+                "bandwidth_mix needs critic_every = 0: the critic re-weighs frequencies drawn at one scale".into(),
+            ));
+        }
+        if let Some(bad) = c.bandwidth_mix.iter().find(|l| !(**l > 0.0 && l.is_finite())) {
+            return Err(MethodError::Plan(format!(
+                "every bandwidth in bandwidth_mix must be a positive number, got {bad}"
+            )));
+        }
         let orders = crate::privacy::rdp::product_orders();
         // The shares' RDP curves add to one Gaussian's at σ: its RDP σ is the hint.
         let rdp = sigma_for(1.0, 1, budget.epsilon, budget.delta, &orders, &[], 1e-4)
@@ -397,7 +418,8 @@ impl Synthesizer for Pearl {
         let count_std = label.and(c.shares()?.1).map(|_| stds.next().unwrap_or(0.0));
         let emb_std = stds.next().unwrap_or(0.0);
         let ell = bandwidth(&c, &mut s, aux_std, n)?;
-        let omega = embedding::frequencies(width, c.features, ell, s.noise.rng(), s.device)?;
+        let scales: Vec<f64> = std::iter::once(ell).chain(c.bandwidth_mix.iter().copied()).collect();
+        let omega = embedding::mixed_frequencies(width, c.features, &scales, s.noise.rng(), s.device)?;
         let released = Released {
             proportions: match (label, count_std) {
                 (Some(l), Some(std)) => Some(noisy_proportions(&mut s, l, std, c.private)?),
@@ -509,6 +531,9 @@ impl Pearl {
         // Ten snapshots a run (the window previews images from them).
         let tenth = c.steps / 10;
         for step in 0..c.steps {
+            if c.lr_cosine {
+                opt.set_learning_rate(cosine_lr(c.lr, step, c.steps));
+            }
             let (z, classes) = r.input(s, c)?;
             let fix = r.label_fix(&classes, width, &dev)?;
             let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
@@ -536,6 +561,12 @@ impl Pearl {
         }
         Ok(generator)
     }
+}
+
+/// The half-cosine schedule: `lr` at step 0, falling to zero at the last step.
+fn cosine_lr(lr: f64, step: u64, steps: u64) -> f64 {
+    let t = step as f64 / steps.max(1) as f64;
+    lr * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
 }
 
 /// The generator as it would be released now, to the run's checkpoint sink (free: the
@@ -815,6 +846,25 @@ mod tests {
     use super::*;
 
     /// The releases' RDP adds to one Gaussian's at σ, whatever the split.
+    #[test]
+    fn the_cosine_schedule_starts_at_lr_and_ends_near_zero() {
+        assert_eq!(cosine_lr(0.002, 0, 3_000), 0.002);
+        assert!((cosine_lr(0.002, 1_500, 3_000) - 0.001).abs() < 1e-12);
+        assert!(cosine_lr(0.002, 2_999, 3_000) < 1e-8);
+    }
+
+    #[test]
+    fn a_bandwidth_mix_with_the_critic_is_refused_before_any_charge() {
+        let mut c = PearlConfig::preset("tiny").unwrap();
+        c.bandwidth_mix = vec![2.0];
+        let budget = Budget {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let err = Pearl::new(c, "pearl").plan(1_000, budget, &[]).unwrap_err();
+        assert!(err.to_string().contains("critic_every = 0"), "{err}");
+    }
+
     #[test]
     fn shares_compose_to_one_gaussian() {
         let mut c = PearlConfig::preset("adult").unwrap();
