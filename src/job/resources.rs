@@ -40,11 +40,10 @@ const FLOPS_PER_PASS: f64 = 6.0;
 const CPU_FLOPS: f64 = 1.6e10;
 const SETUP_SECONDS: f64 = 1.0;
 /// One random-feature evaluation (see the module doc; fitted on DP-MERF runs).
-const FEATURE_EVAL_SECONDS: f64 = 1.4e-8;
-/// One multiply-add of a random-feature projection (with the per-step matrix cost counted
-/// in multiply-adds, see `Footprint::embedding_method`): fitted on four DP-MERF runs, Adult
-/// `quick` and MNIST `mnist-conv` and `mnist-conv-wide` at batches of 200 and 400.
-const FEATURE_MAC_SECONDS: f64 = 2.0e-12;
+const FEATURE_EVAL_SECONDS: f64 = 1.0e-9;
+/// One multiply-add of a random-feature projection. Both rates fitted on three DP-MERF
+/// runs measured in one sitting: Adult `quick`, MNIST `mnist-conv` and `mnist-conv-wide`.
+const FEATURE_MAC_SECONDS: f64 = 1.2e-11;
 /// Fixed cost of one optimizer step (kernel launches, allocation, bookkeeping).
 const STEP_SECONDS: f64 = 60e-6;
 /// Cost per parameter per step besides the batch's arithmetic: DP-SGD's noise draw, the

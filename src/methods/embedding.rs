@@ -16,6 +16,16 @@ use crate::data::encode::{Encoding, SpanKind};
 
 /// Rows per chunk when summing features: bounds the [chunk, 2k] intermediate.
 const CHUNK: usize = 4_096;
+/// Values in one [chunk, 2k] feature intermediate at most (32 MB of f32): with 10,000
+/// frequencies a 4,096-row chunk's projection, cosines, sines and features held 1.2 GB at
+/// once, twice the estimate; capped, the release's peak stays near [`FEATURE_CHUNK_VALUES`]
+/// · 4 bytes · a handful of intermediates whatever k is.
+pub const FEATURE_CHUNK_VALUES: usize = 1 << 23;
+
+/// Rows per chunk for `k` frequencies: [`CHUNK`], fewer for wide embeddings.
+fn feature_chunk(k: usize) -> usize {
+    (FEATURE_CHUNK_VALUES / (2 * k.max(1))).clamp(64, CHUNK)
+}
 
 /// k frequencies for `width` encoded dimensions, each N(0, ℓ⁻²) per coordinate: a
 /// [width, k] matrix drawn from the run's CSPRNG, independent of the data.
@@ -161,10 +171,11 @@ pub fn class_sums(data: &Tensor, omega: &Tensor, label: Option<LabelSpan>) -> Re
     let (rows, _) = data.dims2()?;
     let classes = label.map_or(1, |l| l.classes);
     let k2 = omega.dims()[1] * 2;
+    let chunk = feature_chunk(k2 / 2);
     let mut sum = Tensor::zeros((classes, k2), DType::F32, data.device())?;
     let mut start = 0;
     while start < rows {
-        let len = CHUNK.min(rows - start);
+        let len = chunk.min(rows - start);
         let x = data.narrow(0, start, len)?;
         let phi = features(&x, omega)?;
         sum = match label {

@@ -273,10 +273,6 @@ pub struct FeatureCost {
     pub macs: u64,
 }
 
-/// A generator step's fixed random-feature cost, in rows of projection multiply-adds (see
-/// [`Footprint::embedding_method`]; fitted with the rates in `job::resources`).
-const STEP_MATRIX_ROWS: u64 = 4_000;
-
 impl Footprint {
     /// A method that embeds the rows once through random features (`per_row` each) and
     /// then trains a generator of `generator` = (parameters, per-row work, widest layer)
@@ -292,13 +288,7 @@ impl Footprint {
     ) -> Self {
         let batch = batch as u64;
         // A generator step embeds its batch forward and backward: twice the release's work.
-        // Besides, every step carries the whole frequency matrix once more — the backward
-        // pass of a matrix product also forms the (unused) gradient of the constant
-        // frequencies and a transposed copy — a cost per step whatever the batch, measured
-        // as about as much as STEP_MATRIX_ROWS rows' projections (MNIST, 10,000 frequencies:
-        // doubling the batch from 200 to 400 took 531 s to 689 s, not twice).
         let rows = (n as u64).saturating_add(Self::phase(steps, batch, 2));
-        let step_rows = steps.saturating_mul(STEP_MATRIX_ROWS);
         Footprint {
             params,
             passes: Self::phase(steps, batch, work),
@@ -307,9 +297,7 @@ impl Footprint {
             widest: widest.max(per_row.evals),
             extra_values,
             feature_evals: rows.saturating_mul(per_row.evals),
-            feature_macs: rows
-                .saturating_add(step_rows)
-                .saturating_mul(per_row.macs),
+            feature_macs: rows.saturating_mul(per_row.macs),
         }
     }
 

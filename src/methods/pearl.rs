@@ -401,7 +401,10 @@ impl Synthesizer for Pearl {
                 macs: k * w,
             },
             (c.steps, c.steps + critic_steps, c.batch),
-            k * w * (1 + u64::from(c.critic_every > 0)),
+            // The frequencies (twice with the critic's copy), and the release's chunk of
+            // projections, cosines, sines and features (about four chunk-sized tensors).
+            k * w * (1 + u64::from(c.critic_every > 0))
+                + 4 * embedding::FEATURE_CHUNK_VALUES as u64,
         )
     }
 
@@ -528,6 +531,8 @@ impl Pearl {
         let mut opt = Adam::new(c.lr);
         let params = generator.params();
         let mut critic = Critic::new(omega, ell)?;
+        // ωᵀ once, contiguous: every step's backward multiplies by it.
+        let omega_t = omega.t()?.contiguous()?;
         // Ten snapshots a run (the window previews images from them).
         let tenth = c.steps / 10;
         for step in 0..c.steps {
@@ -538,7 +543,7 @@ impl Pearl {
             let fix = r.label_fix(&classes, width, &dev)?;
             let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
             let w = critic.weights_tensor(&dev)?;
-            let (l, dy) = loss_grad(&y, |y| distance(&with_label(y, &fix)?, omega, r, &w))?;
+            let (l, dy) = distance_grad(&y, &fix, (omega, &omega_t), r, &w)?;
             let (_, signals) = generator.backward(&caches, &dy)?;
             opt.step(&params, &summed_grads(&signals)?)?;
             if c.critic_every > 0 && (step + 1) % c.critic_every == 0 {
@@ -741,6 +746,55 @@ fn distance(y: &Tensor, omega: &Tensor, r: &Released, w: &Tensor) -> candle_core
     }
 }
 
+/// [`distance`] of `y` (its label span set by `fix`) and its gradient with respect to `y`,
+/// by hand. Candle's backward of the product `y · ω` also forms the gradient of the
+/// constant frequencies — as much arithmetic as the product itself and a fresh [width, k]
+/// matrix every step, all thrown away. The label columns carry no gradient (`fix` sets
+/// them), so membership is a constant; without `fix` but with a label the memberships are
+/// the generator's soft class outputs and the autograd path keeps their gradient.
+fn distance_grad(
+    y: &Tensor,
+    fix: &Option<(Tensor, Tensor)>,
+    (omega, omega_t): (&Tensor, &Tensor),
+    r: &Released,
+    w: &Tensor,
+) -> Result<(f64, Tensor)> {
+    if r.label.is_some() && fix.is_none() {
+        return Ok(loss_grad(y, |y| distance(&with_label(y, fix)?, omega, r, w))?);
+    }
+    let yl = with_label(&y.detach(), fix)?;
+    let b = yl.dims()[0] as f64;
+    let k = omega.dims()[1];
+    let proj = yl.matmul(omega)?;
+    let (cos, sin) = (proj.cos()?, proj.sin()?);
+    let phi = (Tensor::cat(&[&cos, &sin], 1)? / (k as f64).sqrt())?;
+    let membership = r.label.map(|l| l.membership(&yl)).transpose()?;
+    let emb = match &membership {
+        Some(m) => (m.t()?.matmul(&phi)? / b)?,
+        None => phi.mean_keepdim(0)?,
+    };
+    let gap = (r.target.clone() - emb)?;
+    let mut loss = gap.sqr()?.broadcast_mul(w)?.sum_all()?.to_scalar::<f32>()? as f64;
+    if let (Some(m), Some(p)) = (&membership, &r.proportions) {
+        loss += (p - m.mean_keepdim(0)?)?.sqr()?.sum_all()?.to_scalar::<f32>()? as f64;
+    }
+    // ∂L/∂emb = −2 w ⊙ gap; each row's share of it is its class's row, over b.
+    let d_emb = (gap.broadcast_mul(w)? * (-2.0 / b))?;
+    let d_phi = match &membership {
+        Some(m) => m.matmul(&d_emb)?,
+        None => d_emb.broadcast_as(phi.shape())?.contiguous()?,
+    };
+    let d_cos = d_phi.narrow(1, 0, k)?;
+    let d_sin = d_phi.narrow(1, k, k)?;
+    let d_proj = ((cos * d_sin)? - (sin * d_cos)?)? / (k as f64).sqrt();
+    let d_yl = d_proj?.matmul(omega_t)?;
+    let dy = match fix {
+        Some((mask, _)) => d_yl.broadcast_mul(mask)?,
+        None => d_yl,
+    };
+    Ok((loss, dy))
+}
+
 /// |Φ̃(t_j) − Φ̂(t_j)|² per frequency j, summed over classes: what the critic weighs.
 fn per_frequency(y: &Tensor, omega: &Tensor, r: &Released) -> Result<Vec<f64>> {
     let (emb, _) = generated(&y.detach(), omega, r.label)?;
@@ -846,6 +900,62 @@ mod tests {
     use super::*;
 
     /// The releases' RDP adds to one Gaussian's at σ, whatever the split.
+    /// The hand-written gradient against candle's autograd of the same loss, with a label
+    /// (its span fixed, as training fixes it) and without.
+    #[test]
+    fn the_hand_gradient_matches_autograd() {
+        use rand::SeedableRng;
+        let dev = candle_core::Device::Cpu;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let (width, k, b) = (7, 40, 6);
+        let omega = embedding::frequencies(width, k, 0.7, &mut rng, &dev).unwrap();
+        let omega_t = omega.t().unwrap().contiguous().unwrap();
+        let y = Tensor::rand(0f32, 1f32, (b, width), &dev).unwrap();
+        let w = Tensor::rand(0.5f32, 1.5f32, (1, 2 * k), &dev).unwrap();
+        let label = LabelSpan {
+            start: 0,
+            classes: 2,
+            binary: false,
+        };
+        let cond = conditioning(Some(label), None).unwrap().unwrap();
+        let fix = Some(cond.fix(&[0, 1, 1, 0, 1, 0], width, &dev).unwrap());
+        let cases = [
+            (
+                Released {
+                    target: Tensor::rand(-0.3f32, 0.3f32, (2, 2 * k), &dev).unwrap(),
+                    proportions: Some(Tensor::new(&[[0.4f32, 0.6]], &dev).unwrap()),
+                    label: Some(label),
+                    conditioning: Some(cond.clone()),
+                },
+                fix,
+            ),
+            (
+                Released {
+                    target: Tensor::rand(-0.3f32, 0.3f32, (1, 2 * k), &dev).unwrap(),
+                    proportions: None,
+                    label: None,
+                    conditioning: None,
+                },
+                None,
+            ),
+        ];
+        for (r, fix) in &cases {
+            let (l0, g0) =
+                loss_grad(&y, |y| distance(&with_label(y, fix)?, &omega, r, &w)).unwrap();
+            let (l1, g1) = distance_grad(&y, fix, (&omega, &omega_t), r, &w).unwrap();
+            assert!((l0 - l1).abs() < 1e-5 * l0.abs().max(1.0), "loss {l0} vs {l1}");
+            let (a, c): (Vec<f32>, Vec<f32>) = (
+                g0.flatten_all().unwrap().to_vec1().unwrap(),
+                g1.flatten_all().unwrap().to_vec1().unwrap(),
+            );
+            let scale = a.iter().fold(0f32, |m, v| m.max(v.abs()));
+            assert!(scale > 0.0);
+            for (i, (u, v)) in a.iter().zip(&c).enumerate() {
+                assert!((u - v).abs() <= 1e-4 * scale, "gradient {i}: {u} vs {v}");
+            }
+        }
+    }
+
     #[test]
     fn the_cosine_schedule_starts_at_lr_and_ends_near_zero() {
         assert_eq!(cosine_lr(0.002, 0, 3_000), 0.002);
