@@ -60,7 +60,9 @@ pub fn mixed_frequencies(
     dev: &candle_core::Device,
 ) -> Result<Tensor> {
     let Some((&first, rest)) = scales.split_first() else {
-        return Err(MethodError::Plan("at least one kernel bandwidth is needed".into()));
+        return Err(MethodError::Plan(
+            "at least one kernel bandwidth is needed".into(),
+        ));
     };
     if rest.is_empty() {
         return frequencies(width, k, first, rng, dev);
@@ -372,7 +374,11 @@ mod tests {
         let sd = |c: &[f32]| (c.iter().map(|v| v * v).sum::<f32>() / c.len() as f32).sqrt();
         for (j, col) in cols.iter().enumerate() {
             let want = if j % 2 == 0 { 1.0 } else { 0.1 };
-            assert!((sd(col) - want).abs() < 0.15 * want, "frequency {j}: sd {}", sd(col));
+            assert!(
+                (sd(col) - want).abs() < 0.15 * want,
+                "frequency {j}: sd {}",
+                sd(col)
+            );
         }
         let phi = features(&rows(5).pad_with_zeros(1, 0, 393).unwrap(), &w).unwrap();
         for n in phi.sqr().unwrap().sum(1).unwrap().to_vec1::<f32>().unwrap() {

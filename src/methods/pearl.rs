@@ -304,7 +304,11 @@ impl Synthesizer for Pearl {
                 "bandwidth_mix needs critic_every = 0: the critic re-weighs frequencies drawn at one scale".into(),
             ));
         }
-        if let Some(bad) = c.bandwidth_mix.iter().find(|l| !(**l > 0.0 && l.is_finite())) {
+        if let Some(bad) = c
+            .bandwidth_mix
+            .iter()
+            .find(|l| !(**l > 0.0 && l.is_finite()))
+        {
             return Err(MethodError::Plan(format!(
                 "every bandwidth in bandwidth_mix must be a positive number, got {bad}"
             )));
@@ -421,8 +425,11 @@ impl Synthesizer for Pearl {
         let count_std = label.and(c.shares()?.1).map(|_| stds.next().unwrap_or(0.0));
         let emb_std = stds.next().unwrap_or(0.0);
         let ell = bandwidth(&c, &mut s, aux_std, n)?;
-        let scales: Vec<f64> = std::iter::once(ell).chain(c.bandwidth_mix.iter().copied()).collect();
-        let omega = embedding::mixed_frequencies(width, c.features, &scales, s.noise.rng(), s.device)?;
+        let scales: Vec<f64> = std::iter::once(ell)
+            .chain(c.bandwidth_mix.iter().copied())
+            .collect();
+        let omega =
+            embedding::mixed_frequencies(width, c.features, &scales, s.noise.rng(), s.device)?;
         let released = Released {
             proportions: match (label, count_std) {
                 (Some(l), Some(std)) => Some(noisy_proportions(&mut s, l, std, c.private)?),
@@ -760,7 +767,9 @@ fn distance_grad(
     w: &Tensor,
 ) -> Result<(f64, Tensor)> {
     if r.label.is_some() && fix.is_none() {
-        return Ok(loss_grad(y, |y| distance(&with_label(y, fix)?, omega, r, w))?);
+        return Ok(loss_grad(y, |y| {
+            distance(&with_label(y, fix)?, omega, r, w)
+        })?);
     }
     let yl = with_label(&y.detach(), fix)?;
     let b = yl.dims()[0] as f64;
@@ -776,7 +785,10 @@ fn distance_grad(
     let gap = (r.target.clone() - emb)?;
     let mut loss = gap.sqr()?.broadcast_mul(w)?.sum_all()?.to_scalar::<f32>()? as f64;
     if let (Some(m), Some(p)) = (&membership, &r.proportions) {
-        loss += (p - m.mean_keepdim(0)?)?.sqr()?.sum_all()?.to_scalar::<f32>()? as f64;
+        loss += (p - m.mean_keepdim(0)?)?
+            .sqr()?
+            .sum_all()?
+            .to_scalar::<f32>()? as f64;
     }
     // ∂L/∂emb = −2 w ⊙ gap; each row's share of it is its class's row, over b.
     let d_emb = (gap.broadcast_mul(w)? * (-2.0 / b))?;
@@ -943,7 +955,10 @@ mod tests {
             let (l0, g0) =
                 loss_grad(&y, |y| distance(&with_label(y, fix)?, &omega, r, &w)).unwrap();
             let (l1, g1) = distance_grad(&y, fix, (&omega, &omega_t), r, &w).unwrap();
-            assert!((l0 - l1).abs() < 1e-5 * l0.abs().max(1.0), "loss {l0} vs {l1}");
+            assert!(
+                (l0 - l1).abs() < 1e-5 * l0.abs().max(1.0),
+                "loss {l0} vs {l1}"
+            );
             let (a, c): (Vec<f32>, Vec<f32>) = (
                 g0.flatten_all().unwrap().to_vec1().unwrap(),
                 g1.flatten_all().unwrap().to_vec1().unwrap(),
