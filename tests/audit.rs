@@ -61,6 +61,11 @@ fn pate_noisymax() {
 }
 
 #[test]
+fn discrete_gaussian_count() {
+    check("discrete-count", 100_000);
+}
+
+#[test]
 fn an_unknown_primitive_is_named() {
     let e = mechanisms::audit("nope", 10, 1).unwrap_err();
     assert!(e.contains("gaussian-sum"), "{e}");

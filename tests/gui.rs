@@ -97,6 +97,15 @@ fn open_sample_change_columns_train_and_export() {
         .click();
     h.run_steps(3);
     assert_eq!(h.query_all_by_label("Estimate privately").count(), 12);
+    // The kinds were guessed from the rows: the window says so until the user confirms
+    // them as public facts (the Adult codebook gives them).
+    h.get_by_label_contains("column kinds were guessed from the rows");
+    h.get_by_label("Kinds are public").click();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("column kinds were guessed from the rows")
+            .is_none()
+    );
     h.snapshot("data");
 
     // Every open and save from here on goes through the window's own path prompt, as on a

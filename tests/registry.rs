@@ -8,16 +8,6 @@ use std::path::Path;
 
 use dpsynth::job::{self, DataKind, Event, RunConfig};
 
-/// Every `*_steps` setting of the method's smallest preset set to `steps`.
-fn few_steps(method: &str, preset: &str, steps: u64) -> serde_json::Map<String, serde_json::Value> {
-    job::preset_settings(method, preset)
-        .unwrap()
-        .into_iter()
-        .filter(|(k, _)| k.ends_with("_steps"))
-        .map(|(k, _)| (k, serde_json::json!(steps)))
-        .collect()
-}
-
 fn train(dir: &Path, method: &str, data: &Path) -> job::RunSummary {
     let info = job::method(method).unwrap();
     let preset = if info.has_preset("tiny") {
@@ -35,7 +25,7 @@ fn train_preset(
     data: &Path,
     extra: &[(&str, serde_json::Value)],
 ) -> job::RunSummary {
-    let mut overrides = few_steps(method, preset, 10);
+    let mut overrides = common::few_steps(method, preset, 10);
     for (k, v) in extra {
         overrides.insert(k.to_string(), v.clone());
     }
@@ -59,6 +49,7 @@ fn train_preset(
         public_rows: None,
         boost: None,
         charge_to: None,
+        public_kinds: false,
     };
     // A ledger per method: each run is judged on its own budget.
     let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);

@@ -56,6 +56,11 @@ fn a_small_sweep_writes_its_table_and_figure_and_charges_public_data_nothing() {
     assert_eq!(csv.lines().count(), 3);
     let svg = std::fs::read_to_string(p("s.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("dp-merf") && svg.contains("∞"));
+    // The real-data lines are scores on the private rows: the figure says so itself.
+    assert!(
+        svg.contains("NOT FOR RELEASE"),
+        "the SVG has no not-for-release note"
+    );
     assert!(
         std::fs::read_to_string(p("s.html"))
             .unwrap()

@@ -82,6 +82,7 @@ fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
                     "domain": spec.domain,
                     "provenance": spec.provenance,
                     "private": spec.provenance.is_private(),
+                    "kind_from_data": spec.kind_from_data,
                     "missing": missing,
                     "distinct": distinct,
                 })
@@ -98,6 +99,7 @@ fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
             "columns": cols,
             "notes": notes,
             "non_private_domains": non_private,
+            "non_private_kinds": schema.non_private_kinds(),
             "schema": schema,
         }));
     }
@@ -147,6 +149,17 @@ fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
             "         Save the schema with --schema-out, replace them with public values, set \"provenance\": \"user_provided\","
         );
         println!("         and pass it back with --schema.");
+    }
+    let guessed = schema.non_private_kinds();
+    if !guessed.is_empty() {
+        println!();
+        println!(
+            "note: the kinds of {} column(s) were guessed from the data; one record can change a guess, so a release names them as not covered.",
+            guessed.len()
+        );
+        println!(
+            "      If they are public (a codebook's), delete \"kind_from_data\" from the saved schema, or train with --public-kinds."
+        );
     }
     Ok(())
 }

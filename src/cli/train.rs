@@ -39,6 +39,12 @@ pub struct TrainArgs {
     /// guarantee, and the statement and --json (`non_private_domains`) say so.
     #[arg(long)]
     pub allow_data_domains: bool,
+    /// The column kinds (binary / categorical / continuous / ignored) and date formats —
+    /// guessed from the rows when no schema gives them — are public facts (a codebook's):
+    /// the statement then covers them. Without it, guessed kinds are named in the
+    /// statement and --json (`non_private_kinds`) as not covered.
+    #[arg(long)]
+    pub public_kinds: bool,
     /// The method (`dpsynth methods` lists them with their presets).
     #[arg(long)]
     pub method: String,
@@ -180,6 +186,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         public_rows: a.public_rows,
         boost: a.boost(),
         charge_to: None,
+        public_kinds: a.public_kinds,
         domains: if a.estimate_domains {
             job::DomainPolicy::Estimate {
                 share: a.domain_share,
@@ -201,6 +208,12 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             summary.non_private_domains.join(", ")
         );
     }
+    if summary.epsilon_spent.is_some() && !summary.non_private_kinds.is_empty() {
+        eprintln!(
+            "dpsynth: warning: the kinds of {} were guessed from the private rows; the guarantee does NOT cover them (give them in --schema, or say they are public with --public-kinds)",
+            summary.non_private_kinds.join(", ")
+        );
+    }
     if summary.epsilon_spent.is_some() {
         eprintln!("dpsynth: note: {}", job::records_statement(a.public_rows));
     }
@@ -214,6 +227,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             "seconds": summary.seconds,
             "not_for_release": summary.not_for_release,
             "non_private_domains": summary.non_private_domains,
+            "non_private_kinds": summary.non_private_kinds,
             "estimated_domains": summary.estimated_domains,
             "public_rows": a.public_rows,
             "boosted": summary.boosted,
@@ -348,6 +362,12 @@ pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
         eprintln!(
             "dpsynth: caveat: the domains of {} were read off the private rows and are NOT covered by the guarantee",
             model.statement.non_private_domains.join(", ")
+        );
+    }
+    if !model.statement.non_private_kinds.is_empty() {
+        eprintln!(
+            "dpsynth: caveat: the kinds of {} were guessed from the private rows and are NOT covered by the guarantee",
+            model.statement.non_private_kinds.join(", ")
         );
     }
     if model.statement.not_for_release {

@@ -45,6 +45,9 @@ pub struct DomainPlan {
     /// ε of the step alone (PLD) at the run's δ.
     pub epsilon: f64,
     pub delta: f64,
+    /// The number of records as a public fact, when the user gave one: the estimators'
+    /// rules read it instead of the file's count (which is then not public).
+    pub public_rows: Option<usize>,
 }
 
 /// Whether a column's domain is estimated as numbers (bounds) or as text (categories).
@@ -125,6 +128,7 @@ pub fn plan_domains(
         charges,
         epsilon: spent.epsilon,
         delta: budget.delta,
+        public_rows: None,
     }))
 }
 
@@ -170,7 +174,8 @@ pub fn estimate_domains(
                     .map(|c| c.and_then(crate::util::fmt::parse_number))
                     .collect(),
             };
-            let d = estimate_number(&values, plan.std, rng);
+            let n = plan.public_rows.unwrap_or(values.len()) as f64;
+            let d = estimate_number(&values, plan.std, n, rng);
             match d.bounds {
                 Some((lower, upper)) => {
                     spec.domain = Some(Domain::Bounds { lower, upper });
@@ -303,5 +308,44 @@ mod tests {
         // The estimated schema encodes the same rows without error.
         let enc = crate::data::encode::Encoding::new(&out).unwrap();
         enc.encode(&t).unwrap();
+    }
+
+    /// With a public record count, the integer flag's rule reads it, not the file's row
+    /// count (which is then not public): 3 % fractional values are "a few" of 100,000
+    /// public records but not of the file's 2,000.
+    #[test]
+    fn the_integer_rule_reads_the_public_record_count() {
+        use crate::data::table::{Column, Values};
+        let values: Vec<Option<f64>> = (0..2_000)
+            .map(|i| {
+                Some(if i % 33 == 0 {
+                    i as f64 + 0.5
+                } else {
+                    i as f64
+                })
+            })
+            .collect();
+        let t = Table {
+            columns: vec![Column {
+                name: "x".into(),
+                values: Values::Number(values),
+            }],
+            n_rows: 2_000,
+        };
+        let schema = infer_schema(&t).unwrap().schema;
+        let budget = Budget {
+            epsilon: 50.0,
+            delta: 1e-5,
+        };
+        let flag = |public_rows: Option<usize>| {
+            let mut plan = plan_domains(&schema, budget, 0.5, true).unwrap().unwrap();
+            plan.public_rows = public_rows;
+            let mut acc = Accountant::for_plan(budget, &plan.charges).unwrap();
+            let mut rng = StdRng::seed_from_u64(4);
+            let out = estimate_domains(&t, &schema, &plan, &mut acc, &mut rng).unwrap();
+            out.column("x").unwrap().integer
+        };
+        assert!(!flag(None));
+        assert!(flag(Some(100_000)));
     }
 }

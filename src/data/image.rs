@@ -417,6 +417,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
             missing: false,
             time_format: None,
             domain: Some(Domain::Categories((0..10).map(|d| d.to_string()).collect())),
+            kind_from_data: false,
             provenance: Provenance::UserProvided,
         });
     }
@@ -431,6 +432,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
                 lower: 0.0,
                 upper: 255.0,
             }),
+            kind_from_data: false,
             provenance: Provenance::UserProvided,
         });
     }

@@ -2,6 +2,9 @@
 //!
 //! Every domain guessed here is marked [`Provenance::FromData`]: it is a convenience for
 //! getting started, not private. The user confirms or replaces it with public values.
+//! Every kind guessed here is marked `kind_from_data` for the same reason: the rules below
+//! are deterministic in the rows, so one record can flip them, and the statement names
+//! such columns until the user confirms their kinds as public facts.
 //!
 //! Rules, in order: two distinct values → binary; numbers that are all integers with at
 //! most [`MAX_INTEGER_LEVELS`] levels → categorical; other numbers → continuous (integer
@@ -60,6 +63,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         missing: kind != Kind::Ignored && col.missing_count() > 0,
         time_format: None,
         domain,
+        kind_from_data: true,
         provenance: Provenance::FromData,
     }
 }

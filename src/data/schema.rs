@@ -136,6 +136,15 @@ pub struct ColumnSpec {
     pub time_format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<Domain>,
+    /// The kind (and a date column's format) was guessed from the private rows by
+    /// [`super::infer`], not given by the user. A guess is a deterministic function of the
+    /// rows — one added record turns a 0–9 column continuous or an identifier categorical —
+    /// so a released header that carries it is not covered by the guarantee, and the
+    /// statement names the column (`non_private_kinds`). The user clears it by confirming
+    /// the kinds as public facts (the window's "Kinds are public", `train --public-kinds`,
+    /// or deleting the key from a schema file); a hand-written schema never has it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub kind_from_data: bool,
     /// A hand-written domain is the user's own, hence the default.
     #[serde(default)]
     pub provenance: Provenance,
@@ -402,6 +411,63 @@ impl Schema {
             .filter(|c| c.kind != Kind::Ignored && !c.provenance.is_private())
             .map(|c| c.name.as_str())
             .collect()
+    }
+
+    /// Columns whose kind (or date format) was guessed from the rows, ignored ones included
+    /// (whether a column is left out is itself in the header): not covered by the guarantee.
+    pub fn non_private_kinds(&self) -> Vec<&str> {
+        self.columns
+            .iter()
+            .filter(|c| c.kind_from_data)
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    /// Marks every kind as a public fact the user confirmed (`train --public-kinds`, the
+    /// window's "Kinds are public").
+    pub fn confirm_kinds(&mut self) {
+        for c in &mut self.columns {
+            c.kind_from_data = false;
+        }
+    }
+
+    /// Checks, before anything is reserved, every fact the encoding will rely on: the
+    /// columns match ([`Self::check_table`]) and each category cell is in its column's
+    /// list (or the column allows missing values). Columns in `estimated` are about to get
+    /// a private domain, which always allows missing values, so only their presence and
+    /// cell types are checked. A mismatch found here costs no budget; found after the
+    /// reservation it would have charged a plan that never ran.
+    pub fn check_fits(&self, t: &Table, estimated: &[String]) -> Result<(), DataError> {
+        let mut s = self.clone();
+        for c in &mut s.columns {
+            if estimated.contains(&c.name) {
+                c.missing = true;
+            }
+        }
+        s.check_table(t)?;
+        for spec in &s.columns {
+            if spec.missing || !matches!(spec.kind, Kind::Binary | Kind::Categorical) {
+                continue;
+            }
+            let (Some(cats), Some(col)) = (spec.categories(), t.column(&spec.name)) else {
+                continue;
+            };
+            let known: std::collections::HashSet<&str> = cats.iter().map(String::as_str).collect();
+            for r in 0..col.values.len() {
+                if let Some(v) = col.text(r) {
+                    if !known.contains(v.as_str()) {
+                        return Err(DataError::column(
+                            &spec.name,
+                            format!(
+                                "row {} holds '{v}', which is not in the column's categories; add it to the domain or set \"missing\": true to encode unknown values as missing",
+                                r + 1
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Checks that the schema fits a table: the same columns, compatible values.

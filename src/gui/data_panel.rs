@@ -186,6 +186,23 @@ impl DataPanel {
                         }
                     });
                 }
+                let guessed = schema.non_private_kinds().len();
+                if guessed > 0 {
+                    ui.horizontal_wrapped(|ui| {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("{guessed} column kinds were guessed from the rows: one record can change a guess, so the statement will name them as not covered. Set each kind below, or confirm them if they are public (a codebook's)."),
+                        );
+                        if ui
+                            .button("Kinds are public")
+                            .on_hover_text("The kinds and date formats shown are public facts (from a codebook or the data's documentation), not something these rows decided: the guarantee then covers them")
+                            .clicked()
+                        {
+                            schema.confirm_kinds();
+                            changed = true;
+                        }
+                    });
+                }
                 for (c, n) in notes.iter() {
                     ui.label(format!("note: '{c}' {n}"));
                 }
@@ -277,6 +294,9 @@ impl DataPanel {
                             }
                         }
                         if spec.kind != old.kind || spec.time_format != old.time_format {
+                            // A kind the user picks is theirs; a date format is still read
+                            // off the cells, so a date pick stays a guess until confirmed.
+                            spec.kind_from_data = chosen.1;
                             retarget(spec, col);
                             self.date_text.remove(&spec.name);
                             changed = true;
@@ -660,6 +680,7 @@ mod tests {
             missing: false,
             time_format: None,
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
+            kind_from_data: false,
             provenance: Provenance::UserProvided,
         };
         let w = warnings(

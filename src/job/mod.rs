@@ -87,6 +87,11 @@ pub struct RunConfig {
     /// dataset's. `None`: `data`'s own entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub charge_to: Option<PathBuf>,
+    /// The user states that the column kinds (and date formats) are public facts — a
+    /// codebook's — so kinds guessed from the rows are covered. `false`: guessed kinds are
+    /// named in the statement as not covered (`non_private_kinds`).
+    #[serde(default)]
+    pub public_kinds: bool,
 }
 
 impl RunConfig {
@@ -113,6 +118,7 @@ impl RunConfig {
             public_rows: None,
             boost: None,
             charge_to: None,
+            public_kinds: false,
         }
     }
 
@@ -176,6 +182,8 @@ pub struct RunSummary {
     pub epsilon_spent: Option<f64>,
     /// Columns whose domain was read off the rows and released as read (not covered).
     pub non_private_domains: Vec<String>,
+    /// Columns whose kind was guessed from the rows (not covered).
+    pub non_private_kinds: Vec<String>,
     /// Columns whose domain was estimated privately in this run.
     pub estimated_domains: Vec<String>,
     pub delta: f64,

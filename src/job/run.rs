@@ -67,7 +67,7 @@ fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
     };
     let loaded = match opened {
         Dataset::Table(table) => {
-            let schema = match &cfg.schema {
+            let mut schema = match &cfg.schema {
                 Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
                 None => {
                     data::infer::infer_schema(&table)
@@ -75,6 +75,9 @@ fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
                         .schema
                 }
             };
+            if cfg.public_kinds {
+                schema.confirm_kinds();
+            }
             Loaded::Table { table, schema }
         }
         Dataset::Images(set) => {
@@ -143,7 +146,12 @@ fn domain_step(
         _ => (data::estimate::DEFAULT_SHARE, false),
     };
     // Columns marked `to_estimate` are estimated under every policy.
-    estimate::plan_domains(schema, budget, share, all).map_err(|e| JobError::Usage(e.to_string()))
+    let plan = estimate::plan_domains(schema, budget, share, all)
+        .map_err(|e| JobError::Usage(e.to_string()))?;
+    Ok(plan.map(|p| DomainPlan {
+        public_rows: cfg.public_rows,
+        ..p
+    }))
 }
 
 /// The dataset's ledger entry for this run: the reservation, and what the ledger held
@@ -527,11 +535,26 @@ fn train_and_save(
             snapshots: None,
         })?)
     })();
-    // Settle to what was actually charged, whatever happened.
+    // A run that ended before its plan did (a cancel, a skipped phase, an error after the
+    // rows were read) stopped where its outputs led it: it is charged the rest of its
+    // plan, so its figure is the plan's, fixed before any row was read (invariant 6,
+    // [`Accountant::charge_rest_of_plan`]). Then the reservation settles to that.
+    let rest = accountant
+        .charge_rest_of_plan()
+        .map_err(|e| JobError::Training(format!("charging the rest of the plan: {e}")))?;
     if let Some(r) = reservation {
         r.settle(accountant)?;
     }
     let mut model = trained?;
+    if !rest.is_empty() {
+        let p = &model.header.privacy;
+        model.header.privacy = crate::methods::restate(
+            accountant,
+            p.epsilon.is_some(),
+            &model.header.schema,
+            p.not_for_release,
+        );
+    }
     model.header.privacy.public_rows = cfg.public_rows;
     model
         .save(&cfg.out)
@@ -569,6 +592,17 @@ pub(super) fn run(
         distrust_claims(cfg, ledger_path, &key, &mut loaded, send)?;
     }
     let domain_plan = domain_step(cfg, &loaded, private, budget)?;
+    // Every fact the encoding relies on is checked now, before the ledger reserves
+    // anything: a mismatch between the schema and the rows costs nothing.
+    if let Loaded::Table { table, schema } = &loaded {
+        let estimated = domain_plan
+            .as_ref()
+            .map(|d| d.columns.clone())
+            .unwrap_or_default();
+        schema
+            .check_fits(table, &estimated)
+            .map_err(|e| JobError::file(&cfg.data, e))?;
+    }
     let prior: Vec<Charge> = domain_plan
         .as_ref()
         .map(|d| d.charges.clone())
@@ -625,7 +659,10 @@ pub(super) fn run(
     )?;
     send(Event::Started {
         summary: start_summary(domain_plan.as_ref(), &plan),
-        planned_epsilon: plan.epsilon,
+        // The whole plan's figure (domain estimate included): what a stop will cost.
+        planned_epsilon: accountant
+            .plan_epsilon()
+            .map_or(plan.epsilon, |c| c.epsilon),
         rows: n,
         width: enc.data.width,
         resources,
@@ -647,6 +684,7 @@ pub(super) fn run(
     Ok(RunSummary {
         epsilon_spent: model.header.privacy.epsilon,
         non_private_domains: model.header.privacy.non_private_domains.clone(),
+        non_private_kinds: model.header.privacy.non_private_kinds.clone(),
         estimated_domains: estimated,
         delta: cfg.delta,
         accountant: model.header.privacy.accountant.clone(),

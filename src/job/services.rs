@@ -146,29 +146,22 @@ fn sidecar(
     draw: Draw,
 ) -> serde_json::Value {
     let p = &m.header.privacy;
-    let covers = match (p.epsilon, p.non_private_domains.is_empty()) {
-        (None, _) => "nothing: this data comes from a model trained WITHOUT privacy (ε = ∞); do not release it".to_string(),
-        (Some(e), true) => format!(
-            "the whole file: every row is {} with ({e:.4}, {})-differential privacy, and every column's domain was public or estimated privately",
-            if draw == Draw::Generator {
-                "sampled from a generator trained"
-            } else {
-                "drawn from a post-GAN-boosted set of generated rows, its generators trained and its weights chosen"
-            },
-            p.delta
-        ),
-        (Some(e), false) => format!(
-            "the rows, at ({e:.4}, {})-differential privacy, but NOT the domains of {}, which were read off the private rows",
-            p.delta,
-            p.non_private_domains.join(", ")
-        ),
+    let source = if m.graphical.is_some() {
+        "sampled from a graphical model fitted to noisy marginals, measured"
+    } else if draw == Draw::Generator {
+        "sampled from a generator trained"
+    } else {
+        "drawn from a post-GAN-boosted set of generated rows, its generators trained and its weights chosen"
     };
+    let covers = coverage(p, source);
     serde_json::json!({
         "synthetic_data": out.file_name().map(|n| n.to_string_lossy().into_owned()),
         "rows": rows,
         "generated_by": format!("dpsynth {}", env!("CARGO_PKG_VERSION")),
+        // The model by content, not by path: a local path names folders and often the
+        // private data file, neither of which the release should carry.
         "model": {
-            "file": model.display().to_string(),
+            "sha256": file_sha256(model).ok(),
             "method": m.header.method,
             "preset": m.header.preset,
         },
@@ -184,6 +177,50 @@ fn sidecar(
         "not_for_release": p.not_for_release,
         "privacy": p,
     })
+}
+
+/// The SHA-256 of a file's bytes, in hex.
+fn file_sha256(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest as _, Sha256};
+    let bytes = std::fs::read(path)?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// What an exported file's guarantee covers, in one sentence: the rows at the statement's
+/// (ε, δ), and every fact of the header that was not public or DP-estimated named as not
+/// covered (domains read off the rows, kinds guessed from them).
+pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) -> String {
+    let Some(e) = p.epsilon else {
+        return "nothing: this data comes from a model trained WITHOUT privacy (ε = ∞); do not release it".to_string();
+    };
+    let mut gaps = Vec::new();
+    if !p.non_private_domains.is_empty() {
+        gaps.push(format!(
+            "the domains of {}, which were read off the private rows",
+            p.non_private_domains.join(", ")
+        ));
+    }
+    if !p.non_private_kinds.is_empty() {
+        gaps.push(format!(
+            "the kinds (binary / categorical / continuous / ignored, date formats) of {}, which were guessed from the private rows",
+            p.non_private_kinds.join(", ")
+        ));
+    }
+    if gaps.is_empty() {
+        format!(
+            "the whole file: every row is {source} with ({e:.4}, {})-differential privacy, and every column's kind and domain was public or estimated privately",
+            p.delta
+        )
+    } else {
+        format!(
+            "the rows, {source} with ({e:.4}, {})-differential privacy, but NOT {}",
+            p.delta,
+            gaps.join("; nor ")
+        )
+    }
 }
 
 /// Copies the released model file. It holds the generator and its privacy statement only

@@ -644,6 +644,16 @@ pub fn to_svg(r: &SweepReport) -> String {
             }
         }
     }
+    // The reference lines are scores of classifiers trained on the private rows, without
+    // noise: the figure says so where it ends up (a slide, a report), not only here.
+    if panels.iter().any(|p| !p.refs.is_empty()) {
+        let _ = write!(
+            s,
+            r##"<text x="{}" y="{}" fill="#b00000">NOT FOR RELEASE: the dashed "real data" lines are scores on the private rows, computed without noise; only the method lines are differentially private.</text>"##,
+            ml,
+            h - 12.0
+        );
+    }
     s.push_str("</svg>");
     s
 }

@@ -318,7 +318,7 @@ impl Synthesizer for Aim {
         used += oneway;
         let mut measured: Vec<Measurement> = (0..d)
             .map(|a| measure(s.noise.rng(), &data, &sizes, &[a], sigma, private))
-            .collect();
+            .collect::<Result<_>>()?;
         let mut cliques: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
         let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &cliques), n);
         est.fit(&measured, c.round_iters.max(100));
@@ -429,7 +429,7 @@ impl Synthesizer for Aim {
                 &cl,
                 round_sigma,
                 private,
-            ));
+            )?);
             let before = model_marginal(&est, &sizes, &cl, &rows);
             if est.tree.node_of(&cl).is_none() {
                 cliques.push(cl.clone());

@@ -391,6 +391,14 @@ impl Synthesizer for DpAutoGan {
         "dp-auto-gan"
     }
 
+    /// Boosting scores encoded rows with the stored critics; a code critic reads the
+    /// encoder's codes ⊕ class instead, which boosting does not produce.
+    fn boosting_refused(&self) -> Option<String> {
+        self.config.code_critic.then(|| {
+            "its critic reads latent codes, not rows, so boosting has no rows to score; train without --boost, or with a preset whose critic reads rows".to_string()
+        })
+    }
+
     fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
         if let Some(p) = plan_preamble(n, self.config.private, budget)? {
             return Ok(p);

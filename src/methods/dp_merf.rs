@@ -11,8 +11,9 @@
 //! add/remove-one neighbouring (the relation the DP-SGD methods and the ledger use) the
 //! [C, 2D] matrix moves by one φ(x): L2 sensitivity 1, one
 //! [`Mechanism::Gaussian`]` { sensitivity: 1, std: σ }` — RDP α/(2σ²) — charged before
-//! the sums are computed. The class counts are a second Gaussian release of sensitivity 1
-//! (`count_share` of the budget), and the two are split as shares of ρ so they compose to
+//! the sums are computed. The class counts are a second release of sensitivity 1, integer
+//! counts plus exact discrete Gaussian noise (`count_share` of the budget; the same RDP as
+//! a Gaussian's), and the two are split as shares of ρ so they compose to
 //! exactly one Gaussian at the calibrated σ. Without a label there is one class and one
 //! release. The generator then matches S̃ / N: N is treated as public, as in DP-SGD's
 //! division by qN. Everything after the releases (the loss, the generator, the losses

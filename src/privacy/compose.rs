@@ -60,6 +60,27 @@ fn pld_of(ch: &Charge) -> Option<Option<Pld>> {
         let one = Pld::subsampled_gaussian(1.0, std, DEFAULT_INTERVAL).with_infinity(delta_inf);
         return Some(Some(one.self_compose(ch.count)));
     }
+    // Exact discrete noise: the PLD of the discrete Gaussian's own pmf.
+    let discrete = match ch.mechanism {
+        Mechanism::DiscreteGaussian { std } => Some((std, 1, 0.0)),
+        Mechanism::ThresholdedDiscreteGaussian { std, delta_inf } => Some((std, 1, delta_inf)),
+        // Two bins move by one each: two independent unit shifts.
+        Mechanism::DiscreteGnMax { sigma } => Some((sigma, 2, 0.0)),
+        _ => None,
+    };
+    if let Some((std, shifts, delta_inf)) = discrete {
+        if ch.count == 0 {
+            return Some(None);
+        }
+        let one = Pld::discrete_gaussian(std, DEFAULT_INTERVAL)?;
+        let one = if shifts == 2 { one.compose(&one) } else { one };
+        let one = if delta_inf > 0.0 {
+            one.with_infinity(delta_inf)
+        } else {
+            one
+        };
+        return Some(Some(one.self_compose(ch.count)));
+    }
     let (q, sigma) = match ch.mechanism {
         Mechanism::SubsampledGaussian { q, sigma } => (q, sigma),
         Mechanism::Gaussian { sensitivity, std } if sensitivity > 0.0 => (1.0, std / sensitivity),
@@ -137,6 +158,9 @@ fn models(m: &Mechanism) -> bool {
             | Mechanism::Gaussian { .. }
             | Mechanism::GnMax { .. }
             | Mechanism::ThresholdedGaussian { .. }
+            | Mechanism::DiscreteGaussian { .. }
+            | Mechanism::ThresholdedDiscreteGaussian { .. }
+            | Mechanism::DiscreteGnMax { .. }
     )
 }
 
@@ -248,15 +272,7 @@ impl Composed {
 /// ρ-zCDP (Feldman & Zrnic 2021, Thm 3.1, at every order α), so the plan's Zcdp{ρ} figure
 /// bounds the run. (The history's own figure equals it once the pool is spent.)
 pub fn covered_by(history: &[Charge], plan: &[Charge]) -> bool {
-    let rho = |cs: &[Charge]| -> f64 {
-        cs.iter()
-            .map(|c| match c.mechanism {
-                Mechanism::Zcdp { rho } => rho * c.count as f64,
-                _ => 0.0,
-            })
-            .sum()
-    };
-    let (used, pool) = (rho(history), rho(plan));
+    let (used, pool) = (zcdp_pool(history), zcdp_pool(plan));
     if used > pool * (1.0 + 1e-9) {
         return false;
     }
@@ -276,6 +292,17 @@ pub fn covered_by(history: &[Charge], plan: &[Charge]) -> bool {
             .sum();
         used <= allowed
     })
+}
+
+/// The ρ of the [`Mechanism::Zcdp`] charges among `charges`: one pool (see [`covered_by`]).
+pub fn zcdp_pool(charges: &[Charge]) -> f64 {
+    charges
+        .iter()
+        .map(|c| match c.mechanism {
+            Mechanism::Zcdp { rho } => rho * c.count as f64,
+            _ => 0.0,
+        })
+        .sum()
 }
 
 /// The first `fraction` of `plan`'s uses, in plan order (phases run in that order).

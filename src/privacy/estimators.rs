@@ -7,18 +7,25 @@
 //!   around the noisy 1st and 99th percentiles; whether the column is integer is read off
 //!   the noisy count of non-integer values. Every record falls in exactly one cell, so
 //!   adding or removing one moves one count by 1: **L2 sensitivity 1**, accounted as
-//!   [`Mechanism::Gaussian`] `{ sensitivity: 1, std }`.
+//!   [`Mechanism::DiscreteGaussian`] `{ std }`.
 //! - **categories** of a text column: the levels are read from the data, so a level held
-//!   by one person must never come out. Gaussian noise on each level's count, and only
-//!   levels whose noisy count passes a threshold τ = 1 + std·Φ⁻¹(1 − δ∞) are released
-//!   (DP partition selection; Korolova et al. 2009, Gopi et al. 2020). Sensitivity 1 as
-//!   above; a level held by one record passes with probability at most δ∞. Accounted as
-//!   [`Mechanism::ThresholdedGaussian`] `{ std, delta_inf }`.
+//!   by one person must never come out. Noise on each level's count, and only levels whose
+//!   noisy count passes a threshold τ are released (DP partition selection; Korolova et
+//!   al. 2009, Gopi et al. 2020). τ is the smallest integer with P(1 + Z > τ) ≤ δ∞ under
+//!   the noise's exact pmf. Sensitivity 1 as above; a level held by one record passes with
+//!   probability at most δ∞. Accounted as [`Mechanism::ThresholdedDiscreteGaussian`]
+//!   `{ std, delta_inf }`.
+//!
+//! Every count is an integer and its noise an exact discrete Gaussian draw
+//! ([`DiscreteGaussian`], on the caller's CSPRNG): a float sample added to a count could
+//! give the count away in its low bits. Histograms made before this (model files of older
+//! versions) name the continuous mechanisms, which their statements still account.
 //!
 //! The rows a caller passes are private; only the returned estimates may leave.
 
 use rand::RngCore;
-use rand_distr::{Distribution, Normal};
+
+use super::discrete::DiscreteGaussian;
 
 use super::mechanism::Mechanism;
 
@@ -47,9 +54,10 @@ pub fn cell_of(grid: &[f64], x: f64) -> usize {
     grid.partition_point(|g| *g < x)
 }
 
-fn noise(rng: &mut dyn RngCore, std: f64) -> f64 {
-    // std > 0 and finite is checked by the callers' mechanism validation.
-    Normal::new(0.0, std).map_or(0.0, |n| n.sample(rng))
+/// The exact sampler at `std`; `None` for a σ the charge's validation refuses (the
+/// callers then release nothing about the rows: fail closed).
+fn sampler(std: f64) -> Option<DiscreteGaussian> {
+    DiscreteGaussian::new(std)
 }
 
 /// What the bounds estimator releases for one number column.
@@ -64,14 +72,11 @@ pub struct NumberDomain {
 
 /// The mechanism [`estimate_number`] runs at noise `std`.
 pub fn number_mechanism(std: f64) -> Mechanism {
-    Mechanism::Gaussian {
-        sensitivity: 1.0,
-        std,
-    }
+    Mechanism::DiscreteGaussian { std }
 }
 
 /// The one noisy release behind [`estimate_number`]: every count of the public grid's
-/// (cell, whole/fractional) histogram and the missing count, each plus N(0, std²). One
+/// (cell, whole/fractional) histogram and the missing count, each plus N_ℤ(0, std²). One
 /// record moves exactly one count by one: L2 sensitivity 1, [`number_mechanism`]`(std)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoisyNumberHistogram {
@@ -98,21 +103,31 @@ pub fn noisy_number_histogram(
             _ => missing += 1,
         }
     }
+    let Some(g) = sampler(std) else {
+        return NoisyNumberHistogram {
+            cells: vec![[0.0; 2]; grid.len() + 1],
+            missing: 0.0,
+        };
+    };
+    let mut noisy = |c: u64| g.release(c, rng) as f64;
     NoisyNumberHistogram {
-        cells: counts
-            .iter()
-            .map(|c| [c[0] as f64 + noise(rng, std), c[1] as f64 + noise(rng, std)])
-            .collect(),
-        missing: missing as f64 + noise(rng, std),
+        cells: counts.iter().map(|c| [noisy(c[0]), noisy(c[1])]).collect(),
+        missing: noisy(missing),
     }
 }
 
 /// Estimates a number column's bounds, integer flag and missingness (see the module doc
 /// for sensitivity and accounting). `values` holds `None` for missing cells; `n` is the
-/// public row count. Charge [`number_mechanism`]`(std)` once before calling.
-pub fn estimate_number(values: &[Option<f64>], std: f64, rng: &mut dyn RngCore) -> NumberDomain {
+/// public row count — the user's public figure when they gave one, never the file's
+/// count then. Charge [`number_mechanism`]`(std)` once before calling.
+pub fn estimate_number(
+    values: &[Option<f64>],
+    std: f64,
+    n: f64,
+    rng: &mut dyn RngCore,
+) -> NumberDomain {
     let h = noisy_number_histogram(values, std, rng);
-    number_domain(&h, std, values.len() as f64)
+    number_domain(&h, std, n)
 }
 
 /// The bounds, integer flag and missingness read off a noisy histogram (post-processing:
@@ -174,29 +189,28 @@ fn bounds_from_cells(
 }
 
 /// τ such that a level held by one record passes with probability at most `delta_inf`:
-/// P(1 + N(0, std²) > τ) = δ∞.
+/// the smallest integer k with P(Z > k) ≤ δ∞ for Z ~ N_ℤ(0, std²) at the σ² the sampler
+/// uses, plus 1 (a level passes when its noisy count exceeds τ, i.e. 1 + Z > 1 + k).
 pub fn category_threshold(std: f64, delta_inf: f64) -> f64 {
-    1.0 + std * normal_upper_quantile(delta_inf)
-}
-
-/// z with P(N(0, 1) > z) = p, for small p (bisection on erfc: slow and obviously right).
-fn normal_upper_quantile(p: f64) -> f64 {
-    let tail = |z: f64| 0.5 * libm::erfc(z / std::f64::consts::SQRT_2);
-    let (mut lo, mut hi) = (-10.0, 40.0);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if tail(mid) > p {
-            lo = mid;
-        } else {
+    let Some(g) = sampler(std) else {
+        return f64::INFINITY;
+    };
+    // P(Z > k) falls like exp(−k²/2σ²): bisect on k over [0, 40σ + 40].
+    let (mut lo, mut hi) = (0u64, (40.0 * std) as u64 + 40);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if g.upper_tail(mid) <= delta_inf {
             hi = mid;
+        } else {
+            lo = mid + 1;
         }
     }
-    hi
+    1.0 + lo as f64
 }
 
 /// The mechanism [`estimate_categories`] runs.
 pub fn category_mechanism(std: f64, delta_inf: f64) -> Mechanism {
-    Mechanism::ThresholdedGaussian { std, delta_inf }
+    Mechanism::ThresholdedDiscreteGaussian { std, delta_inf }
 }
 
 /// The levels of a text column whose noisy count passes the threshold, most frequent
@@ -209,10 +223,13 @@ pub fn estimate_categories(
     rng: &mut dyn RngCore,
 ) -> Vec<String> {
     let tau = category_threshold(std, delta_inf);
+    let Some(g) = sampler(std) else {
+        return Vec::new();
+    };
     let mut kept: Vec<(f64, &str)> = counts
         .iter()
         .filter(|(_, c)| *c > 0)
-        .map(|(k, c)| (*c as f64 + noise(rng, std), k.as_str()))
+        .map(|(k, c)| (g.release(*c, rng) as f64, k.as_str()))
         .filter(|(noisy, _)| *noisy > tau)
         .collect();
     kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
@@ -282,15 +299,18 @@ mod tests {
         let mut v: Vec<Option<f64>> = (0..20_000).map(|i| Some(17.0 + (i % 70) as f64)).collect();
         v.push(Some(1_484_705.0)); // one person's extreme value
         v.push(None);
-        let d = estimate_number(&v, 5.0, &mut rng);
+        let d = estimate_number(&v, 5.0, v.len() as f64, &mut rng);
         let (lo, hi) = d.bounds.unwrap();
         assert!(lo <= 17.0 && lo >= 0.0, "{lo}");
         assert!((86.0..=100.0).contains(&hi), "{hi}");
         assert!(d.integer);
         assert!(!d.missing, "one missing cell is within the noise");
         let frac: Vec<Option<f64>> = (0..5_000).map(|i| Some(i as f64 / 7.0)).collect();
-        assert!(!estimate_number(&frac, 5.0, &mut rng).integer);
-        assert_eq!(estimate_number(&[Some(1.0)], 5.0, &mut rng).bounds, None);
+        assert!(!estimate_number(&frac, 5.0, frac.len() as f64, &mut rng).integer);
+        assert_eq!(
+            estimate_number(&[Some(1.0)], 5.0, 1.0, &mut rng).bounds,
+            None
+        );
     }
 
     #[test]
@@ -298,10 +318,19 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(2);
         let std = 2.0;
         let tau = category_threshold(std, 1e-7);
-        // The slow reference: the tail of N(0, 1) at (τ − 1)/std is δ∞.
-        let z = (tau - 1.0) / std;
-        let tail = 0.5 * libm::erfc(z / std::f64::consts::SQRT_2);
-        assert!((tail / 1e-7 - 1.0).abs() < 1e-6, "{tail}");
+        assert_eq!(tau.fract(), 0.0, "released counts are integers, so is τ");
+        // The slow reference: sum the discrete Gaussian's pmf (at the σ² the sampler
+        // uses) directly. A level held by one record passes when 1 + Z > τ: that must
+        // happen with probability at most δ∞, and τ − 1 must not be enough.
+        let v = crate::privacy::discrete::DiscreteGaussian::new(std)
+            .unwrap()
+            .variance();
+        let w = |x: i64| (-((x * x) as f64) / (2.0 * v)).exp();
+        let total: f64 = (-2000..=2000).map(w).sum();
+        let tail = |k: i64| (k + 1..=2000).map(w).sum::<f64>() / total;
+        let k = tau as i64 - 1;
+        assert!(tail(k) <= 1e-7, "{}", tail(k));
+        assert!(tail(k - 1) > 1e-7, "{}", tail(k - 1));
         let counts = vec![
             ("United-States".to_string(), 29_000),
             ("Mexico".to_string(), 600),

@@ -37,7 +37,9 @@ pub enum Mechanism {
     /// moments bound: log-moment α(l) ≤ 2λ²·l(l+1) at integer l (Papernot et al. 2017,
     /// Thm 2), i.e. RDP 2λ²·a at integer order a = l + 1. At fractional orders the next
     /// integer's value is used (RDP is non-decreasing in the order), and every order is
-    /// capped by the pure-DP bound 2λ.
+    /// capped by the pure-DP bound 2λ. The bound uses only that the noisy histogram is
+    /// 2λ-DP, which the exact discrete Laplace of scale 1/λ that dpsynth draws
+    /// ([`super::discrete::DiscreteLaplace`]) also is.
     LnMax { lambda: f64 },
     /// A ρ-zCDP mechanism given directly: RDP αρ.
     Zcdp { rho: f64 },
@@ -50,6 +52,23 @@ pub enum Mechanism {
     /// shared-key case (δ_Gauss) and the new-key case (δ∞). RDP cannot hold an infinite
     /// loss and reports ∞: a history with this charge is composed by PLD.
     ThresholdedGaussian { std: f64, delta_inf: f64 },
+    /// Integer counts plus exact discrete Gaussian noise N_ℤ(0, σ²) per count
+    /// ([`super::discrete::DiscreteGaussian`]), where one record moves exactly one count by
+    /// one (a histogram under add/remove; class counts). RDP α/(2σ²) — for an integer shift
+    /// the discrete Gaussian's Rényi divergence equals the continuous one's bound (Canonne,
+    /// Kamath & Steinke 2020, Prop. 5) — and PLD from its exact pmf
+    /// ([`super::pld::Pld::discrete_gaussian`]), built at the σ² the sampler really uses.
+    DiscreteGaussian { std: f64 },
+    /// The category estimator on exact discrete noise: counts of levels read from the data
+    /// plus N_ℤ(0, σ²), released only above an integer threshold that a level held by one
+    /// record passes with probability at most `delta_inf` (computed from the discrete
+    /// pmf). PLD of [`Mechanism::DiscreteGaussian`] with `delta_inf` of its mass at +∞, as
+    /// for the continuous [`Mechanism::ThresholdedGaussian`]; RDP is ∞.
+    ThresholdedDiscreteGaussian { std: f64, delta_inf: f64 },
+    /// PATE's NoisyMax on the teachers' integer vote histogram with N_ℤ(0, σ²) per bin: one
+    /// record changes one teacher's vote, moving two bins by one each. RDP 2·α/(2σ²) = α/σ²
+    /// (two independent unit shifts), PLD the unit discrete Gaussian's composed twice.
+    DiscreteGnMax { sigma: f64 },
 }
 
 impl Mechanism {
@@ -84,7 +103,20 @@ impl Mechanism {
                 .map(|a| (2.0 * lambda * lambda * a.ceil()).min(2.0 * lambda))
                 .collect(),
             Mechanism::Zcdp { rho } => rdp::zcdp(rho, orders),
-            Mechanism::ThresholdedGaussian { .. } => vec![f64::INFINITY; orders.len()],
+            Mechanism::ThresholdedGaussian { .. }
+            | Mechanism::ThresholdedDiscreteGaussian { .. } => vec![f64::INFINITY; orders.len()],
+            Mechanism::DiscreteGaussian { std } => {
+                if std <= 0.0 {
+                    return vec![f64::INFINITY; orders.len()];
+                }
+                rdp::zcdp(1.0 / (2.0 * std * std), orders)
+            }
+            Mechanism::DiscreteGnMax { sigma } => {
+                if sigma <= 0.0 {
+                    return vec![f64::INFINITY; orders.len()];
+                }
+                orders.iter().map(|a| a / (sigma * sigma)).collect()
+            }
         }
     }
 
@@ -137,6 +169,27 @@ impl Mechanism {
                     ));
                 }
             }
+            Mechanism::DiscreteGaussian { std: s } | Mechanism::DiscreteGnMax { sigma: s } => {
+                if !(s.is_finite() && s > 0.0 && s <= super::discrete::MAX_STD) {
+                    return bad(format!(
+                        "discrete Gaussian noise needs 0 < σ ≤ {}, got {s}; a count with more noise says nothing: raise ε",
+                        super::discrete::MAX_STD
+                    ));
+                }
+            }
+            Mechanism::ThresholdedDiscreteGaussian { std, delta_inf } => {
+                if !(std.is_finite()
+                    && std > 0.0
+                    && std <= super::discrete::MAX_STD
+                    && delta_inf > 0.0
+                    && delta_inf < 1.0)
+                {
+                    return bad(format!(
+                        "thresholded discrete Gaussian needs 0 < std ≤ {} and 0 < δ∞ < 1, got {std}, {delta_inf}",
+                        super::discrete::MAX_STD
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -163,6 +216,17 @@ impl Mechanism {
                 n(std),
                 n(delta_inf)
             ),
+            Mechanism::DiscreteGaussian { std } => {
+                format!("discrete Gaussian on counts (Δ₂=1, σ={})", n(std))
+            }
+            Mechanism::ThresholdedDiscreteGaussian { std, delta_inf } => format!(
+                "thresholded discrete Gaussian histogram (Δ₂=1, σ={}, δ∞={})",
+                n(std),
+                n(delta_inf)
+            ),
+            Mechanism::DiscreteGnMax { sigma } => {
+                format!("PATE discrete Gaussian NoisyMax (σ={})", n(sigma))
+            }
         }
     }
 }

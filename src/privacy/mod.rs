@@ -6,6 +6,8 @@
 //! - [`calibrate`]: the smallest noise multiplier for a target, the most steps that fit.
 //! - [`compose`]: ε of a list of charges by RDP and PLD, reporting the smaller.
 //! - [`exponential`]: the exponential mechanism's sampler and its per-round ε₀.
+//! - [`discrete`]: exact discrete Gaussian and Laplace noise for integer releases (counts,
+//!   votes), on integers only.
 //! - [`estimators`]: DP estimates of a column's bounds and categories.
 //! - [`audit`]: empirical lower bounds on ε (distinguishing tests, one-run canary audits).
 //! - [`tradeoff`]: what ε means for a person: the best attack's TPR at each FPR.
@@ -20,6 +22,7 @@ pub mod audit;
 pub mod calibrate;
 pub mod compose;
 pub mod convert;
+pub mod discrete;
 pub mod estimators;
 pub mod exponential;
 pub mod ledger;

@@ -120,6 +120,7 @@ pub fn adult_run(
         public_rows: None,
         boost: None,
         charge_to: None,
+        public_kinds: false,
     }
 }
 
@@ -146,4 +147,18 @@ pub fn run_job(
     }
     h.join();
     out.unwrap_or_else(|| Err("the job ended without a result".into()))
+}
+
+/// Every `*_steps` setting of the method's preset set to `steps` (a run in seconds).
+pub fn few_steps(
+    method: &str,
+    preset: &str,
+    steps: u64,
+) -> serde_json::Map<String, serde_json::Value> {
+    dpsynth::job::preset_settings(method, preset)
+        .unwrap()
+        .into_iter()
+        .filter(|(k, _)| k.ends_with("_steps"))
+        .map(|(k, _)| (k, serde_json::json!(steps)))
+        .collect()
 }

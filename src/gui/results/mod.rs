@@ -1042,6 +1042,7 @@ fn empty_statement() -> PrivacyStatement {
         epsilon_pld: None,
         mechanisms: vec![],
         non_private_domains: vec![],
+        non_private_kinds: vec![],
         not_for_release: false,
         public_rows: None,
     }

@@ -372,16 +372,26 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
     for (d, count) in merged {
         ui.label(format!("  • {d} × {count}"));
     }
-    if s.non_private_domains.is_empty() {
-        ui.label("Every column's domain was public (typed by you) or estimated privately within this ε, so the guarantee covers the whole release.");
-    } else {
-        ui.colored_label(
-            ui.visuals().warn_fg_color,
-            format!(
-                "Not covered: the domains of {} were read off the data. In the Data tab, replace them with public values or estimate them privately to close this gap.",
-                s.non_private_domains.join(", ")
-            ),
-        );
+    if s.non_private_domains.is_empty() && s.non_private_kinds.is_empty() {
+        ui.label("Every column's kind and domain was public (given by you) or estimated privately within this ε, so the guarantee covers the whole release.");
+    }
+    let gaps = [
+        (
+            &s.non_private_domains,
+            "the domains of {} were read off the data. In the Data tab, replace them with public values or estimate them privately to close this gap.",
+        ),
+        (
+            &s.non_private_kinds,
+            "the kinds of {} were guessed from the data (one record can change a guess). In the Data tab, set each kind or press \"Kinds are public\" if they come from a codebook.",
+        ),
+    ];
+    for (columns, what) in gaps {
+        if !columns.is_empty() {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("Not covered: {}", what.replace("{}", &columns.join(", "))),
+            );
+        }
     }
     if s.epsilon.is_some() {
         ui.label(crate::job::records_statement(s.public_rows));

@@ -120,10 +120,13 @@ impl TrainPanel {
                     summary,
                     rows,
                     width,
+                    planned_epsilon,
                     ..
-                } => self
-                    .log
-                    .push(format!("{rows} rows, {width} encoded columns; {summary}")),
+                } => {
+                    self.view.set_planned(*planned_epsilon);
+                    self.log
+                        .push(format!("{rows} rows, {width} encoded columns; {summary}"))
+                }
                 Event::Notice(m) => self.log.push(format!("warning: {m}")),
                 Event::Finished(r) => {
                     finished = Some(r.clone());
@@ -309,6 +312,7 @@ impl TrainPanel {
                 self.form.boost_config()?
             },
             charge_to: None,
+            public_kinds: false,
         })
     }
 
@@ -470,7 +474,7 @@ impl TrainPanel {
             }
             if running && !self.cancel_asked {
                 let cancel = ui.button("Cancel…").on_hover_text(
-                    "Stops after the current step; the budget spent so far stays spent",
+                    "Stops after the current step; the run is charged its whole plan",
                 );
                 if cancel.clicked() {
                     self.cancel_asked = true;
@@ -491,8 +495,9 @@ impl TrainPanel {
             ui.colored_label(
                 ui.visuals().warn_fg_color,
                 format!(
-                    "Stop this run? It has spent ε {:.3} so far, and that stays spent in the ledger whatever you choose: what was measured so far has used the data. A partial model is released under that ε.",
-                    self.view.spent()
+                    "Stop this run? It has used ε {:.3} so far, but a stop chosen while watching the run is charged the whole plan, ε {:.3}, whatever you choose: the figure of a run stopped early may not depend on when it stopped. A partial model is released under the plan's ε.",
+                    self.view.spent(),
+                    self.view.planned()
                 ),
             );
             ui.horizontal(|ui| {

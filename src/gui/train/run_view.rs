@@ -16,6 +16,8 @@ pub(super) struct RunView {
     /// This run's ε so far at its own δ, and its budget.
     epsilon_run: f64,
     epsilon_budget: f64,
+    /// The whole plan's ε (what a stop charges), from the job's start event.
+    planned: Option<f64>,
     delta_run: f64,
     dataset: Option<DatasetBudget>,
     /// One curve per (phase, loss name): x is the report number.
@@ -42,6 +44,15 @@ impl RunView {
             zoom: self.zoom,
             ..Default::default()
         };
+    }
+
+    pub fn set_planned(&mut self, epsilon: f64) {
+        self.planned = Some(epsilon);
+    }
+
+    /// The whole plan's ε, the run's budget until the job has said.
+    pub fn planned(&self) -> f64 {
+        self.planned.unwrap_or(self.epsilon_budget)
     }
 
     /// ε this run has spent so far (at its δ), as the last event reported it.
