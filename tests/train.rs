@@ -187,6 +187,7 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
         domains: job::DomainPolicy::AllowData,
         boost: None,
         fixed_schema: None,
+        profile: None,
     })
     .unwrap();
     assert!(cost.refused.unwrap().contains("kept at δ"));
@@ -795,6 +796,7 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
         domains: job::DomainPolicy::AllowData,
         boost: Some(boost.clone()),
         fixed_schema: None,
+        profile: None,
     })
     .unwrap();
     let b = cost.boost.expect("boosting priced on its own line");

@@ -423,6 +423,18 @@ impl Schema {
             .collect()
     }
 
+    /// Columns a private domain estimate left with nothing (kind `ignored`, provenance
+    /// `dp_estimated`): not synthesized.
+    pub fn dropped_by_estimate(&self) -> Vec<&str> {
+        self.columns
+            .iter()
+            .filter(|c| {
+                c.kind == Kind::Ignored && matches!(c.provenance, Provenance::DpEstimated { .. })
+            })
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
     /// Marks every kind as a public fact the user confirmed (`train --public-kinds`, the
     /// window's "Kinds are public").
     pub fn confirm_kinds(&mut self) {
@@ -502,14 +514,14 @@ impl Schema {
             if spec.kind == Kind::Continuous {
                 if let Values::Text(v) = &col.values {
                     if spec.time_format.is_none() {
-                        let (row, val) = v
-                            .iter()
-                            .enumerate()
-                            .find_map(|(i, c)| {
-                                c.filter(|s| crate::util::fmt::parse_number(s).is_none())
-                                    .map(|s| (i, s))
-                            })
-                            .unwrap_or((0, ""));
+                        // A text column every cell of which is missing (or a number) is
+                        // numbers enough; the first cell that is not names the fault.
+                        let Some((row, val)) = v.iter().enumerate().find_map(|(i, c)| {
+                            c.filter(|s| crate::util::fmt::parse_number(s).is_none())
+                                .map(|s| (i, s))
+                        }) else {
+                            continue;
+                        };
                         return Err(DataError::column(
                             &spec.name,
                             format!(

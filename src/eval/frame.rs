@@ -16,6 +16,10 @@ pub struct Frame {
     pub synthetic: EncodedData,
     /// Values outside the real categories or bounds found in the synthetic table, per column.
     pub synthetic_out_of_domain: Vec<(String, usize)>,
+    /// Columns of the real data that the synthetic table does not have (a model that
+    /// dropped them, e.g. a private domain estimate in which no value was frequent enough
+    /// to pass). They are scored as all missing: the synthetic data says nothing of them.
+    pub not_synthesized: Vec<String>,
 }
 
 /// What one column is predicted as.
@@ -94,7 +98,26 @@ impl Frame {
         };
         let train_e = enc(train, "real-train")?;
         let test_e = enc(test, "real-test")?;
-        let syn_e = enc(synthetic, "synthetic")?;
+        let not_synthesized: Vec<String> = schema
+            .columns
+            .iter()
+            .filter(|c| synthetic.column(&c.name).is_none())
+            .map(|c| c.name.clone())
+            .collect();
+        let syn_e = if not_synthesized.is_empty() {
+            enc(synthetic, "synthetic")?
+        } else {
+            let mut filled = synthetic.clone();
+            for name in &not_synthesized {
+                filled.columns.push(crate::data::table::Column {
+                    name: name.clone(),
+                    values: Values::Text(crate::data::table::TextColumn::from_cells(
+                        std::iter::repeat_n(None, synthetic.n_rows),
+                    )),
+                });
+            }
+            enc(&filled, "synthetic")?
+        };
         let synthetic_out_of_domain = schema
             .columns
             .iter()
@@ -111,6 +134,7 @@ impl Frame {
             test: test_e,
             synthetic: syn_e,
             synthetic_out_of_domain,
+            not_synthesized,
         })
     }
 

@@ -393,6 +393,14 @@ meant for the data's custodian: do not publish it alongside the synthetic data. 
         r.sizes.encoded_width,
         esc(&r.dpsynth_version)
     );
+    if !r.not_synthesized.is_empty() {
+        let list: Vec<String> = r.not_synthesized.iter().map(|c| esc(c)).collect();
+        let _ = write!(
+            h,
+            "<p class=warn>Columns the synthetic data does not have (the model dropped them; scored as all missing): {}.</p>",
+            list.join(", ")
+        );
+    }
     if !r.synthetic_out_of_domain.is_empty() {
         let list: Vec<String> = r
             .synthetic_out_of_domain

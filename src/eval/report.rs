@@ -56,6 +56,8 @@ pub struct Report {
     pub schema: Schema,
     /// (column, count) of synthetic values outside the real categories or bounds.
     pub synthetic_out_of_domain: Vec<(String, usize)>,
+    /// Real columns the synthetic table lacks (scored as all missing).
+    pub not_synthesized: Vec<String>,
     pub probability: Vec<ColumnProbability>,
     pub prediction: DimwisePrediction,
     pub histograms: Vec<Histogram>,
@@ -180,6 +182,34 @@ pub struct Tstr {
     pub agreed_ranking_accuracy: Option<f64>,
     /// Share of the majority class in real-test (what always guessing it scores).
     pub majority_accuracy: f64,
+}
+
+impl Tstr {
+    /// The rows whose classifier works on this label when trained on real rows: its
+    /// real-trained accuracy is at least that of always guessing the commonest class (less
+    /// a point). A model that falls below guessing on real rows (Gaussian naive Bayes on
+    /// skewed, correlated one-hot features scores 0.31 against a 0.76 floor) measures its
+    /// own misfit, not the data, and averaging it in drags the real-data ceiling below
+    /// what the synthetic data reaches. Returns the rows kept and the names left out; all
+    /// rows when none would be kept.
+    pub fn working_rows(&self) -> (Vec<&TstrRow>, Vec<&'static str>) {
+        let works = |r: &&TstrRow| {
+            r.real
+                .as_ref()
+                .is_ok_and(|s| s.accuracy >= self.majority_accuracy - 0.01)
+        };
+        let kept: Vec<&TstrRow> = self.rows.iter().filter(works).collect();
+        if kept.is_empty() {
+            return (self.rows.iter().collect(), Vec::new());
+        }
+        let left = self
+            .rows
+            .iter()
+            .filter(|r| !works(r))
+            .map(|r| r.model.label())
+            .collect();
+        (kept, left)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -345,6 +375,7 @@ pub fn evaluate(
         },
         schema: f.schema.clone(),
         synthetic_out_of_domain: f.synthetic_out_of_domain.clone(),
+        not_synthesized: f.not_synthesized.clone(),
         probability,
         prediction,
         histograms,
@@ -357,4 +388,109 @@ pub fn evaluate(
         privacy_risk,
         timings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::table::Values;
+
+    fn row(model: Classifier, real: f64) -> TstrRow {
+        let s = |a| Scores {
+            accuracy: a,
+            auroc: None,
+            auprc: None,
+        };
+        TstrRow {
+            model,
+            label: "y".into(),
+            train_rows: 100,
+            seconds: 0.0,
+            real: Ok(s(real)),
+            synthetic: Ok(s(0.8)),
+        }
+    }
+
+    /// Issue #44, item 4: a classifier that scores below always guessing on real rows
+    /// (Gaussian naive Bayes, 0.312 against 0.764) is left out of the real-data ceiling.
+    #[test]
+    fn the_ceiling_leaves_out_classifiers_that_lose_to_guessing_on_real_rows() {
+        let t = Tstr {
+            label: "y".into(),
+            classes: vec!["a".into(), "b".into()],
+            test_rows: 100,
+            rows: vec![
+                row(Classifier::LogisticRegression, 0.85),
+                row(Classifier::GaussianNaiveBayes, 0.312),
+                row(Classifier::RandomForest, 0.86),
+            ],
+            agreed_ranking_auroc: None,
+            agreed_ranking_accuracy: None,
+            majority_accuracy: 0.764,
+        };
+        let (kept, left) = t.working_rows();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(left, vec![Classifier::GaussianNaiveBayes.label()]);
+        let mean: f64 = kept
+            .iter()
+            .map(|r| r.real.as_ref().unwrap().accuracy)
+            .sum::<f64>()
+            / 2.0;
+        assert!(
+            mean > t.majority_accuracy,
+            "the ceiling beats guessing: {mean}"
+        );
+    }
+
+    /// A synthetic table without some of the real columns (a model that dropped them) is
+    /// scored, the missing columns as all missing, and named.
+    #[test]
+    fn columns_the_synthetic_rows_lack_are_scored_as_missing_and_named() {
+        use crate::data::table::{Column, TextColumn};
+        let text =
+            |cells: Vec<&str>| Values::Text(TextColumn::from_cells(cells.into_iter().map(Some)));
+        let real = Table {
+            columns: vec![
+                Column {
+                    name: "colour".into(),
+                    values: text(
+                        (0..60)
+                            .map(|i| if i % 3 == 0 { "red" } else { "blue" })
+                            .collect(),
+                    ),
+                },
+                Column {
+                    name: "size".into(),
+                    values: Values::Number((0..60).map(|i| Some(f64::from(i % 7))).collect()),
+                },
+            ],
+            n_rows: 60,
+        };
+        let synthetic = Table {
+            columns: vec![Column {
+                name: "colour".into(),
+                values: text(
+                    (0..60)
+                        .map(|i| if i % 2 == 0 { "red" } else { "blue" })
+                        .collect(),
+                ),
+            }],
+            n_rows: 60,
+        };
+        let r = evaluate(
+            None,
+            &real,
+            &real,
+            &synthetic,
+            &Options::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(r.not_synthesized, vec!["size".to_string()]);
+        let v = crate::eval::verdict::verdict(&r);
+        assert!(
+            v.reasons.iter().any(|x| x.contains("not synthesized")),
+            "{v:?}"
+        );
+    }
 }

@@ -119,17 +119,32 @@ pub fn verdict(r: &Report) -> Verdict {
             mixed.push(format!("columns roughly match: {line}"));
         }
     }
+    if !r.not_synthesized.is_empty() {
+        bad.push(format!(
+            "not synthesized: {} of the data's columns are missing from the synthetic rows ({}): the model dropped them. With a private domain estimate that means no value of theirs was frequent enough to pass its threshold: give their categories as public facts, raise the domain share of ε, or use more rows",
+            r.not_synthesized.len(),
+            r.not_synthesized.join(", ")
+        ));
+    }
     if let Some(t) = &r.tstr {
-        let syn: Vec<(f64, Option<f64>)> = t
-            .rows
+        let (rows, left_out) = t.working_rows();
+        let syn: Vec<(f64, Option<f64>)> = rows
             .iter()
             .filter_map(|row| row.synthetic.as_ref().ok().map(|s| (s.accuracy, s.auroc)))
             .collect();
-        let real: Vec<(f64, Option<f64>)> = t
-            .rows
+        let real: Vec<(f64, Option<f64>)> = rows
             .iter()
             .filter_map(|row| row.real.as_ref().ok().map(|s| (s.accuracy, s.auroc)))
             .collect();
+        let which = if left_out.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (mean of the {} classifiers that beat guessing on real rows; left out: {})",
+                rows.len(),
+                left_out.join(", ")
+            )
+        };
         let acc = |v: &[(f64, Option<f64>)]| mean(&v.iter().map(|x| x.0).collect::<Vec<_>>());
         let auc =
             |v: &[(f64, Option<f64>)]| mean(&v.iter().filter_map(|x| x.1).collect::<Vec<_>>());
@@ -144,7 +159,7 @@ pub fn verdict(r: &Report) -> Verdict {
                 ra,
                 r_auc.map_or(String::new(), |a| format!(" / {a:.3}")),
                 floor
-            );
+            ) + &which;
             match prediction(sa, ra, s_auc, r_auc, floor) {
                 Prediction::Guessing => {
                     bad.push(format!("predictions no better than guessing: {scores}"))

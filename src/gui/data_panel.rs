@@ -116,6 +116,7 @@ impl DataPanel {
                 schema,
                 notes,
                 stats,
+                ..
             } => {
                 let mut changed = false;
                 ui.horizontal(|ui| {
@@ -618,6 +619,7 @@ mod tests {
         let table = crate::data::csv::load_csv(&path, &Default::default()).unwrap();
         let inf = crate::data::infer::infer_schema(&table).unwrap();
         let stats = ColumnStats::of(&table);
+        let profile = std::sync::Arc::new(crate::data::estimate::profile(&table));
         (
             Loaded {
                 key: None,
@@ -627,6 +629,7 @@ mod tests {
                     schema: inf.schema,
                     notes: inf.notes,
                     stats,
+                    profile,
                 },
             },
             tempfile::tempdir().unwrap(),

@@ -20,6 +20,7 @@ pub enum Opened {
         schema: Schema,
         notes: Vec<(String, String)>,
         stats: Vec<super::data_panel::ColumnStats>,
+        profile: std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>,
     },
     Images {
         count: usize,
@@ -80,6 +81,7 @@ impl Loading {
                     data::infer::infer_schema(&table)
                         .map(|inf| Opened::Table {
                             stats: super::data_panel::ColumnStats::of(&table),
+                            profile: std::sync::Arc::new(data::estimate::profile(&table)),
                             table,
                             schema: inf.schema,
                             notes: inf.notes,

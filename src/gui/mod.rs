@@ -78,6 +78,9 @@ pub enum Content {
         schema: Schema,
         notes: Vec<(String, String)>,
         stats: Vec<data_panel::ColumnStats>,
+        /// Level counts for the private domain estimate's diagnostic (computed with the
+        /// load, off the UI thread).
+        profile: std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>,
     },
     Images {
         count: usize,
@@ -200,6 +203,7 @@ impl App {
                 schema,
                 notes,
                 stats,
+                profile,
             }) => {
                 // The user's own column settings for this file, from last time.
                 restored = schema_store::kept(&path, &table);
@@ -212,6 +216,7 @@ impl App {
                         schema,
                         notes,
                         stats,
+                        profile,
                     },
                 });
             }

@@ -29,6 +29,9 @@ pub struct CostRequest {
     /// The fixed schema of data that has no editable one (an image set): used for the
     /// memory and time estimate only.
     pub fixed_schema: Option<crate::data::schema::Schema>,
+    /// The table's level counts ([`crate::data::estimate::profile`]), for the diagnostic
+    /// of what a private domain estimate will drop (shown to the data's owner only).
+    pub profile: Option<std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>>,
 }
 
 /// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
@@ -56,6 +59,9 @@ pub struct Cost {
     pub resources: Option<super::resources::Resources>,
     /// Why the result will likely be noise ([`crate::methods::Plan::noise_warning`]).
     pub warning: Option<String>,
+    /// What the private domain estimate will drop ([`crate::data::estimate::diagnose`]):
+    /// read off the rows, for the data's owner, never released.
+    pub domain_diagnostic: Option<String>,
 }
 
 impl Cost {
@@ -135,6 +141,9 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         }
         _ => None,
     };
+    if let (Some(d), Some(schema), Some(profile)) = (&domain_plan, &req.schema, &req.profile) {
+        c.domain_diagnostic = crate::data::estimate::diagnose(schema, d, profile);
+    }
     let prior = domain_plan
         .as_ref()
         .map(|d| d.charges.clone())

@@ -595,6 +595,12 @@ pub(super) fn run(
     // Every fact the encoding relies on is checked now, before the ledger reserves
     // anything: a mismatch between the schema and the rows costs nothing.
     if let Loaded::Table { table, schema } = &loaded {
+        // What the estimate will cost the data, for its owner, before anything is spent.
+        if let Some(d) = &domain_plan {
+            if let Some(m) = estimate::diagnose(schema, d, &estimate::profile(table)) {
+                send(Event::Notice(m));
+            }
+        }
         let estimated = domain_plan
             .as_ref()
             .map(|d| d.columns.clone())

@@ -209,7 +209,15 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
             p.non_private_kinds.join(", ")
         ));
     }
-    if gaps.is_empty() {
+    let dropped = if p.dropped_columns.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ". The columns {} are not in the data: no value of theirs was frequent enough to pass the private domain estimate",
+            p.dropped_columns.join(", ")
+        )
+    };
+    let sentence = if gaps.is_empty() {
         format!(
             "the whole file: every row is {source} with ({e:.4}, {})-differential privacy, and every column's kind and domain was public or estimated privately",
             p.delta
@@ -220,7 +228,8 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
             p.delta,
             gaps.join("; nor ")
         )
-    }
+    };
+    sentence + &dropped
 }
 
 /// Copies the released model file. It holds the generator and its privacy statement only

@@ -297,12 +297,13 @@ impl Scorer {
                 let rep = &ev.report;
                 let (mut accuracy, mut auroc, mut refs) = (None, None, (None, None, None));
                 if let Some(t) = &rep.tstr {
-                    let syn: Vec<_> = t
-                        .rows
+                    // The classifiers that beat guessing on real rows, for both lines.
+                    let (rows, _) = t.working_rows();
+                    let syn: Vec<_> = rows
                         .iter()
                         .filter_map(|r| r.synthetic.as_ref().ok())
                         .collect();
-                    let real: Vec<_> = t.rows.iter().filter_map(|r| r.real.as_ref().ok()).collect();
+                    let real: Vec<_> = rows.iter().filter_map(|r| r.real.as_ref().ok()).collect();
                     refs = (
                         mean(real.iter().map(|s| s.accuracy)),
                         mean(real.iter().filter_map(|s| s.auroc)),

@@ -449,6 +449,11 @@ pub(crate) fn statement(
             .iter()
             .map(|c| c.to_string())
             .collect(),
+        dropped_columns: schema
+            .dropped_by_estimate()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
         not_for_release: seeded_by_user,
         public_rows: None,
     }

@@ -77,6 +77,11 @@ pub struct PrivacyStatement {
     /// guessed from the private rows: the guarantee does not cover those facts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub non_private_kinds: Vec<String>,
+    /// Columns the private domain estimate dropped: no value of theirs was frequent enough
+    /// to pass its threshold, so the model does not synthesize them (the data's owner
+    /// learns it here and in the cost preview's diagnostic, not from a broken file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped_columns: Vec<String>,
     /// True when a fixed seed was used: reproducible, not for release.
     pub not_for_release: bool,
     /// The number of records the user gave as a public fact, which sampling rates and σ

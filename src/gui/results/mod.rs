@@ -1043,6 +1043,7 @@ fn empty_statement() -> PrivacyStatement {
         mechanisms: vec![],
         non_private_domains: vec![],
         non_private_kinds: vec![],
+        dropped_columns: vec![],
         not_for_release: false,
         public_rows: None,
     }

@@ -385,6 +385,15 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
             "the kinds of {} were guessed from the data (one record can change a guess). In the Data tab, set each kind or press \"Kinds are public\" if they come from a codebook.",
         ),
     ];
+    if !s.dropped_columns.is_empty() {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "Not synthesized: {} — no value of theirs was frequent enough to pass the private domain estimate. Give their categories as public facts (Data tab), raise the domain share, or use more rows.",
+                s.dropped_columns.join(", ")
+            ),
+        );
+    }
     for (columns, what) in gaps {
         if !columns.is_empty() {
             ui.colored_label(

@@ -167,6 +167,8 @@ pub(super) struct Form {
     pub schema: Option<crate::data::schema::Schema>,
     /// An image set's fixed schema (for the memory and time estimate).
     pub image_schema: Option<crate::data::schema::Schema>,
+    /// The open table's level counts, for the domain estimate's diagnostic.
+    pub profile: Option<std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>>,
     cost: Latest<CostRequest, Result<Cost, JobError>>,
     /// The dataset's total ε as the user edits it, and what setting it said.
     total_input: String,
@@ -194,6 +196,7 @@ impl Default for Form {
                 .map_or("quick", |m| m.default_preset())
                 .into(),
             epsilon: "1".into(),
+            profile: None,
             delta: String::new(),
             advanced: Advanced {
                 threads: default_threads(),
@@ -316,6 +319,7 @@ impl Form {
                 self.boost_config()?
             },
             fixed_schema: self.image_schema.clone(),
+            profile: self.profile.clone(),
         })
     }
 
@@ -472,6 +476,9 @@ impl Form {
                     }
                     if let Some(w) = &c.warning {
                         ui.colored_label(ui.visuals().warn_fg_color, w);
+                    }
+                    if let Some(d) = &c.domain_diagnostic {
+                        ui.colored_label(ui.visuals().warn_fg_color, d);
                     }
                     if let Some(r) = &c.resources {
                         match r.refusal() {

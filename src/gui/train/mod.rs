@@ -222,6 +222,10 @@ impl TrainPanel {
             Some(Content::Table { schema, .. }) => Some(schema.clone()),
             _ => None,
         };
+        self.form.profile = match loaded.map(|l| &l.content) {
+            Some(Content::Table { profile, .. }) => Some(profile.clone()),
+            _ => None,
+        };
         self.form.image_schema = match loaded.map(|l| &l.content) {
             Some(Content::Images { side, .. }) => {
                 Some(crate::data::image::image_schema(*side, *side, true))
