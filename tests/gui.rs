@@ -129,7 +129,11 @@ fn open_sample_change_columns_train_and_export() {
     h.get_by_label("2 · Train and export").click();
     // The job prices the run off the UI thread; the preview follows within frames.
     wait_for(&mut h, "this dataset's budget: total ε 3.000", 20);
-    // The dataset's total is the ledger's, and editable here.
+    // The dataset's total is the ledger's, and editable here (below the cost preview:
+    // scrolled to, as a user would).
+    h.get_by_label("This dataset's total budget: ε")
+        .scroll_to_me();
+    h.run_steps(20);
     h.get_by_label("This dataset's total budget: ε").click();
     h.run_steps(2);
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
@@ -138,8 +142,11 @@ fn open_sample_change_columns_train_and_export() {
     h.get_by_label("Set total…").click();
     h.run_steps(2);
     // A change to what every run on the file shares is asked about first.
-    h.get_by_label_contains("Change this dataset's total from ε 3 to ε 5");
+    h.get_by_label_contains("Change this dataset's total from ε 3 to ε 5")
+        .scroll_to_me();
+    h.run_steps(20);
     h.get_by_label("Change the total").click();
+    h.run_steps(5);
     wait_for(&mut h, "this dataset's budget: total ε 5.000", 20);
     h.get_by_label_contains("idea: Tantipongpipat");
     h.snapshot("train");

@@ -166,7 +166,18 @@ impl DataPanel {
                         Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
                     };
                 }
-                let np = schema.non_private_domains().len();
+                // Marked columns are estimated privately when a run trains: they are on
+                // their way to being covered, not "read off the data" any more.
+                let marked = crate::data::estimate::marked(schema).len();
+                if marked > 0 {
+                    let what = if marked == 1 {
+                        "1 column domain will be".to_string()
+                    } else {
+                        format!("{marked} column domains will be")
+                    };
+                    ui.label(format!("{what} estimated privately when a private run trains (a share of its ε; the cost preview in tab 2 says what the estimate will keep)."));
+                }
+                let np = crate::data::estimate::uncovered(schema).len();
                 if np > 0 {
                     ui.horizontal_wrapped(|ui| {
                         ui.colored_label(

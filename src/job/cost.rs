@@ -62,6 +62,9 @@ pub struct Cost {
     /// What the private domain estimate will drop ([`crate::data::estimate::diagnose`]):
     /// read off the rows, for the data's owner, never released.
     pub domain_diagnostic: Option<String>,
+    /// What the release will not cover, said before anything is spent: domains read off
+    /// the rows, kinds guessed from them.
+    pub not_covered: Vec<String>,
 }
 
 impl Cost {
@@ -141,6 +144,9 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         }
         _ => None,
     };
+    if let Some(schema) = &req.schema {
+        c.not_covered = not_covered(schema, req.domains);
+    }
     if let (Some(d), Some(schema), Some(profile)) = (&domain_plan, &req.schema, &req.profile) {
         c.domain_diagnostic = crate::data::estimate::diagnose(schema, d, profile);
     }
@@ -199,6 +205,28 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         ));
     }
     Ok(c)
+}
+
+/// The facts of `schema` a private release would not cover under `policy`, one sentence
+/// each (empty when it covers everything).
+pub fn not_covered(schema: &crate::data::schema::Schema, policy: DomainPolicy) -> Vec<String> {
+    let mut out = Vec::new();
+    let read = crate::data::estimate::uncovered(schema);
+    if !read.is_empty() && !matches!(policy, DomainPolicy::Estimate { .. }) {
+        out.push(format!(
+            "Not covered: the domains of {} column(s) are read off the data and would be released as read ({}). In the Data tab, type public values or estimate them privately.",
+            read.len(),
+            read.join(", ")
+        ));
+    }
+    let kinds = schema.non_private_kinds();
+    if !kinds.is_empty() {
+        out.push(format!(
+            "Not covered: the kinds of {} column(s) were guessed from the rows; the statement will name them. In the Data tab, set each kind, or press \"Kinds are public\" if a codebook gives them.",
+            kinds.len()
+        ));
+    }
+    out
 }
 
 /// How a run's δ relates to its dataset's: one δ for both, so that every figure the user

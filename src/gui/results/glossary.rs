@@ -38,8 +38,43 @@ pub(super) fn explain(term: &str) -> Option<&'static str> {
     )
 }
 
+/// A metric's name as the report writes it (`f1_macro`, `r2`, …) in plain words.
+pub(super) fn plain_metric(metric: &str) -> &str {
+    match metric {
+        "auroc" => "AUROC (ranking, 0.5 = guessing)",
+        "f1_macro" => "F1, every class weighed the same",
+        "f1_micro" => "F1, every row weighed the same",
+        "r2" => "R² (share of the variation explained)",
+        other => other,
+    }
+}
+
+/// The accountant a statement names, in plain words.
+pub(super) fn plain_accountant(name: &str) -> &str {
+    match name {
+        "pld+rdp" => {
+            "privacy-loss-distribution accountant for the noisy counts and sums, Rényi-DP accountant for the rest, added up"
+        }
+        "pld" => "privacy-loss-distribution (PLD) accountant",
+        "rdp" => "Rényi-DP (RDP) accountant",
+        "pld (plan mark)" => "privacy-loss-distribution accountant, at the plan's nearest mark",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    /// Issue #44, item 10: the raw names have their plain lines.
+    #[test]
+    fn raw_names_read_plainly() {
+        for m in ["auroc", "f1_macro", "f1_micro", "r2"] {
+            assert_ne!(super::plain_metric(m), m);
+        }
+        for a in ["pld+rdp", "pld", "rdp"] {
+            assert!(super::plain_accountant(a).contains("accountant"));
+        }
+    }
+
     /// Every metric header the results tables show has a line; unknown words have none.
     #[test]
     fn every_shown_metric_is_explained() {

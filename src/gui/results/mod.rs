@@ -593,7 +593,8 @@ impl ResultsPanel {
                 real,
                 scores,
             } => {
-                images_ui(ui, generated, real.as_ref(), scores);
+                let preset = run.config.as_deref().map(|c| c.preset.as_str());
+                images_ui(ui, generated, real.as_ref(), scores, preset);
             }
             EvalState::Running { line, .. } => {
                 ui.horizontal(|ui| {
@@ -784,7 +785,8 @@ impl ResultsPanel {
                                 real,
                                 scores,
                             } => {
-                                images_ui(ui, generated, real.as_ref(), scores);
+                                let preset = run.config.as_deref().map(|c| c.preset.as_str());
+                                images_ui(ui, generated, real.as_ref(), scores, preset);
                             }
                             EvalState::Kept => {
                                 ui.label("kept from before: select it above to evaluate it");
@@ -929,8 +931,9 @@ fn images_ui(
     generated: &egui::TextureHandle,
     real: Option<&egui::TextureHandle>,
     scores: &ImageScores,
+    preset: Option<&str>,
 ) {
-    image_scores_ui(ui, scores);
+    image_scores_ui(ui, scores, preset);
     let side = (ui.available_width() / 2.0 - 20.0).clamp(160.0, 420.0);
     ui.horizontal_wrapped(|ui| {
         ui.vertical(|ui| {
@@ -947,7 +950,7 @@ fn images_ui(
 }
 
 /// The papers' scores for generated digits, with a plain verdict on top.
-fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores) {
+fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores, preset: Option<&str>) {
     match scores {
         ImageScores::Running(_) => {
             ui.horizontal(|ui| {
@@ -962,7 +965,7 @@ fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores) {
             );
         }
         ImageScores::Done(r) => {
-            let (verdict, good) = image_verdict(r);
+            let (verdict, good) = crate::eval::verdict::image_verdict(r, preset);
             let color = if good {
                 ui.visuals().text_color()
             } else {
@@ -997,39 +1000,6 @@ fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores) {
             ))
             .on_hover_text("The distance between the two sets of digits' features in the hidden layer of the network trained on real digits (the FID recipe with a small MNIST network instead of Inception)");
         }
-    }
-}
-
-/// A plain verdict on an image run, from the classifier trained on its digits: ten
-/// classes make 10 % the floor of guessing.
-fn image_verdict(r: &crate::eval::images::ImageReport) -> (String, bool) {
-    let (syn, real) = (r.synthetic_cnn_accuracy, r.real_cnn_accuracy);
-    if syn < 0.2 {
-        (
-            format!(
-                "Not useful: a classifier trained on these digits labels real ones {:.0} % right, about as well as guessing (10 %). The digits are noise or carry the wrong labels; more ε or more images help.",
-                100.0 * syn
-            ),
-            false,
-        )
-    } else if syn >= 0.9 * real {
-        (
-            format!(
-                "Useful: a classifier trained on these digits labels real ones {:.0} % right, close to one trained on real digits ({:.0} %).",
-                100.0 * syn,
-                100.0 * real
-            ),
-            true,
-        )
-    } else {
-        (
-            format!(
-                "Partly useful: a classifier trained on these digits labels real ones {:.0} % right, against {:.0} % when trained on real digits.",
-                100.0 * syn,
-                100.0 * real
-            ),
-            syn >= 0.5 * real,
-        )
     }
 }
 

@@ -105,7 +105,7 @@ pub(super) fn prediction_ui(ui: &mut egui::Ui, rep: &Report) {
         let (Some(r), Some(s)) = (p.real, p.synthetic) else {
             continue;
         };
-        let name = format!("{} · {}", p.model, p.metric);
+        let name = format!("{} · {}", p.model, super::glossary::plain_metric(&p.metric));
         let at = match series.iter().position(|(n, _, _)| *n == name) {
             Some(i) => i,
             None => {
@@ -118,7 +118,8 @@ pub(super) fn prediction_ui(ui: &mut egui::Ui, rep: &Report) {
         series[at].1.push([r.max(FLOOR), s.max(FLOOR)]);
         series[at].2.push(format!(
             "{}\n{}: real {r:.3} · synthetic {s:.3}",
-            p.column, p.metric
+            p.column,
+            super::glossary::plain_metric(&p.metric)
         ));
     }
     let (lo, hi) = (FLOOR, 1.0);
@@ -329,18 +330,22 @@ pub(super) fn risk_ui(ui: &mut egui::Ui, rep: &Report) {
             r.membership_auc.map_or("-".into(), |a| format!("{a:.3}")),
         );
         row(
-            "pMSE (0 = indistinguishable)",
+            "pMSE: how well a classifier tells real from synthetic rows (0 = indistinguishable)",
             format!("{:.4}", rep.pmse.fit.pmse),
         );
-        row("MMD² (unbiased)", format!("{:.5}", rep.mmd.mmd2_unbiased));
+        row(
+            "MMD² (unbiased): a kernel distance between real and synthetic rows (0 = same)",
+            format!("{:.5}", rep.mmd.mmd2_unbiased),
+        );
     });
 }
 
 pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
     match s.epsilon {
         Some(e) => ui.heading(format!(
-            "(ε = {e:.4}, δ = {}) differential privacy, by the {} accountant",
-            s.delta, s.accountant
+            "(ε = {e:.4}, δ = {}) differential privacy, by the {}",
+            s.delta,
+            super::glossary::plain_accountant(&s.accountant)
         )),
         None => ui.heading("Not private (ε = ∞): a reference model only, never to be released"),
     };

@@ -473,12 +473,18 @@ impl Form {
                     }
                     if !c.summary.is_empty() {
                         ui.label(&c.summary).on_hover_text(PLAN_TERMS);
+                        if c.summary.contains("zCDP") {
+                            ui.label("ρ (zero-concentrated DP) is the budget the marginal methods spend on noisy counts; the figures above are it converted to (ε, δ).");
+                        }
                     }
                     if let Some(w) = &c.warning {
                         ui.colored_label(ui.visuals().warn_fg_color, w);
                     }
                     if let Some(d) = &c.domain_diagnostic {
                         ui.colored_label(ui.visuals().warn_fg_color, d);
+                    }
+                    for n in &c.not_covered {
+                        ui.colored_label(ui.visuals().warn_fg_color, n);
                     }
                     if let Some(r) = &c.resources {
                         match r.refusal() {
