@@ -54,6 +54,8 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     assert_eq!((t.n_rows, t.n_cols()), (2500, 15));
     assert!(out.with_extension("csv.privacy.json").exists());
     // Again to the same file: asked first.
+    h.get_by_label("Export CSV").scroll_to_me();
+    h.run_steps(20);
     h.get_by_label("Export CSV").click();
     h.run_steps(2);
     h.get_by_label_contains("already exists: press Export CSV again");

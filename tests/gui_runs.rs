@@ -12,7 +12,8 @@ use egui_kittest::kittest::Queryable as _;
 
 fn click(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str) {
     h.get_by_label(label).scroll_to_me();
-    h.run_steps(2);
+    // The scroll animates over several frames; the click lands where it ends.
+    h.run_steps(20);
     h.get_by_label(label).click();
     h.run_steps(3);
 }

@@ -122,3 +122,68 @@ fn an_image_sweep_scores_classifiers_on_real_test_digits() {
     let svg = std::fs::read_to_string(p("s.svg")).unwrap();
     assert!(svg.contains("accuracy on real test digits") && !svg.contains("1-way TV"));
 }
+
+/// Issue #44, item 2: one failed point does not stop a sweep (it is marked, with its
+/// reason), every finished point is kept in the sweep's folder as it lands, and running
+/// the same sweep again resumes: kept points are not run again.
+#[test]
+fn a_sweep_survives_a_failed_point_and_resumes() {
+    use dpsynth::job::{self, RunConfig, sweep};
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let mut base = RunConfig::new(common::repo("assets/adult/adult_test.csv"), "", 1.0, 1e-5);
+    base.schema = Some(common::repo("assets/adult/adult.schema.json"));
+    base.preset = "tiny".into();
+    base.seed = Some(3);
+    base.threads = Some(1);
+    // A setting DP-MERF has and MST does not: every MST point fails before it reads a row.
+    base.overrides
+        .insert("features".into(), serde_json::json!(50));
+    base.overrides.insert("steps".into(), serde_json::json!(20));
+    let cfg = sweep::SweepConfig {
+        base,
+        methods: vec!["mst".into(), "dp-merf".into()],
+        epsilons: vec![1.0],
+        repeats: 1,
+        public: true,
+        out_dir: dir.path().join("sweep"),
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let first = sweep::run_sweep(&cfg, &ledger, &|_| {}, &stop).unwrap();
+    assert_eq!(first.points.len(), 2);
+    let failed = &first.points[0];
+    assert_eq!(failed.method, "mst");
+    assert!(
+        failed
+            .failed
+            .as_deref()
+            .is_some_and(|f| f.contains("features")),
+        "{failed:?}"
+    );
+    let ok = &first.points[1];
+    assert!(ok.failed.is_none() && ok.tstr_accuracy.is_some(), "{ok:?}");
+    assert!(sweep::to_csv(&first).contains("failed"));
+    // Kept on disk as it landed; the failed point is not kept (it is tried again).
+    let kept = sweep::kept_points(&cfg);
+    assert_eq!(kept.len(), 1);
+    // The same sweep again: the DP-MERF point comes back as it was, not trained again.
+    let lines = std::sync::Mutex::new(Vec::<String>::new());
+    let again = sweep::run_sweep(
+        &cfg,
+        &ledger,
+        &|l| lines.lock().unwrap().push(l.into()),
+        &stop,
+    )
+    .unwrap();
+    assert_eq!(again.points[1].seconds, ok.seconds);
+    assert!(
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("kept from before")),
+        "{:?}",
+        lines.lock().unwrap()
+    );
+    let _ = job::methods();
+}

@@ -14,7 +14,8 @@ pub struct Frame {
     pub train: EncodedData,
     pub test: EncodedData,
     pub synthetic: EncodedData,
-    /// Values outside the real categories or bounds found in the synthetic table, per column.
+    /// Values outside the real categories or bounds found in the synthetic table, and blanks
+    /// in columns the real rows never leave blank, per column.
     pub synthetic_out_of_domain: Vec<(String, usize)>,
     /// Columns of the real data that the synthetic table does not have (a model that
     /// dropped them, e.g. a private domain estimate in which no value was frequent enough
@@ -104,6 +105,12 @@ impl Frame {
             .filter(|c| synthetic.column(&c.name).is_none())
             .map(|c| c.name.clone())
             .collect();
+        if not_synthesized.len() == schema.columns.len() {
+            return Err(format!(
+                "synthetic: none of the real data's columns ({}) is in it; is it the synthetic file of this data?",
+                not_synthesized.join(", ")
+            ));
+        }
         let syn_e = if not_synthesized.is_empty() {
             enc(synthetic, "synthetic")?
         } else {
@@ -123,7 +130,14 @@ impl Frame {
             .iter()
             .enumerate()
             .filter_map(|(i, c)| {
-                let n = syn_e.unknown[i] + syn_e.clamped[i];
+                // Blanks in a column the real rows never leave blank are values the real
+                // data cannot have too (a dropped rare level decoded as missing). A
+                // column the model did not synthesize is named apart, not here.
+                let blanks = match (real.column(&c.name), synthetic.column(&c.name)) {
+                    (Some(r), Some(s)) if r.missing_count() == 0 => s.missing_count(),
+                    _ => 0,
+                };
+                let n = syn_e.unknown[i] + syn_e.clamped[i] + blanks;
                 (n > 0).then(|| (c.name.clone(), n))
             })
             .collect();

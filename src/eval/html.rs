@@ -409,7 +409,7 @@ meant for the data's custodian: do not publish it alongside the synthetic data. 
             .collect();
         let _ = write!(
             h,
-            "<p class=warn>Synthetic values outside the real categories or range: {}.</p>",
+            "<p class=warn>Synthetic values the real data does not have (outside its categories or range, or blank where it never is): {}.</p>",
             list.join(", ")
         );
     }

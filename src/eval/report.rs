@@ -54,7 +54,8 @@ pub struct Report {
     pub sizes: Sizes,
     /// The schema the tables were encoded with (widened for evaluation).
     pub schema: Schema,
-    /// (column, count) of synthetic values outside the real categories or bounds.
+    /// (column, count) of synthetic values outside the real categories or bounds, and of
+    /// blanks in columns the real rows never leave blank.
     pub synthetic_out_of_domain: Vec<(String, usize)>,
     /// Real columns the synthetic table lacks (scored as all missing).
     pub not_synthesized: Vec<String>,

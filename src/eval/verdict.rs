@@ -119,6 +119,21 @@ pub fn verdict(r: &Report) -> Verdict {
             mixed.push(format!("columns roughly match: {line}"));
         }
     }
+    // Values the real data cannot have (a bound or level from a private estimate, or a
+    // generator's overshoot): named with their share, never folded silently into a bar.
+    let n = r.sizes.synthetic.max(1) as f64;
+    let outside: Vec<String> = r
+        .synthetic_out_of_domain
+        .iter()
+        .filter(|(_, k)| *k as f64 >= 0.01 * n)
+        .map(|(c, k)| format!("{c} ({})", pct(*k as f64 / n)))
+        .collect();
+    if !outside.is_empty() {
+        mixed.push(format!(
+            "values the real data does not have (outside its range or categories, or blank where it has none): {}",
+            outside.join(", ")
+        ));
+    }
     if !r.not_synthesized.is_empty() {
         bad.push(format!(
             "not synthesized: {} of the data's columns are missing from the synthetic rows ({}): the model dropped them. With a private domain estimate that means no value of theirs was frequent enough to pass its threshold: give their categories as public facts, raise the domain share of ε, or use more rows",

@@ -39,8 +39,14 @@ impl SweepConfig {
     }
 }
 
+/// A score a failed point does not have: written as `null`, read back as NaN.
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize as _;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// One run's headline scores.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SweepPoint {
     pub method: String,
     /// The ε asked for (`None`: ∞, not private).
@@ -52,14 +58,65 @@ pub struct SweepPoint {
     pub tstr_accuracy: Option<f64>,
     pub tstr_auroc: Option<f64>,
     /// Mean 1-way total-variation distance (0 = the same marginals).
+    #[serde(deserialize_with = "nan_from_null")]
     pub tv_1way: f64,
     /// The 2-way PCA Wasserstein score (1 = the clouds coincide).
+    #[serde(deserialize_with = "nan_from_null")]
     pub pca_score: f64,
     pub seconds: f64,
     pub model: PathBuf,
+    /// Why this point has no scores: its run or its scoring failed (the sweep goes on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
     /// The run's settings (for opening its results and auditing it in the window).
     #[serde(skip)]
     pub config: Option<Box<RunConfig>>,
+}
+
+/// The file in a sweep's folder that keeps its finished points, written after each one:
+/// a sweep stopped (or failed, or the app closed) resumes from it instead of starting over.
+pub const POINTS_FILE: &str = "sweep-points.json";
+
+/// What [`POINTS_FILE`] holds.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct KeptPoints {
+    /// The sweep these points belong to: the data file, δ, preset and seed.
+    data: String,
+    delta: f64,
+    preset: String,
+    seed: Option<u64>,
+    #[serde(default)]
+    overrides: serde_json::Map<String, serde_json::Value>,
+    points: Vec<SweepPoint>,
+    real_accuracy: Option<f64>,
+    real_auroc: Option<f64>,
+    majority_accuracy: Option<f64>,
+}
+
+impl KeptPoints {
+    fn matches(&self, cfg: &SweepConfig) -> bool {
+        self.data == cfg.base.data.display().to_string()
+            && self.delta == cfg.base.delta
+            && self.preset == cfg.base.preset
+            && self.seed == cfg.base.seed
+            && self.overrides == cfg.base.overrides
+    }
+}
+
+/// The finished points a previous sweep with the same data, δ, preset and seed left in
+/// `cfg.out_dir`, whose models are still there (failed points are tried again).
+pub fn kept_points(cfg: &SweepConfig) -> Vec<SweepPoint> {
+    read_kept(cfg).map(|k| k.points).unwrap_or_default()
+}
+
+fn read_kept(cfg: &SweepConfig) -> Option<KeptPoints> {
+    let text = std::fs::read_to_string(cfg.out_dir.join(POINTS_FILE)).ok()?;
+    let mut k: KeptPoints = serde_json::from_str(&text).ok()?;
+    if !k.matches(cfg) {
+        return None;
+    }
+    k.points.retain(|p| p.failed.is_none() && p.model.is_file());
+    Some(k)
 }
 
 impl SweepPoint {
@@ -149,16 +206,50 @@ pub fn run_sweep_with(
         ledger.to_path_buf()
     };
     let mut points = Vec::new();
-    let mut refs = (None, None, None);
+    let kept = read_kept(cfg);
+    let mut refs = kept.as_ref().map_or((None, None, None), |k| {
+        (k.real_accuracy, k.real_auroc, k.majority_accuracy)
+    });
+    let kept = kept.map(|k| k.points).unwrap_or_default();
     let total = cfg.methods.len() * cfg.epsilons.len() * cfg.repeats.max(1);
     let mut k = 0;
+    let save = |points: &[SweepPoint], refs: (Option<f64>, Option<f64>, Option<f64>)| {
+        let file = KeptPoints {
+            data: data_path.display().to_string(),
+            delta: cfg.base.delta,
+            preset: cfg.base.preset.clone(),
+            seed: cfg.base.seed,
+            overrides: cfg.base.overrides.clone(),
+            points: points.to_vec(),
+            real_accuracy: refs.0,
+            real_auroc: refs.1,
+            majority_accuracy: refs.2,
+        };
+        let text = serde_json::to_string_pretty(&file).unwrap_or_default();
+        write(&cfg.out_dir.join(POINTS_FILE), &text)
+    };
     for method in &cfg.methods {
         for &eps in &cfg.epsilons {
             for repeat in 0..cfg.repeats.max(1) {
                 if cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                    return Err(JobError::Training("the sweep was stopped".into()));
+                    return Err(JobError::Training(format!(
+                        "the sweep was stopped; its {} finished point(s) are kept and a run of the same sweep resumes from them",
+                        points.len()
+                    )));
                 }
                 k += 1;
+                let asked = eps.is_finite().then_some(eps);
+                if let Some(p) = kept
+                    .iter()
+                    .find(|p| p.method == *method && p.epsilon == asked && p.repeat == repeat)
+                {
+                    progress(&format!(
+                        "run {k}/{total}: {method} at ε = {eps}: kept from before (not run or charged again)"
+                    ));
+                    points.push(p.clone());
+                    on_point(p);
+                    continue;
+                }
                 let name = format!(
                     "{method}-eps{}-{repeat}",
                     if eps.is_finite() {
@@ -184,25 +275,60 @@ pub fn run_sweep_with(
                         ));
                     }
                 };
-                let summary = super::run::run(&run, &ledger, &training, cancel)?;
                 let mut line = |l: &str| progress(&format!("run {k}/{total}: {l}"));
-                let scores = scorer.score(&summary.model, cfg.base.seed, &mut line)?;
-                if refs.0.is_none() {
-                    refs = scores.refs;
-                }
-                points.push(SweepPoint {
-                    method: method.clone(),
-                    epsilon: eps.is_finite().then_some(eps),
-                    epsilon_spent: summary.epsilon_spent,
-                    repeat,
-                    tstr_accuracy: scores.accuracy,
-                    tstr_auroc: scores.auroc,
-                    tv_1way: scores.tv,
-                    pca_score: scores.pca,
-                    seconds: summary.seconds,
-                    model: summary.model.clone(),
-                    config: Some(Box::new(run.clone())),
+                let outcome = super::run::run(&run, &ledger, &training, cancel).and_then(|s| {
+                    let scores = scorer.score(&s.model, cfg.base.seed, &mut line)?;
+                    Ok((s, scores))
                 });
+                let point = match outcome {
+                    Ok((summary, scores)) => {
+                        if refs.0.is_none() {
+                            refs = scores.refs;
+                        }
+                        SweepPoint {
+                            method: method.clone(),
+                            epsilon: asked,
+                            epsilon_spent: summary.epsilon_spent,
+                            repeat,
+                            tstr_accuracy: scores.accuracy,
+                            tstr_auroc: scores.auroc,
+                            tv_1way: scores.tv,
+                            pca_score: scores.pca,
+                            seconds: summary.seconds,
+                            model: summary.model.clone(),
+                            failed: None,
+                            config: Some(Box::new(run.clone())),
+                        }
+                    }
+                    // A stop is the user's: the sweep ends (its points are kept).
+                    Err(e) if cancel.load(std::sync::atomic::Ordering::SeqCst) => {
+                        save(&points, refs)?;
+                        return Err(e);
+                    }
+                    // One point's failure is that point's: it is marked and the sweep
+                    // goes on (a run that read the rows stays charged, as any run).
+                    Err(e) => {
+                        progress(&format!(
+                            "run {k}/{total}: {method} at ε = {eps} failed: {e}"
+                        ));
+                        SweepPoint {
+                            method: method.clone(),
+                            epsilon: asked,
+                            epsilon_spent: None,
+                            repeat,
+                            tstr_accuracy: None,
+                            tstr_auroc: None,
+                            tv_1way: f64::NAN,
+                            pca_score: f64::NAN,
+                            seconds: 0.0,
+                            model: run.out.clone(),
+                            failed: Some(e.to_string()),
+                            config: Some(Box::new(run.clone())),
+                        }
+                    }
+                };
+                points.push(point);
+                save(&points, refs)?;
                 if let Some(p) = points.last() {
                     on_point(p);
                 }
@@ -390,7 +516,7 @@ pub fn spawn_sweep(cfg: SweepConfig, ledger: PathBuf, wake: Option<super::Waker>
 /// The table as CSV: one row per run.
 pub fn to_csv(r: &SweepReport) -> String {
     let mut s = String::from(
-        "method,epsilon,epsilon_spent,repeat,tstr_accuracy,tstr_auroc,tv_1way,pca_score,seconds\n",
+        "method,epsilon,epsilon_spent,repeat,tstr_accuracy,tstr_auroc,tv_1way,pca_score,seconds,failed\n",
     );
     for p in &r.points {
         let cells: Vec<String> = p
@@ -400,7 +526,7 @@ pub fn to_csv(r: &SweepReport) -> String {
             .collect();
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{:.1}",
+            "{},{},{},{},{},{},{},{},{:.1},{}",
             p.method,
             p.epsilon.map_or("inf".to_string(), |e| e.to_string()),
             cells[0],
@@ -409,7 +535,10 @@ pub fn to_csv(r: &SweepReport) -> String {
             cells[2],
             cells[3],
             cells[4],
-            p.seconds
+            p.seconds,
+            p.failed
+                .as_deref()
+                .map_or(String::new(), |f| format!("\"{}\"", f.replace('"', "'")))
         );
     }
     s

@@ -190,6 +190,20 @@ pub(super) fn histogram_ui(ui: &mut egui::Ui, rep: &Report, column: &mut usize) 
         "Share of rows per value: real (blue) and synthetic (orange). Total variation distance {:.3} (0 = identical, 1 = disjoint).",
         h.tvd
     ));
+    // Values outside the real range sit in the end bars: say how many, never hide them.
+    if let Some((_, k)) = rep
+        .synthetic_out_of_domain
+        .iter()
+        .find(|(c, _)| *c == h.column)
+    {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "{k} of {} synthetic values are ones the real data does not have (outside its range or categories, or blank where it never is); out-of-range numbers are counted in the end bars.",
+                rep.sizes.synthetic
+            ),
+        );
+    }
     let bars = |vals: &[f64], off: f64, color: egui::Color32| -> Vec<Bar> {
         vals.iter()
             .enumerate()
@@ -342,11 +356,18 @@ pub(super) fn risk_ui(ui: &mut egui::Ui, rep: &Report) {
 
 pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
     match s.epsilon {
-        Some(e) => ui.heading(format!(
-            "(ε = {e:.4}, δ = {}) differential privacy, by the {}",
-            s.delta,
-            super::glossary::plain_accountant(&s.accountant)
-        )),
+        Some(e) => {
+            let r = ui.heading(format!(
+                "(ε = {e:.4}, δ = {}) differential privacy, by the {} accountant",
+                s.delta, s.accountant
+            ));
+            ui.small(format!(
+                "{}: {}",
+                s.accountant,
+                super::glossary::plain_accountant(&s.accountant)
+            ));
+            r
+        }
         None => ui.heading("Not private (ε = ∞): a reference model only, never to be released"),
     };
     match (s.epsilon_rdp, s.epsilon_pld) {

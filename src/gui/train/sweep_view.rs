@@ -99,6 +99,9 @@ pub(super) struct SweepView {
     chart_rect: Option<egui::Rect>,
     /// The PNG writer's answer, from the screenshot callback.
     png_answer: Option<std::sync::mpsc::Receiver<String>>,
+    /// The sweep folder last looked at, and how many finished points it keeps (read
+    /// once per folder, not every frame).
+    kept: Option<(PathBuf, usize)>,
 }
 
 impl Default for SweepView {
@@ -119,6 +122,7 @@ impl Default for SweepView {
             overwrite: None,
             chart_rect: None,
             png_answer: None,
+            kept: None,
         }
     }
 }
@@ -183,6 +187,8 @@ impl SweepView {
             }
         }
         if let Some(r) = done {
+            // The folder's kept points changed: read them again next frame.
+            self.kept = None;
             self.state = match r {
                 Ok(rep) => State::Done(rep),
                 Err(e) => State::Failed(e.to_string()),
@@ -254,13 +260,15 @@ impl SweepView {
         let plan = parse_epsilons(&self.epsilons).and_then(|eps| {
             let base = base.clone()?;
             let methods = self.methods(&base.method, &base.preset);
-            let out_dir = job::cost::data_dir().join("sweeps").join(format!(
-                "{}-{}",
-                data.file_stem()
-                    .map_or("data".into(), |s| s.to_string_lossy().into_owned()),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs())
+            // One folder per sweep as set (data, methods, ε list, repeats, preset, δ,
+            // seed): running the same sweep again resumes from its kept points.
+            let out_dir = job::cost::data_dir().join("sweeps").join(sweep_folder(
+                data,
+                &methods,
+                &eps,
+                self.repeats.max(1),
+                &base,
+                self.public,
             ));
             Ok(SweepConfig {
                 base,
@@ -281,6 +289,12 @@ impl SweepView {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
                 Ok(p) => {
+                    if self.kept.as_ref().is_none_or(|(d, _)| *d != p.out_dir) {
+                        self.kept = Some((p.out_dir.clone(), job::sweep::kept_points(p).len()));
+                    }
+                    if let Some(n) = self.kept.as_ref().map(|(_, n)| *n).filter(|n| *n > 0) {
+                        ui.label(format!("{n} of these runs finished in an earlier sweep and are kept: they are not run or charged again."));
+                    }
                     let runs = p.methods.len() * p.epsilons.len() * p.repeats;
                     let total = p.planned_total();
                     let runs = format!("{runs} run{}", if runs == 1 { "" } else { "s" });
@@ -543,6 +557,17 @@ impl SweepView {
             for p in &self.points {
                 ui.label(&p.method);
                 ui.label(p.epsilon.map_or("∞".into(), crate::util::fmt::number));
+                if let Some(why) = &p.failed {
+                    // A failed point keeps its row, with the reason, and the sweep goes on.
+                    ui.colored_label(ui.visuals().warn_fg_color, "failed")
+                        .on_hover_text(why.as_str());
+                    for _ in 0..6 {
+                        ui.label("");
+                    }
+                    ui.label(why.chars().take(80).collect::<String>());
+                    ui.end_row();
+                    continue;
+                }
                 ui.label(f(p.epsilon_spent));
                 ui.label(f(p.tstr_accuracy));
                 ui.label(f(p.tstr_auroc));
@@ -666,5 +691,35 @@ fn open_point(p: &SweepPoint) -> Open {
         ),
         p.model.clone(),
         p.config.clone(),
+    )
+}
+
+/// The folder name of a sweep as set: the data file's stem and a digest of everything that
+/// makes two sweeps the same, so the same sweep lands in the same folder and resumes.
+fn sweep_folder(
+    data: &std::path::Path,
+    methods: &[String],
+    epsilons: &[f64],
+    repeats: usize,
+    base: &job::RunConfig,
+    public: bool,
+) -> String {
+    use sha2::{Digest as _, Sha256};
+    let what = format!(
+        "{}|{methods:?}|{epsilons:?}|{repeats}|{}|{}|{:?}|{public}",
+        data.display(),
+        base.preset,
+        base.delta,
+        base.seed
+    );
+    let digest: String = Sha256::digest(what.as_bytes())
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!(
+        "{}-{digest}",
+        data.file_stem()
+            .map_or("data".into(), |s| s.to_string_lossy().into_owned())
     )
 }
