@@ -86,7 +86,8 @@ pub fn verdict(r: &Report) -> Verdict {
     let mut good = Vec::new();
     let mut mixed = Vec::new();
     for h in &r.histograms {
-        if h.synthetic.len() < 2 {
+        // A column the model did not synthesize is named once, below, not as collapsed.
+        if h.synthetic.len() < 2 || r.not_synthesized.contains(&h.column) {
             continue;
         }
         let top = |v: &[f64]| {

@@ -168,13 +168,8 @@ impl DiscreteGaussian {
     /// P(Z > k) for k ≥ 0, from the exact pmf (for thresholds on released counts).
     pub fn upper_tail(&self, k: u64) -> f64 {
         let pmf = self.pmf_weights();
-        let total: f64 = pmf
-            .iter()
-            .enumerate()
-            .map(|(x, w)| if x == 0 { *w } else { 2.0 * w })
-            .sum();
         let tail: f64 = pmf.iter().skip(k as usize + 1).sum();
-        tail / total
+        tail / mass(&pmf)
     }
 
     /// The unnormalised pmf exp(−x²/(2σ²)) at x = 0, 1, …, until it falls below 1e-300
@@ -198,11 +193,7 @@ impl DiscreteGaussian {
     /// (values, probabilities), for the PLD accountant.
     pub fn pmf(&self) -> (Vec<i64>, Vec<f64>) {
         let w = self.pmf_weights();
-        let total: f64 = w
-            .iter()
-            .enumerate()
-            .map(|(x, w)| if x == 0 { *w } else { 2.0 * w })
-            .sum();
+        let total = mass(&w);
         let k = w.len() as i64 - 1;
         let xs: Vec<i64> = (-k..=k).collect();
         let ps = xs
@@ -211,6 +202,15 @@ impl DiscreteGaussian {
             .collect();
         (xs, ps)
     }
+}
+
+/// The whole mass of a symmetric pmf given by its weights at 0, 1, 2, …
+fn mass(weights: &[f64]) -> f64 {
+    weights
+        .iter()
+        .enumerate()
+        .map(|(x, w)| if x == 0 { *w } else { 2.0 * w })
+        .sum()
 }
 
 /// Exact discrete Laplace noise with scale b (pmf ∝ exp(−|x|/b)): ε = 1/b pure DP for a
