@@ -539,6 +539,9 @@ fn train_and_save(
     // rows were read) stopped where its outputs led it: it is charged the rest of its
     // plan, so its figure is the plan's, fixed before any row was read (invariant 6,
     // [`Accountant::charge_rest_of_plan`]). Then the reservation settles to that.
+    // The steps the run made (its charges so far), before the rest is charged.
+    let ran: u64 = accountant.history().iter().map(|c| c.count).sum();
+    let steps = steps.max(ran);
     let rest = accountant
         .charge_rest_of_plan()
         .map_err(|e| JobError::Training(format!("charging the rest of the plan: {e}")))?;
@@ -694,12 +697,8 @@ pub(super) fn run(
         estimated_domains: estimated,
         delta: cfg.delta,
         accountant: model.header.privacy.accountant.clone(),
-        steps: accountant
-            .history()
-            .iter()
-            .map(|c| c.count)
-            .sum::<u64>()
-            .max(steps),
+        // What ran, not what was charged (a stopped run is charged its whole plan).
+        steps,
         model: cfg.out.clone(),
         seconds: t0.elapsed().as_secs_f64(),
         cancelled,
