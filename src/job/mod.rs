@@ -21,6 +21,7 @@ pub mod risk;
 mod run;
 pub mod services;
 pub mod sweep;
+pub mod sweep_store;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -40,7 +40,7 @@ impl SweepConfig {
 }
 
 /// A score a failed point does not have: written as `null`, read back as NaN.
-fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+pub(super) fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     use serde::Deserialize as _;
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
@@ -71,52 +71,6 @@ pub struct SweepPoint {
     /// The run's settings (for opening its results and auditing it in the window).
     #[serde(skip)]
     pub config: Option<Box<RunConfig>>,
-}
-
-/// The file in a sweep's folder that keeps its finished points, written after each one:
-/// a sweep stopped (or failed, or the app closed) resumes from it instead of starting over.
-pub const POINTS_FILE: &str = "sweep-points.json";
-
-/// What [`POINTS_FILE`] holds.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct KeptPoints {
-    /// The sweep these points belong to: the data file, δ, preset and seed.
-    data: String,
-    delta: f64,
-    preset: String,
-    seed: Option<u64>,
-    #[serde(default)]
-    overrides: serde_json::Map<String, serde_json::Value>,
-    points: Vec<SweepPoint>,
-    real_accuracy: Option<f64>,
-    real_auroc: Option<f64>,
-    majority_accuracy: Option<f64>,
-}
-
-impl KeptPoints {
-    fn matches(&self, cfg: &SweepConfig) -> bool {
-        self.data == cfg.base.data.display().to_string()
-            && self.delta == cfg.base.delta
-            && self.preset == cfg.base.preset
-            && self.seed == cfg.base.seed
-            && self.overrides == cfg.base.overrides
-    }
-}
-
-/// The finished points a previous sweep with the same data, δ, preset and seed left in
-/// `cfg.out_dir`, whose models are still there (failed points are tried again).
-pub fn kept_points(cfg: &SweepConfig) -> Vec<SweepPoint> {
-    read_kept(cfg).map(|k| k.points).unwrap_or_default()
-}
-
-fn read_kept(cfg: &SweepConfig) -> Option<KeptPoints> {
-    let text = std::fs::read_to_string(cfg.out_dir.join(POINTS_FILE)).ok()?;
-    let mut k: KeptPoints = serde_json::from_str(&text).ok()?;
-    if !k.matches(cfg) {
-        return None;
-    }
-    k.points.retain(|p| p.failed.is_none() && p.model.is_file());
-    Some(k)
 }
 
 impl SweepPoint {
@@ -206,7 +160,7 @@ pub fn run_sweep_with(
         ledger.to_path_buf()
     };
     let mut points = Vec::new();
-    let kept = read_kept(cfg);
+    let kept = super::sweep_store::read_kept(cfg);
     let mut refs = kept.as_ref().map_or((None, None, None), |k| {
         (k.real_accuracy, k.real_auroc, k.majority_accuracy)
     });
@@ -214,19 +168,7 @@ pub fn run_sweep_with(
     let total = cfg.methods.len() * cfg.epsilons.len() * cfg.repeats.max(1);
     let mut k = 0;
     let save = |points: &[SweepPoint], refs: (Option<f64>, Option<f64>, Option<f64>)| {
-        let file = KeptPoints {
-            data: data_path.display().to_string(),
-            delta: cfg.base.delta,
-            preset: cfg.base.preset.clone(),
-            seed: cfg.base.seed,
-            overrides: cfg.base.overrides.clone(),
-            points: points.to_vec(),
-            real_accuracy: refs.0,
-            real_auroc: refs.1,
-            majority_accuracy: refs.2,
-        };
-        let text = serde_json::to_string_pretty(&file).unwrap_or_default();
-        write(&cfg.out_dir.join(POINTS_FILE), &text)
+        super::sweep_store::save(cfg, points, refs)
     };
     for method in &cfg.methods {
         for &eps in &cfg.epsilons {

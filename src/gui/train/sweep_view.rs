@@ -262,14 +262,16 @@ impl SweepView {
             let methods = self.methods(&base.method, &base.preset);
             // One folder per sweep as set (data, methods, ε list, repeats, preset, δ,
             // seed): running the same sweep again resumes from its kept points.
-            let out_dir = job::cost::data_dir().join("sweeps").join(sweep_folder(
-                data,
-                &methods,
-                &eps,
-                self.repeats.max(1),
-                &base,
-                self.public,
-            ));
+            let out_dir = job::cost::data_dir()
+                .join("sweeps")
+                .join(job::sweep_store::folder_name(
+                    data,
+                    &methods,
+                    &eps,
+                    self.repeats.max(1),
+                    &base,
+                    self.public,
+                ));
             Ok(SweepConfig {
                 base,
                 methods,
@@ -290,7 +292,7 @@ impl SweepView {
                 }
                 Ok(p) => {
                     if self.kept.as_ref().is_none_or(|(d, _)| *d != p.out_dir) {
-                        self.kept = Some((p.out_dir.clone(), job::sweep::kept_points(p).len()));
+                        self.kept = Some((p.out_dir.clone(), job::sweep_store::kept_points(p).len()));
                     }
                     if let Some(n) = self.kept.as_ref().map(|(_, n)| *n).filter(|n| *n > 0) {
                         ui.label(format!("{n} of these runs finished in an earlier sweep and are kept: they are not run or charged again."));
@@ -691,35 +693,5 @@ fn open_point(p: &SweepPoint) -> Open {
         ),
         p.model.clone(),
         p.config.clone(),
-    )
-}
-
-/// The folder name of a sweep as set: the data file's stem and a digest of everything that
-/// makes two sweeps the same, so the same sweep lands in the same folder and resumes.
-fn sweep_folder(
-    data: &std::path::Path,
-    methods: &[String],
-    epsilons: &[f64],
-    repeats: usize,
-    base: &job::RunConfig,
-    public: bool,
-) -> String {
-    use sha2::{Digest as _, Sha256};
-    let what = format!(
-        "{}|{methods:?}|{epsilons:?}|{repeats}|{}|{}|{:?}|{public}",
-        data.display(),
-        base.preset,
-        base.delta,
-        base.seed
-    );
-    let digest: String = Sha256::digest(what.as_bytes())
-        .iter()
-        .take(6)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!(
-        "{}-{digest}",
-        data.file_stem()
-            .map_or("data".into(), |s| s.to_string_lossy().into_owned())
     )
 }
