@@ -338,3 +338,45 @@ fn the_sidecar_names_the_source_and_no_local_path() {
         "a local path leaked: {text}"
     );
 }
+
+/// Issue #44, item 3: a private domain estimate encodes rows holding a value too rare to
+/// release as blank, so the model learns blanks; a column the estimate found complete must
+/// still get none in the release, while a column that has blanks keeps about its share.
+#[test]
+fn a_column_the_estimate_found_complete_gets_no_invented_blanks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = String::from("grade,colour,note\n");
+    for i in 0..1_000 {
+        // grade: A 60 %, B 30 %, C 8 %, a rare D 2 %; colour: six levels, two rare; note:
+        // blank in 40 % of the rows.
+        let grade = match i % 50 {
+            0..=29 => "A",
+            30..=44 => "B",
+            45..=48 => "C",
+            _ => "D",
+        };
+        let colour = ["red", "red", "blue", "blue", "green", "teal"][i % 6];
+        let colour = if i % 97 == 0 { "mauve" } else { colour };
+        let note = if i % 5 < 2 { "" } else { "ok" };
+        s.push_str(&format!("{grade},{colour},{note}\n"));
+    }
+    let data = dir.path().join("complete.csv");
+    std::fs::write(&data, s).unwrap();
+    let m = estimated_run(dir.path(), &data, "complete", true);
+    let schema = &m.header.schema;
+    assert_eq!(schema.column("grade").unwrap().blank_share, Some(0.0));
+    assert!(
+        schema.column("note").unwrap().blank_share.unwrap() > 0.2,
+        "{:?}",
+        schema.column("note")
+    );
+    let t = m.sample(4_000, Some(9)).unwrap();
+    let blanks = |name: &str| {
+        let c = t.column(name).unwrap();
+        (0..t.n_rows).filter(|r| c.text(*r).is_none()).count()
+    };
+    assert_eq!(blanks("grade"), 0, "blanks invented in a complete column");
+    assert_eq!(blanks("colour"), 0, "blanks invented in a complete column");
+    let note = blanks("note") as f64 / t.n_rows as f64;
+    assert!((0.2..0.6).contains(&note), "note keeps its blanks: {note}");
+}

@@ -253,6 +253,7 @@ impl Encoding {
                             Some(cats[k].as_str())
                         });
                     }
+                    fill_blanks(&mut cells, spec.blank_share, rng);
                     categorical_values(spec, cells)
                 }
                 Kind::Continuous => {
@@ -266,6 +267,7 @@ impl Encoding {
                         }
                         cells.push(if missing_at(r, rng) { None } else { Some(x) });
                     }
+                    fill_blanks(&mut cells, spec.blank_share, rng);
                     match &spec.time_format {
                         // Dates go back out in the file's own format.
                         Some(f) => Values::Text(
@@ -318,6 +320,29 @@ fn is_missing(col: &Column, r: usize) -> bool {
     match &col.values {
         Values::Number(v) => v[r].is_none(),
         Values::Text(v) => v.get(r).is_none(),
+    }
+}
+
+/// Keeps about `share` of the rows blank and fills the generated blanks beyond that with
+/// values drawn from the column's own non-blank synthetic cells (`share`: the column's
+/// DP estimate of its blanks, [`ColumnSpec::blank_share`]). A private domain estimate
+/// encodes rows holding a value too rare to release as blank, so a model learns blanks a
+/// complete column never has; this puts them back among the released values. It reads
+/// only synthetic rows and a DP output: post-processing, no privacy cost.
+fn fill_blanks<T: Clone, R: Rng + ?Sized>(cells: &mut [Option<T>], share: Option<f64>, rng: &mut R) {
+    let Some(share) = share else {
+        return;
+    };
+    let blanks = cells.iter().filter(|c| c.is_none()).count();
+    let present: Vec<T> = cells.iter().flatten().cloned().collect();
+    if blanks == 0 || present.is_empty() {
+        return;
+    }
+    let keep = (share.clamp(0.0, 1.0) * cells.len() as f64 / blanks as f64).min(1.0);
+    for c in cells.iter_mut().filter(|c| c.is_none()) {
+        if rng.random::<f64>() >= keep {
+            *c = Some(present[rng.random_range(0..present.len())].clone());
+        }
     }
 }
 
@@ -385,5 +410,25 @@ mod tests {
         assert_eq!(e.row(2)[..7], [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
         assert!((e.row(2)[7] - 2.0 / 3.0).abs() < 1e-6);
         assert_eq!(e.row(1)[7..], [0.0, 1.0]);
+    }
+
+    /// Generated blanks beyond the column's estimated share are filled with its other
+    /// synthetic values; without a share they are kept as drawn.
+    #[test]
+    fn blanks_beyond_the_estimated_share_are_filled() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let cells = |i: usize| if i % 2 == 0 { None } else { Some(i % 3) };
+        let mut none: Vec<Option<usize>> = (0..10_000).map(cells).collect();
+        fill_blanks(&mut none, Some(0.0), &mut rng);
+        assert!(none.iter().all(Option::is_some));
+        assert!(none.iter().flatten().all(|v| *v < 3));
+        let mut some: Vec<Option<usize>> = (0..10_000).map(cells).collect();
+        fill_blanks(&mut some, Some(0.2), &mut rng);
+        let share = some.iter().filter(|c| c.is_none()).count() as f64 / 10_000.0;
+        assert!((0.18..0.22).contains(&share), "{share}");
+        let mut kept: Vec<Option<usize>> = (0..10_000).map(cells).collect();
+        fill_blanks(&mut kept, None, &mut rng);
+        assert_eq!(kept.iter().filter(|c| c.is_none()).count(), 5_000);
     }
 }

@@ -13,7 +13,9 @@
 //!
 //! Estimated category columns always allow missing values: levels too rare to pass the
 //! threshold are encoded as missing instead of failing the run (a public rule, not one
-//! the data choose). Estimated number columns do too, for the same reason.
+//! the data choose). Estimated number columns do too, for the same reason. The same
+//! histogram estimates the share of blanks (`blank_share`), and decoding fills generated
+//! blanks beyond it, so a column the estimate found complete gets none in a release.
 
 use rand::RngCore;
 
@@ -22,7 +24,7 @@ use super::schema::{ColumnSpec, Domain, EstimateMechanism, Kind, Provenance, Sch
 use super::table::{Table, Values};
 use crate::privacy::calibrate::sigma_for_plan;
 use crate::privacy::estimators::{
-    category_mechanism, estimate_categories, estimate_number, number_mechanism,
+    category_mechanism, estimate_categories_and_blanks, estimate_number, number_mechanism,
 };
 use crate::privacy::rdp::product_orders;
 use crate::privacy::{Accountant, Budget, Charge};
@@ -181,6 +183,7 @@ pub fn estimate_domains(
                     spec.domain = Some(Domain::Bounds { lower, upper });
                     spec.integer = d.integer;
                     spec.missing = true;
+                    spec.blank_share = Some(d.blank_share);
                     spec.provenance = provenance(EstimateMechanism::GaussianGridHistogram);
                 }
                 None => {
@@ -190,20 +193,31 @@ pub fn estimate_domains(
                     spec.time_format = None;
                     spec.integer = false;
                     spec.missing = false;
+                    spec.blank_share = None;
                     spec.provenance = provenance(EstimateMechanism::GaussianGridHistogram);
                 }
             }
         } else {
             let counts = level_counts(col);
-            let levels = estimate_categories(&counts, plan.std, plan.delta_inf, rng);
+            let blanks = (0..col.values.len()).filter(|r| col.text(*r).is_none()).count();
+            let d = estimate_categories_and_blanks(
+                &counts,
+                blanks as u64,
+                plan.std,
+                plan.delta_inf,
+                rng,
+            );
+            let levels = d.levels;
             spec.provenance = provenance(EstimateMechanism::ThresholdedGaussianHistogram);
             spec.missing = true;
+            spec.blank_share = Some(d.blank_share);
             match levels.len() {
                 0 => {
                     failed.push(name.clone());
                     spec.kind = Kind::Ignored;
                     spec.domain = None;
                     spec.missing = false;
+                    spec.blank_share = None;
                 }
                 2 if spec.kind == Kind::Binary => {
                     spec.domain = Some(Domain::Categories(levels));
@@ -314,7 +328,7 @@ pub fn diagnose(schema: &Schema, plan: &DomainPlan, profiles: &[LevelProfile]) -
     if !thinned.is_empty() {
         let shown: Vec<&str> = thinned.iter().take(4).map(String::as_str).collect();
         s.push_str(&format!(
-            " {} more lose their rarer values ({}{}); rows holding a dropped value are synthesized as missing.",
+            " {} more lose their rarer values ({}{}); rows holding a dropped value are synthesized as the column's commoner values.",
             thinned.len(),
             shown.join("; "),
             if thinned.len() > shown.len() { "; …" } else { "" }

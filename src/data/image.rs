@@ -418,6 +418,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
             time_format: None,
             domain: Some(Domain::Categories((0..10).map(|d| d.to_string()).collect())),
             kind_from_data: false,
+            blank_share: None,
             provenance: Provenance::UserProvided,
         });
     }
@@ -433,6 +434,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
                 upper: 255.0,
             }),
             kind_from_data: false,
+            blank_share: None,
             provenance: Provenance::UserProvided,
         });
     }

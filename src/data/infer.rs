@@ -64,6 +64,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         time_format: None,
         domain,
         kind_from_data: true,
+        blank_share: None,
         provenance: Provenance::FromData,
     }
 }

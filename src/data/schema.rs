@@ -145,6 +145,14 @@ pub struct ColumnSpec {
     /// or deleting the key from a schema file); a hand-written schema never has it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub kind_from_data: bool,
+    /// The share of blank cells a release keeps, from a private domain estimate (a DP
+    /// output). An estimated column always encodes blanks, because rows holding a value
+    /// too rare to release are encoded as blank; a model then generates blanks where the
+    /// real column may have none. Decoding fills generated blanks beyond this share with
+    /// the column's other synthetic values ([`super::encode`]), so a column the estimate
+    /// found complete (share 0) gets no invented blanks. `None`: blanks are kept as drawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blank_share: Option<f64>,
     /// A hand-written domain is the user's own, hence the default.
     #[serde(default)]
     pub provenance: Provenance,

@@ -695,6 +695,7 @@ mod tests {
             time_format: None,
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
             kind_from_data: false,
+            blank_share: None,
             provenance: Provenance::UserProvided,
         };
         let w = warnings(

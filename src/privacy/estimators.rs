@@ -68,6 +68,9 @@ pub struct NumberDomain {
     pub bounds: Option<(f64, f64)>,
     pub integer: bool,
     pub missing: bool,
+    /// The estimated share of blank cells: 0 when the noisy missing count is within the
+    /// noise (the column is taken as complete), else noisy missing / noisy total.
+    pub blank_share: f64,
 }
 
 /// The mechanism [`estimate_number`] runs at noise `std`.
@@ -148,11 +151,23 @@ pub fn number_domain(h: &NoisyNumberHistogram, std: f64, n: f64) -> NumberDomain
     let total: f64 = per_cell.iter().sum();
     let fractional: f64 = h.cells.iter().map(|c| c[1]).sum();
     let spread = 3.0 * std * (cells as f64).sqrt();
+    let present: f64 = h.cells.iter().map(|c| c[0] + c[1]).sum();
     NumberDomain {
         bounds: bounds_from_cells(&grid, &per_cell, total, spread),
         integer: fractional <= (0.01 * n).max(spread),
         missing: h.missing > 3.0 * std,
+        blank_share: blank_share(h.missing, present, std),
     }
+}
+
+/// The share of blanks read off a noisy missing count and a noisy count of the rest
+/// (post-processing): 0 when the missing count is within three noise deviations of zero,
+/// so that a column with no blanks is taken as complete far more often than not.
+pub fn blank_share(noisy_missing: f64, noisy_present: f64, std: f64) -> f64 {
+    if noisy_missing <= 3.0 * std {
+        return 0.0;
+    }
+    (noisy_missing / (noisy_missing + noisy_present.max(0.0))).clamp(0.0, 1.0)
 }
 
 /// Grid edges around the noisy percentiles: the lower edge of the cell where the noisy
@@ -222,9 +237,39 @@ pub fn estimate_categories(
     delta_inf: f64,
     rng: &mut dyn RngCore,
 ) -> Vec<String> {
+    estimate_categories_and_blanks(counts, 0, std, delta_inf, rng).levels
+}
+
+/// What [`estimate_categories_and_blanks`] releases for one text column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CategoryDomain {
+    /// The levels that passed the threshold, most frequent (by noisy count) first.
+    pub levels: Vec<String>,
+    /// The estimated share of blank cells among the released levels' rows and the blanks
+    /// ([`blank_share`]); 0 for a column taken as complete.
+    pub blank_share: f64,
+}
+
+/// [`estimate_categories`] plus the column's blanks: the missing cells are one more key
+/// of the same histogram. "Missing" is a public key (every column may have blanks), so its
+/// noisy count is released without the threshold. One record still sits in exactly one
+/// count (a level or the blanks): L2 sensitivity 1, and on neighbouring tables either the
+/// thresholded part or the one public count differs, never both, so the release is
+/// accounted exactly as [`category_mechanism`]`(std, delta_inf)`, charged once before
+/// calling.
+pub fn estimate_categories_and_blanks(
+    counts: &[(String, u64)],
+    missing: u64,
+    std: f64,
+    delta_inf: f64,
+    rng: &mut dyn RngCore,
+) -> CategoryDomain {
     let tau = category_threshold(std, delta_inf);
     let Some(g) = sampler(std) else {
-        return Vec::new();
+        return CategoryDomain {
+            levels: Vec::new(),
+            blank_share: 0.0,
+        };
     };
     let mut kept: Vec<(f64, &str)> = counts
         .iter()
@@ -233,7 +278,12 @@ pub fn estimate_categories(
         .filter(|(noisy, _)| *noisy > tau)
         .collect();
     kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    kept.into_iter().map(|(_, k)| k.to_string()).collect()
+    let noisy_missing = g.release(missing, rng) as f64;
+    let present: f64 = kept.iter().map(|(c, _)| c).sum();
+    CategoryDomain {
+        blank_share: blank_share(noisy_missing, present, std),
+        levels: kept.into_iter().map(|(_, k)| k.to_string()).collect(),
+    }
 }
 
 #[cfg(test)]
