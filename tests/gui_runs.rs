@@ -1,6 +1,7 @@
 //! Runs are kept: a run trained in the window is listed again in Results after the user
 //! opens another file and comes back, and after the window restarts; "Delete run…" asks
-//! once more, then removes it and its model file. Column settings are kept per file too.
+//! once more, then removes it and its model file; a kept run exports from Results. Column
+//! settings are kept per file too.
 //! A run whose rows collapsed gets the plain "not useful" verdict, with the column named.
 
 mod common;
@@ -93,6 +94,20 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label("mst · tiny · ε 1.00");
     // Shown, it is evaluated against the open file.
     h.get_by_label_contains("evaluating");
+    // A kept run exports from Results (#44 item 6), not only the latest run from Train.
+    click(&mut h, "mst · tiny · ε 1.00");
+    click(&mut h, "Export this run (synthetic CSV, released model)");
+    let exported = dir.path().join("kept-run.csv");
+    h.get_by_label("or to the CSV file:").click();
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("or to the CSV file:")
+        .type_text(&exported.display().to_string());
+    h.run_steps(2);
+    click(&mut h, "Export CSV");
+    common::wait_until(&mut h, "wrote 1000 rows to", "export failed", 60);
+    let text = std::fs::read_to_string(&exported).unwrap();
+    assert_eq!(text.lines().count(), 1001, "a header and 1,000 rows");
     let kept = |m: &std::path::Path| {
         std::fs::read_dir(m)
             .unwrap()

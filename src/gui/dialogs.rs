@@ -26,6 +26,9 @@ pub enum Purpose {
     SaveReport,
     /// Rows of a model opened on its own.
     SampleModel,
+    /// Rows and the model of a run selected in Results.
+    ExportRunCsv,
+    SaveRunModel,
 }
 
 impl Purpose {
@@ -38,6 +41,8 @@ impl Purpose {
             Purpose::SaveModel => "Save the released model",
             Purpose::SaveReport => "Save the HTML report",
             Purpose::SampleModel => "Export rows of the opened model (CSV)",
+            Purpose::ExportRunCsv => "Export the selected run's synthetic data (CSV)",
+            Purpose::SaveRunModel => "Save the selected run's released model",
         }
     }
 
@@ -56,8 +61,8 @@ impl Purpose {
                 ],
             ),
             Purpose::LoadSchema | Purpose::SaveSchema => ("Schema", &["json"]),
-            Purpose::ExportCsv | Purpose::SampleModel => ("CSV", &["csv"]),
-            Purpose::SaveModel => ("dpsynth model", &["dpsynth"]),
+            Purpose::ExportCsv | Purpose::SampleModel | Purpose::ExportRunCsv => ("CSV", &["csv"]),
+            Purpose::SaveModel | Purpose::SaveRunModel => ("dpsynth model", &["dpsynth"]),
             Purpose::SaveReport => ("HTML", &["html"]),
         }
     }

@@ -333,6 +333,9 @@ impl App {
                 self.train_panel.export_to(purpose, &path, ctx)
             }
             Purpose::SaveReport => self.results_panel.save_report(&path),
+            Purpose::ExportRunCsv | Purpose::SaveRunModel => {
+                self.results_panel.export_to(purpose, &path, ctx)
+            }
             Purpose::SampleModel => {
                 if let Some(m) = &mut self.model_view {
                     m.export_to(purpose, &path, ctx);

@@ -186,6 +186,8 @@ pub struct ResultsPanel {
     /// "Delete run…" was pressed once: the next press deletes.
     delete_armed: bool,
     delete_msg: Option<String>,
+    /// Exports of the selected run (made on first use: its dialogs route back here).
+    export: Option<crate::gui::train::export::ExportView>,
 }
 
 impl ResultsPanel {
@@ -438,6 +440,42 @@ impl ResultsPanel {
         self.push(title, statement, state);
     }
 
+    /// Writes the selected run's rows or copies its model to `path` (a save dialog's
+    /// answer).
+    pub fn export_to(&mut self, purpose: super::dialogs::Purpose, path: &Path, ctx: &egui::Context) {
+        let model = self.runs.get(self.selected).and_then(|r| r.model.clone());
+        let export = self.export_view();
+        match model {
+            Some(m) => export.export_to(purpose, &m, path, ctx),
+            None => export.msg = Some("the selected run has no model file to export".into()),
+        }
+    }
+
+    fn export_view(&mut self) -> &mut crate::gui::train::export::ExportView {
+        self.export
+            .get_or_insert_with(crate::gui::train::export::ExportView::for_results)
+    }
+
+    /// The selected run's export (every run with a model file, kept from before or not).
+    fn export_ui(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
+        let Some(run) = self.runs.get(self.selected) else {
+            return;
+        };
+        let Some(model) = run.model.clone() else {
+            return;
+        };
+        let private = run.statement.epsilon.is_some();
+        let several = self.runs.len() > 1;
+        egui::CollapsingHeader::new("Export this run (synthetic CSV, released model)")
+            .id_salt("results-export")
+            .show(ui, |ui| {
+                if several {
+                    ui.label("Pick the run to release before you look at its scores: picking the best-scoring run uses the real rows in a way the budget does not count.");
+                }
+                self.export_view().ui(ui, &model, private, dialogs);
+            });
+    }
+
     /// The selected run's report as HTML, for the save dialog's answer.
     pub fn save_report(&mut self, path: &Path) {
         let Some(run) = self.runs.get_mut(self.selected) else {
@@ -519,6 +557,7 @@ impl ResultsPanel {
         if let Some(m) = &self.delete_msg {
             ui.colored_label(ui.visuals().error_fg_color, m);
         }
+        self.export_ui(ui, dialogs);
         // The before/after view only where a run was boosted.
         let boosted = self.runs.iter().any(|r| r.before.is_some());
         if self.view == View::Boost && !boosted {

@@ -23,9 +23,12 @@ pub(crate) struct ExportView {
     not_private_ok: bool,
     /// Whether the shown model is private (`None` before it was shown).
     private: Option<bool>,
-    /// Exports of a model opened on its own (its rows go through their own dialog
-    /// purpose, and the model is already a file).
+    /// Exports of a model opened on its own (the model is already a file: no "Save
+    /// model…").
     standalone: bool,
+    /// The dialog purposes whose answers the window routes back to this view's owner.
+    csv_purpose: Purpose,
+    model_purpose: Purpose,
 }
 
 impl Default for ExportView {
@@ -43,6 +46,8 @@ impl Default for ExportView {
             not_private_ok: false,
             private: None,
             standalone: false,
+            csv_purpose: Purpose::ExportCsv,
+            model_purpose: Purpose::SaveModel,
         }
     }
 }
@@ -61,6 +66,16 @@ impl ExportView {
     pub fn standalone() -> Self {
         Self {
             standalone: true,
+            csv_purpose: Purpose::SampleModel,
+            ..Self::default()
+        }
+    }
+
+    /// The export of any kept run, in Results.
+    pub fn for_results() -> Self {
+        Self {
+            csv_purpose: Purpose::ExportRunCsv,
+            model_purpose: Purpose::SaveRunModel,
             ..Self::default()
         }
     }
@@ -86,7 +101,7 @@ impl ExportView {
             self.msg = Some("confirm first that these rows are not private".into());
             return;
         }
-        if purpose == Purpose::ExportCsv || purpose == Purpose::SampleModel {
+        if purpose == self.csv_purpose {
             self.path = path.display().to_string();
             self.start(model, path, ctx);
             return;
@@ -154,11 +169,7 @@ impl ExportView {
                     !busy,
                     "Save CSV…",
                     "Sample this many synthetic rows and save them through a dialog",
-                    if self.standalone {
-                        Purpose::SampleModel
-                    } else {
-                        Purpose::ExportCsv
-                    },
+                    self.csv_purpose,
                     &format!("{name}.csv"),
                 );
                 if !self.standalone {
@@ -167,7 +178,7 @@ impl ExportView {
                     !busy,
                     "Save model…",
                     "The released generator with its privacy statement: anyone can sample from it with `dpsynth sample`. It holds no training rows, critic or encoder.",
-                    Purpose::SaveModel,
+                    self.model_purpose,
                     &format!("{name}.dpsynth"),
                 );
                 }
