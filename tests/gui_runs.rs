@@ -122,9 +122,22 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label("Why").click();
     h.run_steps(3);
     h.get_by_label_contains("collapsed: 'occupation'");
+    // Its scores are kept with the run (#44 item 8): after another restart they show at
+    // once, with nothing recomputed.
+    assert!(models.join("collapsed.dpsynth.report.json").exists());
+    drop(h);
+    let mut h = common::isolated_window(dir.path(), false);
+    h.run_steps(3);
+    open_adult(&mut h);
+    h.get_by_label("3 · Results").click();
+    h.run_steps(3);
+    click(&mut h, "collapsed copy of one row");
+    assert!(h.query_by_label_contains("evaluating").is_none());
+    h.get_by_label_contains("Not useful");
     click(&mut h, "Delete run…");
     click(&mut h, "Yes, delete it");
     assert!(!collapsed.exists());
+    assert!(!models.join("collapsed.dpsynth.report.json").exists());
     click(&mut h, "mst · tiny · ε 1.00");
     click(&mut h, "Delete run…");
     h.get_by_label_contains("Delete this run's model file for good?");

@@ -254,7 +254,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
 
 /// Prints the run's progress on stderr until it ends, and returns its summary.
 fn follow(handle: job::JobHandle, epsilon: f64) -> anyhow::Result<job::RunSummary> {
-    let started = std::time::Instant::now();
+    let mut eta = crate::job::eta::Eta::default();
     let mut err = std::io::stderr();
     let mut result = None;
     for ev in handle.events.iter() {
@@ -283,13 +283,7 @@ fn follow(handle: job::JobHandle, epsilon: f64) -> anyhow::Result<job::RunSummar
             }
             Event::Checkpoint { .. } | Event::Samples { .. } | Event::Budget { .. } => {}
             Event::Progress(p) => {
-                let frac = p.step as f64 / p.total.max(1) as f64;
-                let el = started.elapsed().as_secs_f64();
-                let eta = if frac > 0.0 {
-                    el * (1.0 - frac) / frac
-                } else {
-                    f64::NAN
-                };
+                let left = eta.update(&p.phase, p.step, p.total);
                 let losses: Vec<String> = p
                     .losses
                     .iter()
@@ -297,14 +291,14 @@ fn follow(handle: job::JobHandle, epsilon: f64) -> anyhow::Result<job::RunSummar
                     .collect();
                 let _ = write!(
                     err,
-                    "\r{} step {}/{} | {} | ε {:.3} / {} | ETA {:.0}s   ",
+                    "\r{} step {}/{} | {} | ε {:.3} / {}{}   ",
                     p.phase,
                     p.step,
                     p.total,
                     losses.join(", "),
                     p.epsilon_spent,
                     epsilon,
-                    eta
+                    crate::job::eta::eta_text(left).replace(" · ", " | ")
                 );
                 let _ = err.flush();
             }

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use super::report::{Report, Scores};
 
 /// Where the compared tables came from (shown in the report's header).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Inputs {
     pub real_train: String,
     pub real_test: String,

@@ -21,7 +21,7 @@ fn matrix(x: &[f64], n: usize, p: usize) -> Result<DenseMatrix<f64>, String> {
 }
 
 /// The classifiers of the train-on-synthetic / test-on-real table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Classifier {
     LogisticRegression,
@@ -399,7 +399,7 @@ fn boost_scores(train: &Xy, test_x: &[f64], seed: u64) -> Result<Vec<f64>, Strin
 }
 
 /// The regressors of dimension-wise prediction for continuous columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Regressor {
     /// Least squares (ridge with α = 1e-6, so collinear one-hot features are fine).

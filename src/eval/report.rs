@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::data::schema::{Kind, Schema};
 use crate::data::table::Table;
@@ -40,7 +40,7 @@ impl Default for Options {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sizes {
     pub real_train: usize,
     pub real_test: usize,
@@ -48,7 +48,7 @@ pub struct Sizes {
     pub encoded_width: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub dpsynth_version: String,
     pub sizes: Sizes,
@@ -74,7 +74,7 @@ pub struct Report {
 }
 
 /// Share of the second category (the "1") of a binary column.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ColumnProbability {
     pub column: String,
     pub value: String,
@@ -83,7 +83,7 @@ pub struct ColumnProbability {
     pub synthetic: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PredictionPoint {
     pub column: String,
     pub kind: Kind,
@@ -96,7 +96,7 @@ pub struct PredictionPoint {
     pub synthetic: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DimwisePrediction {
     pub train_rows: usize,
     pub test_rows: usize,
@@ -107,7 +107,7 @@ pub struct DimwisePrediction {
     pub mean_abs_difference: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Histogram {
     pub column: String,
     pub kind: Kind,
@@ -119,7 +119,7 @@ pub struct Histogram {
     pub tvd: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ThreeWay {
     /// NIST binning: 100 bins per continuous column over the real range.
     pub triples: usize,
@@ -128,7 +128,7 @@ pub struct ThreeWay {
     pub worst_triple: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WassersteinScore {
     /// 1 − W1 / (normaliser · D²) (paper eq. 3–4 with the reference code's exact W1).
     pub score: f64,
@@ -141,7 +141,7 @@ pub struct WassersteinScore {
     pub max_sq_distance: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PcaReport {
     pub explained_variance_ratio: Vec<f64>,
     /// Up to 2,000 projected points each (for plots).
@@ -151,7 +151,7 @@ pub struct PcaReport {
     pub wasserstein: WassersteinScore,
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Scores {
     pub accuracy: f64,
     /// On predicted probabilities (binary: of the positive class; multiclass: macro
@@ -161,7 +161,7 @@ pub struct Scores {
     pub auprc: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TstrRow {
     pub model: Classifier,
     pub label: String,
@@ -172,7 +172,7 @@ pub struct TstrRow {
     pub synthetic: Result<Scores, String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Tstr {
     pub label: String,
     pub classes: Vec<String>,
@@ -213,7 +213,7 @@ impl Tstr {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PmseReport {
     pub rows_per_side: usize,
     pub model: String,
@@ -221,7 +221,7 @@ pub struct PmseReport {
     pub fit: stats::Pmse,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MmdReport {
     pub rows_per_side: usize,
     /// Median heuristic on the encoded (public-scale) rows.
@@ -230,7 +230,7 @@ pub struct MmdReport {
     pub mmd2_unbiased: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PrivacyRisk {
     pub rows: usize,
     /// Median distance from a synthetic row to its closest real-train row.

@@ -162,7 +162,7 @@ pub fn mmd2(x: &[Vec<f64>], y: &[Vec<f64>], s: f64) -> Mmd2 {
 /// pMSE: an unpenalised logistic regression (with intercept) separates synthetic (label 1)
 /// from real rows; pMSE = mean (pᵢ − c)², c = n_syn / N. Fitted by Newton/IRLS to machine
 /// precision (the exact maximum-likelihood fit, not an early-stopped one).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Pmse {
     pub pmse: f64,
     /// pMSE over its null expectation (k−1)(1−c)²c/N (Snoke et al. 2018): 1 is perfect.

@@ -47,7 +47,7 @@ pub struct Named<'a> {
 }
 
 /// A finished evaluation and what it was computed on.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Evaluated {
     pub report: Report,
     pub inputs: Inputs,

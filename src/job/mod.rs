@@ -15,7 +15,9 @@
 pub mod audit;
 pub mod cost;
 mod error;
+pub mod eta;
 pub mod evaluation;
+pub mod report_store;
 pub mod resources;
 pub mod risk;
 mod run;

@@ -161,7 +161,8 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
-fn duration(s: f64) -> String {
+/// A duration in words a person reads at a glance ("12 s", "4 min", "1.5 h").
+pub fn duration(s: f64) -> String {
     if s < 90.0 {
         format!("{:.0} s", s.max(1.0))
     } else if s < 5400.0 {

@@ -443,11 +443,19 @@ impl Synthesizer for Aim {
                 sigma /= 2.0;
                 eps *= 2.0;
             }
+            // A private run ends when ρ is spent, usually long before the planned rounds
+            // (annealing halves σ): the bar follows the share of ρ spent, which is what
+            // the remaining time depends on.
+            let done = if private {
+                ((fraction * rounds as f64).round() as u64).min(rounds)
+            } else {
+                t.min(rounds)
+            };
             let mut p = Progress::at(
                 &s,
                 private,
                 "measuring marginals",
-                (t.min(rounds), rounds),
+                (done, rounds),
                 vec![
                     ("fit loss".into(), loss),
                     ("model cells".into(), est.tree.cells(&sizes) as f64),

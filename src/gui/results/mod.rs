@@ -66,6 +66,7 @@ enum EvalState {
     Running {
         rx: Receiver<Msg>,
         line: String,
+        started: std::time::Instant,
     },
     /// The report, what it was computed on, and which rows it scored.
     Done(Box<Evaluated>),
@@ -188,6 +189,9 @@ pub struct ResultsPanel {
     delete_msg: Option<String>,
     /// Exports of the selected run (made on first use: its dialogs route back here).
     export: Option<crate::gui::train::export::ExportView>,
+    /// Seconds the last evaluation took (finished here, or read from a kept report): what
+    /// the next one is expected to take.
+    last_eval_seconds: Option<f64>,
 }
 
 impl ResultsPanel {
@@ -343,7 +347,20 @@ impl ResultsPanel {
                 continue;
             };
             self.next_config = r.config;
-            self.push(r.title, summary.statement, EvalState::Kept);
+            // Scores computed before on exactly these files and settings show at once.
+            let stored = r.schema.as_ref().and_then(|schema| {
+                let key = crate::job::report_store::ReportKey::new(&model, data, schema, None)?;
+                crate::job::report_store::load(&model, &key)
+            });
+            let state = match stored {
+                Some(ev) => {
+                    let took: f64 = ev.report.timings.iter().map(|(_, s)| s).sum();
+                    self.last_eval_seconds = Some(took);
+                    EvalState::Done(Box::new(ev))
+                }
+                None => EvalState::Kept,
+            };
+            self.push(r.title, summary.statement, state);
             if let Some(last) = self.runs.last_mut() {
                 last.model = Some(model);
                 last.schema = r.schema;
@@ -375,7 +392,9 @@ impl ResultsPanel {
             return Ok(());
         };
         if let Some(m) = &run.model {
-            for p in [m.clone(), record_path(m)] {
+            let mut files = vec![m.clone(), record_path(m)];
+            files.extend(crate::job::report_store::files(m));
+            for p in files {
                 match std::fs::remove_file(&p) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -498,11 +517,14 @@ impl ResultsPanel {
     fn drain(&mut self) {
         for r in &mut self.runs {
             let mut next = None;
-            if let EvalState::Running { rx, line } = &mut r.state {
+            if let EvalState::Running { rx, line, started } = &mut r.state {
                 while let Ok(m) = rx.try_recv() {
                     match m {
                         Msg::Progress(l) => *line = l,
-                        Msg::Done(Ok(rep)) => next = Some(EvalState::Done(rep)),
+                        Msg::Done(Ok(rep)) => {
+                            self.last_eval_seconds = Some(started.elapsed().as_secs_f64());
+                            next = Some(EvalState::Done(rep))
+                        }
                         Msg::Done(Err(e)) => next = Some(EvalState::Failed(e)),
                     }
                 }
@@ -635,11 +657,22 @@ impl ResultsPanel {
                 let preset = run.config.as_deref().map(|c| c.preset.as_str());
                 images_ui(ui, generated, real.as_ref(), scores, preset);
             }
-            EvalState::Running { line, .. } => {
+            EvalState::Running { line, started, .. } => {
+                let expect = match self.last_eval_seconds {
+                    Some(s) => format!(
+                        " (the last evaluation took {})",
+                        crate::job::resources::duration(s)
+                    ),
+                    None => String::new(),
+                };
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.label(format!("evaluating: {line}"));
                 });
+                ui.label(format!(
+                    "{} so far{expect}. The scores are kept with the run: reopening the file or restarting shows them at once.",
+                    crate::job::resources::duration(started.elapsed().as_secs_f64())
+                ));
             }
             EvalState::Failed(e) => {
                 ui.colored_label(
@@ -940,6 +973,11 @@ fn evaluate_in_background(
     draw: Option<crate::job::Draw>,
     ctx: &egui::Context,
 ) -> EvalState {
+    use crate::job::report_store;
+    let key = report_store::ReportKey::new(model, data, schema, draw);
+    if let Some(ev) = key.as_ref().and_then(|k| report_store::load(model, k)) {
+        return EvalState::Done(Box::new(ev));
+    }
     let (tx, rx) = channel();
     let (model, data) = (model.to_path_buf(), data.to_path_buf());
     let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
@@ -953,14 +991,17 @@ fn evaluate_in_background(
             draw,
             ..EvalSpec::quick()
         };
-        let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress)
-            .map(Box::new)
-            .map_err(|e| e.to_string());
-        send(Msg::Done(result));
+        let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress);
+        if let (Ok(ev), Some(k)) = (&result, &key) {
+            // Best effort: a report that cannot be kept is recomputed next time.
+            let _ = report_store::save(&model, k, ev);
+        }
+        send(Msg::Done(result.map(Box::new).map_err(|e| e.to_string())));
     });
     EvalState::Running {
         rx,
         line: "starting".into(),
+        started: std::time::Instant::now(),
     }
 }
 

@@ -1,7 +1,6 @@
 //! The live run: progress and ETA, the budget gauges (at the ledger's δ, from the job),
 //! loss curves, and for image runs the digits the generator draws after each epoch.
 
-use std::time::Instant;
 
 use eframe::egui;
 use egui_plot::{Line, Plot, PlotPoints};
@@ -11,7 +10,9 @@ use crate::job::{DatasetBudget, Event, Progress};
 /// What the run view shows.
 #[derive(Default)]
 pub(super) struct RunView {
-    started: Option<Instant>,
+    eta: crate::job::eta::Eta,
+    /// Seconds the current phase has left, from the last report.
+    left: Option<f64>,
     step: (u64, u64, String),
     /// This run's ε so far at its own δ, and its budget.
     epsilon_run: f64,
@@ -37,7 +38,6 @@ pub(super) struct RunView {
 impl RunView {
     pub fn start(&mut self, epsilon_budget: f64, delta_run: f64) {
         *self = Self {
-            started: Some(Instant::now()),
             epsilon_budget,
             delta_run,
             generation: self.generation + 1,
@@ -85,6 +85,7 @@ impl RunView {
 
     fn progress(&mut self, p: &Progress) {
         self.step = (p.step, p.total, p.phase.clone());
+        self.left = self.eta.update(&p.phase, p.step, p.total);
         if let Some(n) = &p.note {
             if self.notes.last() != Some(n) {
                 self.notes.push(n.clone());
@@ -109,12 +110,10 @@ impl RunView {
         } else {
             0.0
         };
-        let eta = match self.started {
-            Some(t) if frac > 0.0 && running => format!(
-                " · ETA {:.0} s",
-                t.elapsed().as_secs_f32() * (1.0 - frac) / frac
-            ),
-            _ => String::new(),
+        let eta = if running {
+            crate::job::eta::eta_text(self.left)
+        } else {
+            String::new()
         };
         let text = if *total == 0 {
             "preparing: reading and encoding the data".to_string()
