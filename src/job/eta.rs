@@ -60,8 +60,10 @@ mod tests {
             .update_at("rounds", 11, 100, t + Duration::from_secs(11))
             .unwrap();
         assert!((left - 8.9).abs() < 1e-9, "{left}");
-        // No movement: no promise.
-        assert_eq!(eta.update_at("rounds", 11, 100, t + Duration::from_secs(11)), None);
+        // No movement since the phase's first report: no promise.
+        let mut still = Eta::default();
+        assert_eq!(still.update_at("rounds", 1, 100, t), None);
+        assert_eq!(still.update_at("rounds", 1, 100, t + Duration::from_secs(5)), None);
         assert_eq!(eta.update_at("final fit", 0, 4, t + Duration::from_secs(12)), None);
         let left = eta.update_at("final fit", 1, 4, t + Duration::from_secs(14)).unwrap();
         assert!((left - 6.0).abs() < 1e-9, "{left}");
