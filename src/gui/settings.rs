@@ -14,7 +14,12 @@ const RECENT: usize = 8;
 pub struct Settings {
     /// Most recent first.
     pub recent: Vec<PathBuf>,
+    /// The method the user picked; empty (or not `method_chosen`) while the window still
+    /// follows the recommendation for the open data.
     pub method: String,
+    /// The user picked `method` on a card (an older settings file's method was only the
+    /// default then, and the recommendation replaces it).
+    pub method_chosen: bool,
     pub preset: String,
     pub epsilon: String,
     pub export_rows: usize,
@@ -26,7 +31,8 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             recent: Vec::new(),
-            method: "dp-auto-gan".into(),
+            method: String::new(),
+            method_chosen: false,
             preset: "quick".into(),
             epsilon: "1".into(),
             export_rows: 1000,
@@ -81,6 +87,10 @@ mod tests {
     fn old_or_partial_settings_still_load() {
         let s: Settings = serde_json::from_str(r#"{"epsilon":"0.5"}"#).unwrap();
         assert_eq!(s.epsilon, "0.5");
-        assert_eq!(s.method, "dp-auto-gan");
+        assert!(!s.method_chosen);
+        // An older file's method was the old default, not a choice: the recommendation
+        // replaces it.
+        let s: Settings = serde_json::from_str(r#"{"method":"dp-auto-gan"}"#).unwrap();
+        assert!(!s.method_chosen);
     }
 }

@@ -164,6 +164,12 @@ pub fn methods() -> &'static [&'static MethodInfo] {
     crate::methods::registry::METHODS
 }
 
+/// The method and preset a newcomer should start from on `kind` of data (see
+/// [`crate::methods::registry::recommended`] for the measurements behind it).
+pub fn recommended(kind: DataKind) -> (&'static str, &'static str) {
+    crate::methods::registry::recommended(kind)
+}
+
 /// The method called `id`, or an error that lists those there are.
 pub fn method(id: &str) -> Result<&'static MethodInfo, JobError> {
     Ok(crate::methods::registry::find(id)?)

@@ -80,6 +80,21 @@ pub static METHODS: &[&MethodInfo] = &[
 const PLANNED: &[&str] = &[];
 
 /// The method called `id`, or an error that lists the ones there are.
+/// The method and preset a newcomer should start from, per kind of data (the window
+/// selects it until the user picks another, and marks its card).
+///
+/// Tables: AIM. On four unseen real tables it lands within 0.00–0.03 AUROC of the
+/// real-data ceiling at ε = 1, and on Adult at ε = 1 its RF AUROC is 0.890 against 0.901
+/// on real rows, while the GANs' `quick` presets score 0.38–0.72 on the same tables.
+/// Images: DP-MERF's convolutional generator, the best image model at ε = 1 among the
+/// presets that train in minutes (CNN judge 86.5 % on MNIST).
+pub fn recommended(kind: DataKind) -> (&'static str, &'static str) {
+    match kind {
+        DataKind::Table => ("aim", "quick"),
+        DataKind::Images => ("dp-merf", "mnist-conv"),
+    }
+}
+
 pub fn find(id: &str) -> Result<&'static MethodInfo> {
     if let Some(m) = METHODS.iter().find(|m| m.id == id) {
         return Ok(m);

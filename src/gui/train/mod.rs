@@ -82,16 +82,22 @@ impl TrainPanel {
 
     /// The last session's choices.
     pub fn apply_settings(&mut self, s: &super::settings::Settings) {
-        if let Some(i) = job::methods().iter().position(|m| m.id == s.method) {
+        if let Some(i) = job::methods()
+            .iter()
+            .position(|m| m.id == s.method)
+            .filter(|_| s.method_chosen)
+        {
             self.form.method = i;
+            self.form.preset = s.preset.clone();
+            self.form.chosen = true;
         }
-        self.form.preset = s.preset.clone();
         self.form.epsilon = s.epsilon.clone();
         self.export.rows = s.export_rows.max(1);
     }
 
     pub fn store_settings(&self, s: &mut super::settings::Settings) {
         s.method = self.form.info().id.to_string();
+        s.method_chosen = self.form.chosen;
         s.preset = self.form.preset.clone();
         s.epsilon = self.form.epsilon.clone();
         s.export_rows = self.export.rows;
@@ -237,11 +243,14 @@ impl TrainPanel {
             Some(Content::Table { table, .. }) => Some(table.n_rows),
             Some(Content::Images { count, .. }) => {
                 // Images train with the image presets.
-                self.form.preset = "mnist".into();
+                if self.form.chosen {
+                    self.form.preset = "mnist".into();
+                }
                 Some(*count)
             }
             None => None,
         };
+        self.form.follow_recommendation();
         if let Some(n) = rows {
             self.form.rows = n;
             // δ ≪ 1/n: propose 1/(10 n), rounded down to one significant digit.
