@@ -48,25 +48,7 @@ fn risk_sweep_and_side_by_side() {
     // from 0.01 to 1, three repeats: fifteen runs.
     h.get_by_label_contains("methods: aim (chosen above)");
     h.get_by_label_contains("15 runs on data declared public");
-    click(&mut h, "DP-MERF");
-    h.run_steps(2);
-    click(&mut h, "Preset:");
-    h.run_steps(2);
-    h.get_by_label("tiny").click();
-    h.run_steps(2);
-    click(&mut h, "ε values");
-    h.run_steps(1);
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.get_by_label("ε values").type_text("1, inf");
-    h.run_steps(3);
-    // A lesson's default is three repeats (bars); one each here, to keep the test short.
-    h.get_by_label_contains("6 runs on data declared public");
-    click(&mut h, "repeats");
-    h.run_steps(2);
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.get_by_label("repeats").type_text("1");
-    h.key_press(egui::Key::Enter);
-    h.run_steps(3);
+    set_sweep(&mut h);
     h.get_by_label_contains("2 runs on data declared public: nothing is charged");
     click(&mut h, "Run the sweep");
     common::wait_until(&mut h, "Save figure (SVG)", "the sweep stopped", 400);
@@ -144,4 +126,44 @@ fn risk_sweep_and_side_by_side() {
     .unwrap();
     let l = dpsynth::privacy::ledger::Ledger::open(&ledger).unwrap();
     assert!(l.standing(&key).unwrap().entries.is_empty());
+
+    // The sweep is kept like a run (#44 item 2): after a restart, the same sweep as set
+    // shows its figure and its runs at once, with nothing run again.
+    drop(h);
+    let mut h = common::isolated_window(dir.path(), false);
+    h.run_steps(3);
+    h.get_by_label("Try it with the Adult census sample")
+        .click();
+    wait_for(&mut h, "32561 rows × 15 columns", 60);
+    h.get_by_label("2 · Train and export").click();
+    h.run_steps(3);
+    click(&mut h, "ε sweep (teaching)");
+    h.run_steps(3);
+    set_sweep(&mut h);
+    wait_for(&mut h, "2 of these runs finished in an earlier sweep", 20);
+    h.get_by_label("Save figure (SVG)");
+    assert_eq!(h.query_all_by_label("Open results").count(), 2);
+}
+
+/// DP-MERF at its tiny preset, ε = 1 and ∞, one repeat: a sweep the test can afford.
+fn set_sweep(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
+    click(h, "DP-MERF");
+    h.run_steps(2);
+    click(h, "Preset:");
+    h.run_steps(2);
+    h.get_by_label("tiny").click();
+    h.run_steps(2);
+    click(h, "ε values");
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("ε values").type_text("1, inf");
+    h.run_steps(3);
+    // A lesson's default is three repeats (bars); one each here, to keep the test short.
+    h.get_by_label_contains("6 runs on data declared public");
+    click(h, "repeats");
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("repeats").type_text("1");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
 }

@@ -3,7 +3,7 @@
 //! as set lives in, so that running the same sweep again finds them.
 
 use super::JobError;
-use super::sweep::{SweepConfig, SweepPoint};
+use super::sweep::{SweepConfig, SweepPoint, SweepReport};
 
 /// The file in a sweep's folder that keeps its finished points, written after each one.
 pub const POINTS_FILE: &str = "sweep-points.json";
@@ -55,6 +55,39 @@ impl KeptPoints {
 /// left in `cfg.out_dir`, whose models are still there (failed points are tried again).
 pub fn kept_points(cfg: &SweepConfig) -> Vec<SweepPoint> {
     read_kept(cfg).map(|k| k.points).unwrap_or_default()
+}
+
+/// What a previous sweep as set left in its folder, as a report of its own (the finished
+/// points in the plan's order, with the reference lines): the window shows a kept sweep's
+/// figure after a restart without running anything. `None` when no point is kept.
+pub fn kept_report(cfg: &SweepConfig) -> Option<SweepReport> {
+    let k = read_kept(cfg)?;
+    let mut points = Vec::new();
+    for method in &cfg.methods {
+        for &eps in &cfg.epsilons {
+            let asked = eps.is_finite().then_some(eps);
+            for repeat in 0..cfg.repeats.max(1) {
+                if let Some(p) = k
+                    .points
+                    .iter()
+                    .find(|p| p.method == *method && p.epsilon == asked && p.repeat == repeat)
+                {
+                    points.push(p.clone());
+                }
+            }
+        }
+    }
+    (!points.is_empty()).then(|| SweepReport {
+        data: cfg.base.data.display().to_string(),
+        delta: cfg.base.delta,
+        label: None,
+        points,
+        real_accuracy: k.real_accuracy,
+        real_auroc: k.real_auroc,
+        majority_accuracy: k.majority_accuracy,
+        charged: !cfg.public,
+        planned_total: cfg.planned_total(),
+    })
 }
 
 pub(super) fn read_kept(cfg: &SweepConfig) -> Option<KeptPoints> {

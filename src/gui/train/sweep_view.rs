@@ -104,6 +104,8 @@ pub(super) struct SweepView {
     /// The sweep folder last looked at, and how many finished points it keeps (read
     /// once per folder, not every frame).
     kept: Option<(PathBuf, usize)>,
+    /// The points shown were read from a sweep's folder, not made by a sweep run here.
+    from_disk: bool,
 }
 
 impl Default for SweepView {
@@ -129,6 +131,7 @@ impl Default for SweepView {
             chart_rect: None,
             png_answer: None,
             kept: None,
+            from_disk: false,
         }
     }
 }
@@ -199,6 +202,29 @@ impl SweepView {
                 Ok(rep) => State::Done(rep),
                 Err(e) => State::Failed(e.to_string()),
             };
+        }
+    }
+
+    /// Shows the points a sweep as set kept on disk (after a restart, or when the settings
+    /// come back to a sweep run before), unless a sweep runs or shows points of its own.
+    fn show_kept(&mut self, kept: Option<SweepReport>, data: &Path, running: bool) {
+        if running || !(self.points.is_empty() || self.from_disk) {
+            return;
+        }
+        match kept {
+            Some(r) => {
+                self.points = r.points.clone();
+                self.data = Some(data.to_path_buf());
+                self.state = State::Done(Box::new(r));
+                self.from_disk = true;
+            }
+            None if self.from_disk => {
+                self.points.clear();
+        self.from_disk = false;
+                self.state = State::Idle;
+                self.from_disk = false;
+            }
+            None => {}
         }
     }
 
@@ -298,7 +324,9 @@ impl SweepView {
                 }
                 Ok(p) => {
                     if self.kept.as_ref().is_none_or(|(d, _)| *d != p.out_dir) {
-                        self.kept = Some((p.out_dir.clone(), job::sweep_store::kept_points(p).len()));
+                        let kept = job::sweep_store::kept_report(p);
+                        self.kept = Some((p.out_dir.clone(), kept.as_ref().map_or(0, |r| r.points.len())));
+                        self.show_kept(kept, data, running);
                     }
                     if let Some(n) = self.kept.as_ref().map(|(_, n)| *n).filter(|n| *n > 0) {
                         ui.label(format!("{n} of these runs finished in an earlier sweep and are kept: they are not run or charged again."));
