@@ -394,13 +394,43 @@ fn a_collapsed_table_gets_the_collapse_verdict() {
     );
 
     let fresh = full.rows(&(2000..3000).collect::<Vec<_>>());
-    let rep =
-        dpsynth::eval::report::evaluate(Some(schema), &real, &test, &fresh, &opts, &mut |_| {})
-            .unwrap();
+    let rep = dpsynth::eval::report::evaluate(
+        Some(schema.clone()),
+        &real,
+        &test,
+        &fresh,
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
     let v = verdict(&rep);
     assert_ne!(v.grade, Grade::NotUseful, "{v:?}");
     assert!(
         v.reasons.iter().any(|r| r.contains("close to real data")),
         "{v:?}"
+    );
+
+    // Columns a private domain estimate dropped: the headline names that lever, not ε or
+    // the method (issue #44: AIM was told to try AIM).
+    let gone = ["workclass", "occupation", "race"];
+    let dropped = dpsynth::data::Table {
+        columns: fresh
+            .columns
+            .iter()
+            .filter(|c| !gone.contains(&c.name.as_str()))
+            .cloned()
+            .collect(),
+        n_rows: fresh.n_rows,
+    };
+    let rep =
+        dpsynth::eval::report::evaluate(Some(schema), &real, &test, &dropped, &opts, &mut |_| {})
+            .unwrap();
+    let v = verdict(&rep);
+    assert_eq!(v.grade, Grade::NotUseful, "{v:?}");
+    assert!(
+        v.headline.contains("3 of the data's 15 columns were dropped")
+            && !v.headline.contains("AIM"),
+        "{}",
+        v.headline
     );
 }
