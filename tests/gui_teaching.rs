@@ -44,10 +44,10 @@ fn risk_sweep_and_side_by_side() {
     // The sweep: DP-MERF at its tiny preset, ε = 1 and ∞, on the public sample.
     click(&mut h, "ε sweep (teaching)");
     h.run_steps(3);
-    // A lesson's defaults (#44 item 9): the recommended method (AIM on a table), five ε
-    // from 0.01 to 1, three repeats: fifteen runs.
+    // A lesson's defaults (#44 item 9): the recommended method (AIM on a table), four ε
+    // from 0.01 to 1, two repeats: eight runs.
     h.get_by_label_contains("methods: aim (chosen above)");
-    h.get_by_label_contains("15 runs on data declared public");
+    h.get_by_label_contains("8 runs on data declared public");
     set_sweep(&mut h);
     h.get_by_label_contains("2 runs on data declared public: nothing is charged");
     click(&mut h, "Run the sweep");
@@ -158,8 +158,8 @@ fn set_sweep(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.get_by_label("ε values").type_text("1, inf");
     h.run_steps(3);
-    // A lesson's default is three repeats (bars); one each here, to keep the test short.
-    h.get_by_label_contains("6 runs on data declared public");
+    // A lesson's default is two repeats (bars); one each here, to keep the test short.
+    h.get_by_label_contains("4 runs on data declared public");
     click(h, "repeats");
     h.run_steps(2);
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);

@@ -362,6 +362,10 @@ impl Scorer {
                 spec,
             } => {
                 let ev = evaluate_model(model, data, table, schema, spec, line)?;
+                // Kept with the point's model: opening its results shows them at once.
+                if let Some(k) = super::report_store::ReportKey::new(model, data, schema, None) {
+                    let _ = super::report_store::save(model, &k, &ev);
+                }
                 let rep = &ev.report;
                 let (mut accuracy, mut auroc, mut refs) = (None, None, (None, None, None));
                 if let Some(t) = &rep.tstr {
