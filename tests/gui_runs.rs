@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::wait_for;
+use common::{open_adult, wait_for};
 
 use eframe::egui;
 use egui_kittest::kittest::Queryable as _;
@@ -17,12 +17,6 @@ fn click(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str) {
     h.run_steps(20);
     h.get_by_label(label).click();
     h.run_steps(3);
-}
-
-fn open_adult(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
-    h.get_by_label("Try it with the Adult census sample")
-        .click();
-    wait_for(h, "32561 rows × 15 columns", 60);
 }
 
 #[test]

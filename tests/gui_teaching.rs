@@ -23,9 +23,7 @@ fn risk_sweep_and_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = common::isolated_window(dir.path(), false);
     h.run_steps(3);
-    h.get_by_label("Try it with the Adult census sample")
-        .click();
-    wait_for(&mut h, "32561 rows × 15 columns", 60);
+    common::open_adult(&mut h);
     h.get_by_label("2 · Train and export").click();
     wait_for(&mut h, "this dataset's budget: total ε 3.000", 20);
 
@@ -132,9 +130,7 @@ fn risk_sweep_and_side_by_side() {
     drop(h);
     let mut h = common::isolated_window(dir.path(), false);
     h.run_steps(3);
-    h.get_by_label("Try it with the Adult census sample")
-        .click();
-    wait_for(&mut h, "32561 rows × 15 columns", 60);
+    common::open_adult(&mut h);
     h.get_by_label("2 · Train and export").click();
     h.run_steps(3);
     click(&mut h, "ε sweep (teaching)");

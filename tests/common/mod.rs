@@ -36,6 +36,14 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Opens the bundled Adult sample with its button and waits until the Data tab shows it.
+pub fn open_adult(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
+    use egui_kittest::kittest::Queryable as _;
+    h.get_by_label("Try it with the Adult census sample")
+        .click();
+    wait_for(h, "32561 rows × 15 columns", 60);
+}
+
 /// Steps the window's frames until a label containing `label` is on screen.
 pub fn wait_for(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str, secs: u64) {
     use egui_kittest::kittest::Queryable as _;
