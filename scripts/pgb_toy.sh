@@ -8,7 +8,9 @@
 set -euo pipefail
 out=$1; name=$2; shift 2
 bin=${DPSYNTH:-target/release/dpsynth}
-data=${DATA:-../shared/data/gaussians25_pgb/gaussian_df.csv}
+# The toy data is not in the repository: DATA names it (the development machine keeps it
+# in the shared data folder, gaussians25_pgb/gaussian_df.csv).
+data=${DATA:?set DATA to the 25-Gaussians CSV (gaussian_df.csv of the post-GAN boosting paper)}
 eps=${EPSILON:-1}
 method=${METHOD:-dp-gan}
 mkdir -p "$out/png"

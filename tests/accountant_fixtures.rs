@@ -1,4 +1,4 @@
-//! The accountant against `../shared/fixtures/accountant_reference.json` (dp-accounting
+//! The accountant against `tests/fixtures/accountant_reference.json` (a copy of the shared reference) (dp-accounting
 //! 0.6.0, prv-accountant, mpmath), with the tolerances the fixture README gives.
 
 mod common;
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 fn fixture() -> Value {
     let text =
-        std::fs::read_to_string(common::shared("fixtures/accountant_reference.json")).unwrap();
+        std::fs::read_to_string(common::repo("tests/fixtures/accountant_reference.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 

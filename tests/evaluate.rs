@@ -88,12 +88,12 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let train_lines = head(&common::shared("data/adult_train.csv"), 3000);
+    let train_lines = head(&common::repo("assets/adult/adult_train.csv"), 3000);
     let train = write(dir.path(), "train.csv", &train_lines);
     let test = write(
         dir.path(),
         "test.csv",
-        &head(&common::shared("data/adult_test.csv"), 1500),
+        &head(&common::repo("assets/adult/adult_test.csv"), 1500),
     );
     let shuffled = write(dir.path(), "shuffled.csv", &shuffle_columns(&train_lines));
 
@@ -189,12 +189,12 @@ fn bad_inputs_are_clear_errors() {
     let train = write(
         dir.path(),
         "train.csv",
-        &head(&common::shared("data/adult_train.csv"), 200),
+        &head(&common::repo("assets/adult/adult_train.csv"), 200),
     );
     let test = write(
         dir.path(),
         "test.csv",
-        &head(&common::shared("data/adult_test.csv"), 100),
+        &head(&common::repo("assets/adult/adult_test.csv"), 100),
     );
     let other = write(
         dir.path(),
@@ -325,7 +325,7 @@ fn images_real_versus_noise() {
 #[test]
 fn an_ignored_column_is_left_out_of_the_comparison() {
     use dpsynth::data::schema::Kind;
-    let path = common::shared("data/adult_train.csv");
+    let path = common::repo("assets/adult/adult_train.csv");
     let full = dpsynth::data::csv::load_csv(&path, &Default::default()).unwrap();
     let real = full.head(400);
     let mut schema = dpsynth::data::infer::infer_schema(&real).unwrap().schema;
@@ -356,7 +356,7 @@ fn an_ignored_column_is_left_out_of_the_comparison() {
 #[test]
 fn a_collapsed_table_gets_the_collapse_verdict() {
     use dpsynth::eval::verdict::{Grade, verdict};
-    let path = common::shared("data/adult_train.csv");
+    let path = common::repo("assets/adult/adult_train.csv");
     let full = dpsynth::data::csv::load_csv(&path, &Default::default()).unwrap();
     let real = full.head(1000);
     let test = full.rows(&(1000..2000).collect::<Vec<_>>());

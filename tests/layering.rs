@@ -133,3 +133,31 @@ fn eval_networks_do_not_import_the_classifier_zoo() {
         .collect();
     assert!(uses.is_empty(), "eval/net.rs uses models: {uses:?}");
 }
+
+/// Issue #40: a plain clone passes its own tests. No test and no default path reads the
+/// shared folder that sits beside the repository only on the development machine; data a
+/// test needs is copied under `tests/` or `assets/`, and tests of large data are ignored
+/// with the command that runs them.
+#[test]
+fn no_test_or_default_reaches_outside_the_repo() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Built here so that this file does not match itself.
+    let needles = [["..", "/shared"].concat(), ["shared", "(\""].concat()];
+    let mut found = Vec::new();
+    for dir in ["src", "tests"] {
+        for path in rust_files(&root.join(dir)) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if needles.iter().any(|n| code.contains(n.as_str())) {
+                    found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "reads outside the repository:\n{}",
+        found.join("\n")
+    );
+}

@@ -1,4 +1,4 @@
-//! The evaluation metrics against `../shared/fixtures/metrics_reference.json` (scikit-learn,
+//! The evaluation metrics against `tests/fixtures/metrics_reference.json` (a copy of the shared reference) (scikit-learn,
 //! SciPy and POT on fixed inputs), within the tolerances of its README.
 
 mod common;
@@ -7,7 +7,7 @@ use dpsynth::eval::{pca::Pca, scores, stats, transport};
 use serde_json::Value;
 
 fn fixture() -> Value {
-    let text = std::fs::read_to_string(common::shared("fixtures/metrics_reference.json"))
+    let text = std::fs::read_to_string(common::repo("tests/fixtures/metrics_reference.json"))
         .expect("metrics fixture present");
     serde_json::from_str(&text).expect("fixture parses")
 }

@@ -42,7 +42,7 @@ fn assert_tables_match(a: &Table, b: &Table, rel_tol: f64) {
 #[test]
 fn adult_round_trips_exactly() {
     let t = load_csv(
-        &common::shared("data/adult_train.csv"),
+        &common::repo("assets/adult/adult_train.csv"),
         &LoadOptions::default(),
     )
     .unwrap();
@@ -71,7 +71,7 @@ fn adult_round_trips_exactly() {
 #[test]
 fn real_valued_columns_round_trip_within_float_precision() {
     let t = load_csv(
-        &common::shared("data/breast_cancer.csv"),
+        &common::repo("tests/data/breast_cancer.csv"),
         &LoadOptions::default(),
     )
     .unwrap();
@@ -129,7 +129,7 @@ fn sampling_decode_follows_the_scores() {
 #[test]
 fn exported_csv_reads_back_identical() {
     let t = load_csv(
-        &common::shared("data/adult_test.csv"),
+        &common::repo("assets/adult/adult_test.csv"),
         &LoadOptions::default(),
     )
     .unwrap();

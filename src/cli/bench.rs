@@ -41,11 +41,11 @@ pub enum BenchCmd {
     /// Time and peak memory of the full evaluation report (defaults: ADULT train, test and
     /// train-as-synthetic, 32k/16k/32k rows, label income, with the HTML report).
     Evaluate {
-        #[arg(long, default_value = "../shared/data/adult_train.csv")]
+        #[arg(long, default_value = "assets/adult/adult_train.csv")]
         real_train: std::path::PathBuf,
-        #[arg(long, default_value = "../shared/data/adult_test.csv")]
+        #[arg(long, default_value = "assets/adult/adult_test.csv")]
         real_test: std::path::PathBuf,
-        #[arg(long, default_value = "../shared/data/adult_train.csv")]
+        #[arg(long, default_value = "assets/adult/adult_train.csv")]
         synthetic: std::path::PathBuf,
         #[arg(long, default_value = "income")]
         label: String,

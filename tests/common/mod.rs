@@ -4,14 +4,6 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// `../shared/<rel>` next to the crate (the reference data and fixtures).
-pub fn shared(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("shared")
-        .join(rel)
-}
-
 pub fn repo(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
