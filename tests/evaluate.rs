@@ -428,7 +428,8 @@ fn a_collapsed_table_gets_the_collapse_verdict() {
     let v = verdict(&rep);
     assert_eq!(v.grade, Grade::NotUseful, "{v:?}");
     assert!(
-        v.headline.contains("3 of the data's 15 columns were dropped")
+        v.headline
+            .contains("3 of the data's 15 columns were dropped")
             && !v.headline.contains("AIM"),
         "{}",
         v.headline

@@ -329,7 +329,11 @@ fn is_missing(col: &Column, r: usize) -> bool {
 /// encodes rows holding a value too rare to release as blank, so a model learns blanks a
 /// complete column never has; this puts them back among the released values. It reads
 /// only synthetic rows and a DP output: post-processing, no privacy cost.
-fn fill_blanks<T: Clone, R: Rng + ?Sized>(cells: &mut [Option<T>], share: Option<f64>, rng: &mut R) {
+fn fill_blanks<T: Clone, R: Rng + ?Sized>(
+    cells: &mut [Option<T>],
+    share: Option<f64>,
+    rng: &mut R,
+) {
     let Some(share) = share else {
         return;
     };

@@ -199,7 +199,9 @@ pub fn estimate_domains(
             }
         } else {
             let counts = level_counts(col);
-            let blanks = (0..col.values.len()).filter(|r| col.text(*r).is_none()).count();
+            let blanks = (0..col.values.len())
+                .filter(|r| col.text(*r).is_none())
+                .count();
             let d = estimate_categories_and_blanks(
                 &counts,
                 blanks as u64,

@@ -54,7 +54,10 @@ mod tests {
         let t = Instant::now();
         let mut eta = Eta::default();
         // The first report comes 10 s into the run, at 1 % done: no promise yet.
-        assert_eq!(eta.update_at("rounds", 1, 100, t + Duration::from_secs(10)), None);
+        assert_eq!(
+            eta.update_at("rounds", 1, 100, t + Duration::from_secs(10)),
+            None
+        );
         // One more second and 10 % more: 89 % left at 10 % a second.
         let left = eta
             .update_at("rounds", 11, 100, t + Duration::from_secs(11))
@@ -63,9 +66,17 @@ mod tests {
         // No movement since the phase's first report: no promise.
         let mut still = Eta::default();
         assert_eq!(still.update_at("rounds", 1, 100, t), None);
-        assert_eq!(still.update_at("rounds", 1, 100, t + Duration::from_secs(5)), None);
-        assert_eq!(eta.update_at("final fit", 0, 4, t + Duration::from_secs(12)), None);
-        let left = eta.update_at("final fit", 1, 4, t + Duration::from_secs(14)).unwrap();
+        assert_eq!(
+            still.update_at("rounds", 1, 100, t + Duration::from_secs(5)),
+            None
+        );
+        assert_eq!(
+            eta.update_at("final fit", 0, 4, t + Duration::from_secs(12)),
+            None
+        );
+        let left = eta
+            .update_at("final fit", 1, 4, t + Duration::from_secs(14))
+            .unwrap();
         assert!((left - 6.0).abs() < 1e-9, "{left}");
     }
 }

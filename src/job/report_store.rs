@@ -55,12 +55,19 @@ impl FileStamp {
 
 impl ReportKey {
     fn draw(&self) -> Option<super::Draw> {
-        self.draw.as_deref().and_then(|d| super::Draw::parse(d).ok())
+        self.draw
+            .as_deref()
+            .and_then(|d| super::Draw::parse(d).ok())
     }
 
     /// The key of evaluating `model` against `data` with `schema` and `draw`; `None` when
     /// a file cannot be read (nothing is stored or used then).
-    pub fn new(model: &Path, data: &Path, schema: &Schema, draw: Option<super::Draw>) -> Option<Self> {
+    pub fn new(
+        model: &Path,
+        data: &Path,
+        schema: &Schema,
+        draw: Option<super::Draw>,
+    ) -> Option<Self> {
         Some(Self {
             version: env!("CARGO_PKG_VERSION").to_string(),
             model: FileStamp::of(model)?,
@@ -92,9 +99,13 @@ pub fn path(model: &Path, draw: Option<super::Draw>) -> PathBuf {
 pub fn files(model: &Path) -> Vec<PathBuf> {
     let mut out = vec![path(model, None)];
     out.extend(
-        [super::Draw::Generator, super::Draw::Boosted, super::Draw::BoostedDrs]
-            .into_iter()
-            .map(|d| path(model, Some(d))),
+        [
+            super::Draw::Generator,
+            super::Draw::Boosted,
+            super::Draw::BoostedDrs,
+        ]
+        .into_iter()
+        .map(|d| path(model, Some(d))),
     );
     out
 }

@@ -7,11 +7,12 @@
 //! figures.
 
 mod audit;
+mod eval_state;
 mod glossary;
+mod kept;
 mod plots;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, channel};
 
 use eframe::egui;
 
@@ -19,7 +20,7 @@ use crate::data::Table;
 use crate::data::schema::Schema;
 use crate::eval::report::Report;
 use crate::job::PrivacyStatement;
-use crate::job::evaluation::{EvalSpec, Evaluated, evaluate_model};
+use eval_state::{EvalState, ImageScores, Msg, evaluate_in_background};
 use plots::*;
 
 const REAL: egui::Color32 = egui::Color32::from_rgb(60, 120, 216);
@@ -55,102 +56,6 @@ impl View {
         (View::SideBySide, "Side by side"),
         (View::Boost, "Before / after boosting"),
     ];
-}
-
-enum Msg {
-    Progress(String),
-    Done(Result<Box<Evaluated>, String>),
-}
-
-enum EvalState {
-    Running {
-        rx: Receiver<Msg>,
-        line: String,
-        started: std::time::Instant,
-    },
-    /// The report, what it was computed on, and which rows it scored.
-    Done(Box<Evaluated>),
-    Failed(String),
-    /// An image run: 100 generated digits beside 100 real ones, and the classifier scores
-    /// computed in a worker (they take a while: the grids show at once).
-    Images {
-        generated: egui::TextureHandle,
-        real: Option<egui::TextureHandle>,
-        scores: ImageScores,
-    },
-    /// A run kept from an earlier session or another file's: evaluated when shown.
-    Kept,
-}
-
-/// An image run's scores: classifiers trained on its digits, tested on real test digits.
-enum ImageScores {
-    Running(Receiver<Result<crate::eval::images::ImageReport, String>>),
-    Done(crate::eval::images::ImageReport),
-    Failed(String),
-}
-
-impl ImageScores {
-    /// Scores the model at `model` in a worker thread against the image set at `data` and
-    /// its test set beside it.
-    fn start(model: &Path, data: &Path, ctx: &egui::Context) -> Self {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (m, d, c) = (model.to_path_buf(), data.to_path_buf(), ctx.clone());
-        std::thread::spawn(move || {
-            use crate::job::evaluation::{open_image_splits, score_images};
-            let r = open_image_splits(&d)
-                .and_then(|(train, test)| score_images(&m, &train, &test, Some(0)))
-                .map_err(|e| e.to_string());
-            let _ = tx.send(r);
-            c.request_repaint();
-        });
-        ImageScores::Running(rx)
-    }
-
-    fn poll(&mut self) {
-        if let ImageScores::Running(rx) = self {
-            match rx.try_recv() {
-                Ok(Ok(r)) => *self = ImageScores::Done(r),
-                Ok(Err(e)) => *self = ImageScores::Failed(e),
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    *self = ImageScores::Failed("the scoring worker stopped".into())
-                }
-            }
-        }
-    }
-
-    /// One line for the comparison table.
-    fn summary(&self) -> String {
-        match self {
-            ImageScores::Running(_) => "scoring…".into(),
-            ImageScores::Failed(e) => e.clone(),
-            ImageScores::Done(r) => format!(
-                "CNN {:.1} % · MLP {:.1} % · LR {:.1} % on real test digits (real-trained CNN: {:.1} %)",
-                100.0 * r.synthetic_cnn_accuracy,
-                100.0 * r.synthetic_mlp_accuracy,
-                100.0 * r.synthetic_logistic_accuracy,
-                100.0 * r.real_cnn_accuracy
-            ),
-        }
-    }
-}
-
-/// What the window keeps beside a run's model (`<model>.run.json`), so the run is listed
-/// again after a restart or a file switch.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct KeptRun {
-    title: String,
-    data: PathBuf,
-    config: Option<Box<crate::job::RunConfig>>,
-    /// The column settings the run trained with (later edits do not change its scores).
-    #[serde(default)]
-    schema: Option<Schema>,
-}
-
-fn record_path(model: &Path) -> PathBuf {
-    let mut p = model.as_os_str().to_owned();
-    p.push(".run.json");
-    PathBuf::from(p)
 }
 
 /// One finished run and its evaluation.
@@ -321,102 +226,6 @@ impl ResultsPanel {
         }
     }
 
-    /// Lists the runs kept on disk for the file at `data` (newest last), to be evaluated
-    /// when shown.
-    pub fn restore(&mut self, data: &Path) {
-        let dir = crate::job::cost::data_dir().join("models");
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return;
-        };
-        let mut kept: Vec<(std::time::SystemTime, PathBuf, KeptRun)> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.to_string_lossy().ends_with(".dpsynth.run.json"))
-            .filter_map(|p| {
-                let r: KeptRun = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
-                let model = PathBuf::from(p.to_string_lossy().strip_suffix(".run.json")?);
-                let when = std::fs::metadata(&model).and_then(|m| m.modified()).ok()?;
-                (same_file(&r.data, data)).then_some((when, model, r))
-            })
-            .collect();
-        kept.sort_by_key(|k| k.0);
-        for (_, model, r) in kept {
-            if self.runs.iter().any(|x| x.model.as_ref() == Some(&model)) {
-                continue;
-            }
-            let Ok(summary) = crate::job::services::read_model(&model) else {
-                continue;
-            };
-            self.next_config = r.config;
-            // Scores computed before on exactly these files and settings show at once.
-            let stored = r.schema.as_ref().and_then(|schema| {
-                let key = crate::job::report_store::ReportKey::new(&model, data, schema, None)?;
-                crate::job::report_store::load(&model, &key)
-            });
-            let state = match stored {
-                Some(ev) => {
-                    let took: f64 = ev.report.timings.iter().map(|(_, s)| s).sum();
-                    self.last_eval_seconds = Some(took);
-                    EvalState::Done(Box::new(ev))
-                }
-                None => EvalState::Kept,
-            };
-            self.push(r.title, summary.statement, state);
-            if let Some(last) = self.runs.last_mut() {
-                last.model = Some(model);
-                last.schema = r.schema;
-            }
-        }
-    }
-
-    /// Keeps a finished run's record beside its model (best effort: a run that cannot be
-    /// kept is still shown now).
-    fn keep(&mut self, title: &str, model: &Path, data: &Path, schema: &Schema) {
-        let r = KeptRun {
-            title: title.to_string(),
-            data: data.to_path_buf(),
-            config: self.next_config.clone(),
-            schema: Some(schema.clone()),
-        };
-        if let Ok(bytes) = serde_json::to_vec_pretty(&r) {
-            let _ = crate::util::atomic::write_atomic(&record_path(model), &bytes);
-        }
-        if let Some(last) = self.runs.last_mut() {
-            last.model = Some(model.to_path_buf());
-            last.schema = Some(schema.clone());
-        }
-    }
-
-    /// Deletes the selected run's model and record, and forgets the run.
-    fn delete_selected(&mut self) -> Result<(), String> {
-        let Some(run) = self.runs.get(self.selected) else {
-            return Ok(());
-        };
-        if let Some(m) = &run.model {
-            let mut files = vec![m.clone(), record_path(m)];
-            files.extend(crate::job::report_store::files(m));
-            for p in files {
-                match std::fs::remove_file(&p) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(format!("could not delete {}: {e}", p.display())),
-                }
-            }
-        }
-        let gone = self.selected;
-        let model = run.model.clone();
-        // A boosted model's two entries go together.
-        if model.is_some() {
-            self.runs.retain(|r| r.model != model);
-        } else {
-            self.runs.remove(gone);
-        }
-        for r in &mut self.runs {
-            r.before = None;
-        }
-        self.selected = self.selected.min(self.runs.len().saturating_sub(1));
-        Ok(())
-    }
-
     /// Adds an image run: 100 generated images (10 per label row when the generator emits
     /// labels) shown beside the real ones.
     pub fn add_image_run(
@@ -457,42 +266,6 @@ impl ResultsPanel {
             Err(e) => (empty_statement(), EvalState::Failed(e)),
         };
         self.push(title, statement, state);
-    }
-
-    /// Writes the selected run's rows or copies its model to `path` (a save dialog's
-    /// answer).
-    pub fn export_to(&mut self, purpose: super::dialogs::Purpose, path: &Path, ctx: &egui::Context) {
-        let model = self.runs.get(self.selected).and_then(|r| r.model.clone());
-        let export = self.export_view();
-        match model {
-            Some(m) => export.export_to(purpose, &m, path, ctx),
-            None => export.msg = Some("the selected run has no model file to export".into()),
-        }
-    }
-
-    fn export_view(&mut self) -> &mut crate::gui::train::export::ExportView {
-        self.export
-            .get_or_insert_with(crate::gui::train::export::ExportView::for_results)
-    }
-
-    /// The selected run's export (every run with a model file, kept from before or not).
-    fn export_ui(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
-        let Some(run) = self.runs.get(self.selected) else {
-            return;
-        };
-        let Some(model) = run.model.clone() else {
-            return;
-        };
-        let private = run.statement.epsilon.is_some();
-        let several = self.runs.len() > 1;
-        egui::CollapsingHeader::new("Export this run (synthetic CSV, released model)")
-            .id_salt("results-export")
-            .show(ui, |ui| {
-                if several {
-                    ui.label("Pick the run to release before you look at its scores: picking the best-scoring run uses the real rows in a way the budget does not count.");
-                }
-                self.export_view().ui(ui, &model, private, dialogs);
-            });
     }
 
     /// The selected run's report as HTML, for the save dialog's answer.
@@ -963,48 +736,6 @@ fn headline(rep: &Report) -> String {
     )
 }
 
-/// Starts the job's evaluation of `model` (drawn by `draw`) against the real table in a
-/// worker thread, on seeded samples of 5,000 rows a side.
-fn evaluate_in_background(
-    model: &Path,
-    data: &Path,
-    real: &Table,
-    schema: &Schema,
-    draw: Option<crate::job::Draw>,
-    ctx: &egui::Context,
-) -> EvalState {
-    use crate::job::report_store;
-    let key = report_store::ReportKey::new(model, data, schema, draw);
-    if let Some(ev) = key.as_ref().and_then(|k| report_store::load(model, k)) {
-        return EvalState::Done(Box::new(ev));
-    }
-    let (tx, rx) = channel();
-    let (model, data) = (model.to_path_buf(), data.to_path_buf());
-    let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
-    std::thread::spawn(move || {
-        let send = |m: Msg| {
-            let _ = tx.send(m);
-            ctx.request_repaint();
-        };
-        let mut progress = |l: &str| send(Msg::Progress(l.to_string()));
-        let spec = EvalSpec {
-            draw,
-            ..EvalSpec::quick()
-        };
-        let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress);
-        if let (Ok(ev), Some(k)) = (&result, &key) {
-            // Best effort: a report that cannot be kept is recomputed next time.
-            let _ = report_store::save(&model, k, ev);
-        }
-        send(Msg::Done(result.map(Box::new).map_err(|e| e.to_string())));
-    });
-    EvalState::Running {
-        rx,
-        line: "starting".into(),
-        started: std::time::Instant::now(),
-    }
-}
-
 /// Generated digits beside real ones, at the same scale.
 fn images_ui(
     ui: &mut egui::Ui,
@@ -1144,12 +875,4 @@ fn verdict_ui(ui: &mut egui::Ui, rep: &crate::eval::report::Report) {
 /// A privacy statement as the results show it (also for a model opened on its own).
 pub(crate) fn statement_heading(ui: &mut egui::Ui, s: &crate::job::PrivacyStatement) {
     statement_ui(ui, s);
-}
-
-/// Whether two paths name the same file (by their canonical forms where they exist).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
 }

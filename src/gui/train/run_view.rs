@@ -1,7 +1,6 @@
 //! The live run: progress and ETA, the budget gauges (at the ledger's δ, from the job),
 //! loss curves, and for image runs the digits the generator draws after each epoch.
 
-
 use eframe::egui;
 use egui_plot::{Line, Plot, PlotPoints};
 

@@ -220,7 +220,7 @@ impl SweepView {
             }
             None if self.from_disk => {
                 self.points.clear();
-        self.from_disk = false;
+                self.from_disk = false;
                 self.state = State::Idle;
                 self.from_disk = false;
             }

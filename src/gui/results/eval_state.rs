@@ -1,0 +1,131 @@
+//! A run's evaluation as the window holds it: in a worker, done, failed, an image run's
+//! scores, or kept from before and evaluated when shown.
+
+use std::path::Path;
+use std::sync::mpsc::{Receiver, channel};
+
+use eframe::egui;
+
+use crate::data::Table;
+use crate::data::schema::Schema;
+use crate::job::evaluation::{EvalSpec, Evaluated, evaluate_model};
+
+pub(super) enum Msg {
+    Progress(String),
+    Done(Result<Box<Evaluated>, String>),
+}
+
+pub(super) enum EvalState {
+    Running {
+        rx: Receiver<Msg>,
+        line: String,
+        started: std::time::Instant,
+    },
+    /// The report, what it was computed on, and which rows it scored.
+    Done(Box<Evaluated>),
+    Failed(String),
+    /// An image run: 100 generated digits beside 100 real ones, and the classifier scores
+    /// computed in a worker (they take a while: the grids show at once).
+    Images {
+        generated: egui::TextureHandle,
+        real: Option<egui::TextureHandle>,
+        scores: ImageScores,
+    },
+    /// A run kept from an earlier session or another file's: evaluated when shown.
+    Kept,
+}
+
+/// An image run's scores: classifiers trained on its digits, tested on real test digits.
+pub(super) enum ImageScores {
+    Running(Receiver<Result<crate::eval::images::ImageReport, String>>),
+    Done(crate::eval::images::ImageReport),
+    Failed(String),
+}
+
+impl ImageScores {
+    /// Scores the model at `model` in a worker thread against the image set at `data` and
+    /// its test set beside it.
+    pub(super) fn start(model: &Path, data: &Path, ctx: &egui::Context) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (m, d, c) = (model.to_path_buf(), data.to_path_buf(), ctx.clone());
+        std::thread::spawn(move || {
+            use crate::job::evaluation::{open_image_splits, score_images};
+            let r = open_image_splits(&d)
+                .and_then(|(train, test)| score_images(&m, &train, &test, Some(0)))
+                .map_err(|e| e.to_string());
+            let _ = tx.send(r);
+            c.request_repaint();
+        });
+        ImageScores::Running(rx)
+    }
+
+    pub(super) fn poll(&mut self) {
+        if let ImageScores::Running(rx) = self {
+            match rx.try_recv() {
+                Ok(Ok(r)) => *self = ImageScores::Done(r),
+                Ok(Err(e)) => *self = ImageScores::Failed(e),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    *self = ImageScores::Failed("the scoring worker stopped".into())
+                }
+            }
+        }
+    }
+
+    /// One line for the comparison table.
+    pub(super) fn summary(&self) -> String {
+        match self {
+            ImageScores::Running(_) => "scoring…".into(),
+            ImageScores::Failed(e) => e.clone(),
+            ImageScores::Done(r) => format!(
+                "CNN {:.1} % · MLP {:.1} % · LR {:.1} % on real test digits (real-trained CNN: {:.1} %)",
+                100.0 * r.synthetic_cnn_accuracy,
+                100.0 * r.synthetic_mlp_accuracy,
+                100.0 * r.synthetic_logistic_accuracy,
+                100.0 * r.real_cnn_accuracy
+            ),
+        }
+    }
+}
+
+/// Starts the job's evaluation of `model` (drawn by `draw`) against the real table in a
+/// worker thread, on seeded samples of 5,000 rows a side.
+pub(super) fn evaluate_in_background(
+    model: &Path,
+    data: &Path,
+    real: &Table,
+    schema: &Schema,
+    draw: Option<crate::job::Draw>,
+    ctx: &egui::Context,
+) -> EvalState {
+    use crate::job::report_store;
+    let key = report_store::ReportKey::new(model, data, schema, draw);
+    if let Some(ev) = key.as_ref().and_then(|k| report_store::load(model, k)) {
+        return EvalState::Done(Box::new(ev));
+    }
+    let (tx, rx) = channel();
+    let (model, data) = (model.to_path_buf(), data.to_path_buf());
+    let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
+    std::thread::spawn(move || {
+        let send = |m: Msg| {
+            let _ = tx.send(m);
+            ctx.request_repaint();
+        };
+        let mut progress = |l: &str| send(Msg::Progress(l.to_string()));
+        let spec = EvalSpec {
+            draw,
+            ..EvalSpec::quick()
+        };
+        let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress);
+        if let (Ok(ev), Some(k)) = (&result, &key) {
+            // Best effort: a report that cannot be kept is recomputed next time.
+            let _ = report_store::save(&model, k, ev);
+        }
+        send(Msg::Done(result.map(Box::new).map_err(|e| e.to_string())));
+    });
+    EvalState::Running {
+        rx,
+        line: "starting".into(),
+        started: std::time::Instant::now(),
+    }
+}

@@ -1,0 +1,178 @@
+//! Runs kept on disk beside their models (`<model>.run.json`): listed again after a file
+//! switch or a restart, exported from Results, deleted with their files.
+
+use std::path::{Path, PathBuf};
+
+use eframe::egui;
+
+use super::{EvalState, ResultsPanel};
+use crate::data::schema::Schema;
+
+/// What the window keeps beside a run's model (`<model>.run.json`), so the run is listed
+/// again after a restart or a file switch.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct KeptRun {
+    title: String,
+    data: PathBuf,
+    config: Option<Box<crate::job::RunConfig>>,
+    /// The column settings the run trained with (later edits do not change its scores).
+    #[serde(default)]
+    schema: Option<Schema>,
+}
+
+pub(super) fn record_path(model: &Path) -> PathBuf {
+    let mut p = model.as_os_str().to_owned();
+    p.push(".run.json");
+    PathBuf::from(p)
+}
+
+impl ResultsPanel {
+    /// Lists the runs kept on disk for the file at `data` (newest last), to be evaluated
+    /// when shown.
+    pub fn restore(&mut self, data: &Path) {
+        let dir = crate::job::cost::data_dir().join("models");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut kept: Vec<(std::time::SystemTime, PathBuf, KeptRun)> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(".dpsynth.run.json"))
+            .filter_map(|p| {
+                let r: KeptRun = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
+                let model = PathBuf::from(p.to_string_lossy().strip_suffix(".run.json")?);
+                let when = std::fs::metadata(&model).and_then(|m| m.modified()).ok()?;
+                (same_file(&r.data, data)).then_some((when, model, r))
+            })
+            .collect();
+        kept.sort_by_key(|k| k.0);
+        for (_, model, r) in kept {
+            if self.runs.iter().any(|x| x.model.as_ref() == Some(&model)) {
+                continue;
+            }
+            let Ok(summary) = crate::job::services::read_model(&model) else {
+                continue;
+            };
+            self.next_config = r.config;
+            // Scores computed before on exactly these files and settings show at once.
+            let stored = r.schema.as_ref().and_then(|schema| {
+                let key = crate::job::report_store::ReportKey::new(&model, data, schema, None)?;
+                crate::job::report_store::load(&model, &key)
+            });
+            let state = match stored {
+                Some(ev) => {
+                    let took: f64 = ev.report.timings.iter().map(|(_, s)| s).sum();
+                    self.last_eval_seconds = Some(took);
+                    EvalState::Done(Box::new(ev))
+                }
+                None => EvalState::Kept,
+            };
+            self.push(r.title, summary.statement, state);
+            if let Some(last) = self.runs.last_mut() {
+                last.model = Some(model);
+                last.schema = r.schema;
+            }
+        }
+    }
+
+    /// Keeps a finished run's record beside its model (best effort: a run that cannot be
+    /// kept is still shown now).
+    pub(super) fn keep(&mut self, title: &str, model: &Path, data: &Path, schema: &Schema) {
+        let r = KeptRun {
+            title: title.to_string(),
+            data: data.to_path_buf(),
+            config: self.next_config.clone(),
+            schema: Some(schema.clone()),
+        };
+        if let Ok(bytes) = serde_json::to_vec_pretty(&r) {
+            let _ = crate::util::atomic::write_atomic(&record_path(model), &bytes);
+        }
+        if let Some(last) = self.runs.last_mut() {
+            last.model = Some(model.to_path_buf());
+            last.schema = Some(schema.clone());
+        }
+    }
+
+    /// Deletes the selected run's model and record, and forgets the run.
+    pub(super) fn delete_selected(&mut self) -> Result<(), String> {
+        let Some(run) = self.runs.get(self.selected) else {
+            return Ok(());
+        };
+        if let Some(m) = &run.model {
+            let mut files = vec![m.clone(), record_path(m)];
+            files.extend(crate::job::report_store::files(m));
+            for p in files {
+                match std::fs::remove_file(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("could not delete {}: {e}", p.display())),
+                }
+            }
+        }
+        let gone = self.selected;
+        let model = run.model.clone();
+        // A boosted model's two entries go together.
+        if model.is_some() {
+            self.runs.retain(|r| r.model != model);
+        } else {
+            self.runs.remove(gone);
+        }
+        for r in &mut self.runs {
+            r.before = None;
+        }
+        self.selected = self.selected.min(self.runs.len().saturating_sub(1));
+        Ok(())
+    }
+
+    /// Writes the selected run's rows or copies its model to `path` (a save dialog's
+    /// answer).
+    pub fn export_to(
+        &mut self,
+        purpose: crate::gui::dialogs::Purpose,
+        path: &Path,
+        ctx: &egui::Context,
+    ) {
+        let model = self.runs.get(self.selected).and_then(|r| r.model.clone());
+        let export = self.export_view();
+        match model {
+            Some(m) => export.export_to(purpose, &m, path, ctx),
+            None => export.msg = Some("the selected run has no model file to export".into()),
+        }
+    }
+
+    fn export_view(&mut self) -> &mut crate::gui::train::export::ExportView {
+        self.export
+            .get_or_insert_with(crate::gui::train::export::ExportView::for_results)
+    }
+
+    /// The selected run's export (every run with a model file, kept from before or not).
+    pub(super) fn export_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        dialogs: &mut crate::gui::dialogs::Dialogs,
+    ) {
+        let Some(run) = self.runs.get(self.selected) else {
+            return;
+        };
+        let Some(model) = run.model.clone() else {
+            return;
+        };
+        let private = run.statement.epsilon.is_some();
+        let several = self.runs.len() > 1;
+        egui::CollapsingHeader::new("Export this run (synthetic CSV, released model)")
+            .id_salt("results-export")
+            .show(ui, |ui| {
+                if several {
+                    ui.label("Pick the run to release before you look at its scores: picking the best-scoring run uses the real rows in a way the budget does not count.");
+                }
+                self.export_view().ui(ui, &model, private, dialogs);
+            });
+    }
+}
+
+/// Whether two paths name the same file (by their canonical forms where they exist).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
