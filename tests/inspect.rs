@@ -142,8 +142,8 @@ fn mnist_idx_and_csv_agree() {
 }
 
 /// The whole MNIST training set and the label counts published with it (60,000 digits: not
-/// in the repository). Run with the shared data folder:
-/// `DPSYNTH_DATA=../shared/data cargo test --release --test inspect -- --ignored`.
+/// in the repository). Run it with the folder that holds `mnist/`:
+/// `DPSYNTH_DATA=<that folder> cargo test --release --test inspect -- --ignored`.
 #[test]
 #[ignore = "needs the full MNIST files: set DPSYNTH_DATA to a folder holding mnist/"]
 fn full_mnist_has_the_published_label_counts() {

@@ -384,22 +384,9 @@ impl Form {
 
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         ui.strong("Method");
-        // Rows of as many cards as fit (a wrapped layout cannot know a card's width
-        // before drawing it, so it would let the last one run off the window).
-        let card = CARD_WIDTH + 2.0 * 8.0 + ui.spacing().item_spacing.x + 2.0;
-        let per_row = ((ui.available_width() / card).floor() as usize).max(1);
-        let methods = job::methods();
         let before = self.method;
         let kind = self.data_kind();
-        let recommended = job::recommended(kind).0;
-        for (r, row) in methods.chunks(per_row).enumerate() {
-            ui.horizontal(|ui| {
-                for (j, m) in row.iter().enumerate() {
-                    let tag = (m.id == recommended).then_some(kind);
-                    method_card(ui, &mut self.method, r * per_row + j, m, tag);
-                }
-            });
-        }
+        super::method_cards::grid(ui, &mut self.method, kind);
         if self.method != before {
             self.chosen = true;
         }
@@ -639,48 +626,6 @@ fn round_down(e: f64) -> String {
     }
     let scale = 10f64.powi(3 - e.log10().floor() as i32);
     crate::util::fmt::number((e * scale).floor() / scale)
-}
-
-/// The width of a method card's text.
-const CARD_WIDTH: f32 = 255.0;
-
-/// One method as a card: a radio button, one plain sentence, the paper.
-/// `recommended`: the kind of data this method is the recommended start for.
-fn method_card(
-    ui: &mut egui::Ui,
-    chosen: &mut usize,
-    i: usize,
-    m: &MethodInfo,
-    recommended: Option<job::DataKind>,
-) {
-    let frame = egui::Frame::group(ui.style())
-        .fill(if *chosen == i {
-            ui.visuals().selection.bg_fill.gamma_multiply(0.35)
-        } else {
-            ui.visuals().faint_bg_color
-        })
-        .inner_margin(8.0);
-    frame.show(ui, |ui| {
-        ui.set_width(CARD_WIDTH);
-        ui.set_min_height(112.0);
-        ui.vertical(|ui| {
-            ui.horizontal(|ui| {
-                ui.radio_value(chosen, i, m.title);
-                if let Some(kind) = recommended {
-                    ui.label(
-                        egui::RichText::new(match kind {
-                            job::DataKind::Table => "Recommended for tables",
-                            job::DataKind::Images => "Recommended for images",
-                        })
-                        .strong(),
-                    )
-                    .on_hover_text("Measured: the closest to real data at ε = 1 of the presets that train in minutes (see the README).");
-                }
-            });
-            ui.label(m.sentence);
-            ui.hyperlink_to(format!("idea: {}", m.paper), m.url);
-        });
-    });
 }
 
 /// The plan's terms, for an analyst (the cost summary's tooltip).

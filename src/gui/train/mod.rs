@@ -4,6 +4,7 @@
 
 pub(crate) mod export;
 mod form;
+mod method_cards;
 mod run_view;
 mod sweep_view;
 
