@@ -136,8 +136,51 @@ fn methods_lists_the_registry_as_json_and_text() {
                 .is_some_and(|d| !d.is_empty())
         );
         assert!(!m["kinds"].as_array().unwrap().is_empty());
+        assert!(
+            m["pick_when"].as_str().is_some_and(|w| !w.is_empty()),
+            "{m}"
+        );
     }
+    // Exactly one method and one of its presets is recommended per kind of data.
+    for (kind, id, preset) in [
+        ("table", "aim", "quick"),
+        ("images", "dp-merf", "mnist-conv"),
+    ] {
+        let marked: Vec<&serde_json::Value> = v["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| {
+                m["recommended_for"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|k| k == kind)
+            })
+            .collect();
+        assert_eq!(marked.len(), 1, "{kind}: {marked:?}");
+        assert_eq!(marked[0]["id"], id);
+        assert_eq!(marked[0]["recommended"], true);
+        let presets: Vec<&str> = marked[0]["presets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["recommended"] == true)
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(presets, [preset], "{kind}");
+    }
+    assert_eq!(
+        v["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["recommended"] == true)
+            .count(),
+        2
+    );
     let text = common::stdout(&common::dpsynth(&["methods"]));
+    assert!(text.contains("[recommended for tables]"), "{text}");
     for id in registered {
         assert!(text.contains(id), "{id} missing from:\n{text}");
     }

@@ -265,6 +265,7 @@ pub const INFO: MethodInfo = MethodInfo {
     id: "dp-auto-gan",
     title: "DP-auto-GAN",
     sentence: "Learns to compress a row into a short code, then learns to invent codes; both steps see the data only through noisy, clipped gradients. Best for mixed tables.",
+    pick_when: "Better when a table has many continuous columns and you can train for tens of minutes (preset adult); its quick preset is weak.",
     paper: "Tantipongpipat et al., Differentially Private Synthetic Mixed-Type Data Generation (2021)",
     url: "https://arxiv.org/abs/1912.03250",
     kinds: &[DataKind::Table, DataKind::Images],

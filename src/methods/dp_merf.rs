@@ -271,6 +271,7 @@ pub const INFO: MethodInfo = MethodInfo {
     id: "dp-merf",
     title: "DP-MERF",
     sentence: "Measures the data once, through a noisy summary of random features, then teaches a generator to reproduce that summary as long as it likes: fast, and longer training costs no privacy.",
+    pick_when: "The recommended start for images (preset mnist-conv); on tables, when you want to retrain freely at no extra cost.",
     paper: "Harder, Adamczewski & Park, DP-MERF: Differentially Private Mean Embeddings with Random Features (2021)",
     url: "https://arxiv.org/abs/2002.11603",
     kinds: &[DataKind::Table, DataKind::Images],

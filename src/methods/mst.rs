@@ -104,6 +104,7 @@ pub const INFO: MethodInfo = MethodInfo {
     id: "mst",
     title: "MST",
     sentence: "Measures every column's counts and the most telling pairs of columns (a tree of them) with noise, then fits a probability model to those counts and draws rows from it: fast and strong on tables of categories.",
+    pick_when: "Better than AIM when speed matters most: large tables of categories, where a tree of pairs is enough.",
     paper: "McKenna, Miklau & Sheldon, Winning the NIST Contest: A scalable and general approach to differentially private synthetic data (2021)",
     url: "https://arxiv.org/abs/2108.04978",
     kinds: &[DataKind::Table],

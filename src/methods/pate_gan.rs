@@ -265,6 +265,7 @@ pub const INFO: MethodInfo = MethodInfo {
     id: "pate-gan",
     title: "PATE-GAN",
     sentence: "Many small judges each see a separate slice of the data and vote, with noise, on whether generated rows look real; a generator learns from a student of their votes.",
+    pick_when: "Better for showing the PATE idea in a lab, or on large tables where many disjoint slices are affordable.",
     paper: "Jordon, Yoon & van der Schaar, PATE-GAN: Generating Synthetic Data with Differential Privacy Guarantees (ICLR 2019)",
     url: "https://openreview.net/forum?id=S1zk9iRqF7",
     kinds: &[DataKind::Table, DataKind::Images],

@@ -272,6 +272,7 @@ pub const INFO: MethodInfo = MethodInfo {
     id: "pearl",
     title: "PEARL",
     sentence: "Measures the data once (a noisy summary per class, and its scale), then trains a generator against it with a critic that looks where the two differ most: longer training costs no privacy.",
+    pick_when: "Better for labelled images when DP-MERF's samples look blurry: a critic sharpens them at the same one-shot cost.",
     paper: "Liew, Takahashi & Ueno, PEARL: Data Synthesis via Private Embeddings and Adversarial Reconstruction Learning (ICLR 2022)",
     url: "https://arxiv.org/abs/2106.04590",
     kinds: &[DataKind::Table, DataKind::Images],

@@ -35,6 +35,9 @@ pub struct MethodInfo {
     pub title: &'static str,
     /// One plain sentence for a person who does not read papers.
     pub sentence: &'static str,
+    /// One line: when this method is the better choice than the recommended one (the cards
+    /// and `dpsynth methods` show it, so a newcomer knows when to leave the default).
+    pub pick_when: &'static str,
     /// Where the idea comes from.
     pub paper: &'static str,
     pub url: &'static str,

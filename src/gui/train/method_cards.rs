@@ -26,7 +26,8 @@ pub(super) fn grid(ui: &mut egui::Ui, chosen: &mut usize, kind: job::DataKind) {
 /// The width of a method card's text.
 const CARD_WIDTH: f32 = 255.0;
 
-/// One method as a card: a radio button, one plain sentence, the paper.
+/// One method as a card: a radio button, one plain sentence, when it is the better
+/// choice (on cards other than the recommended one), the paper.
 /// `recommended`: the kind of data this method is the recommended start for.
 fn method_card(
     ui: &mut egui::Ui,
@@ -60,6 +61,9 @@ fn method_card(
                 }
             });
             ui.label(m.sentence);
+            if recommended.is_none() {
+                ui.label(egui::RichText::new(m.pick_when).italics().weak());
+            }
             ui.hyperlink_to(format!("idea: {}", m.paper), m.url);
         });
     });
