@@ -50,6 +50,7 @@ fn train_preset(
         boost: None,
         charge_to: None,
         public_kinds: false,
+        public_codebook: false,
     };
     // A ledger per method: each run is judged on its own budget.
     let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);

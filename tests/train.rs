@@ -36,6 +36,7 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         boost: None,
         charge_to: None,
         public_kinds: false,
+        public_codebook: false,
     }
 }
 

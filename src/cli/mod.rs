@@ -84,7 +84,7 @@ pub struct FuzzArgs {
 fn fuzz(a: FuzzArgs) -> anyhow::Result<()> {
     let targets = crate::fuzz::Target::parse(&a.target).ok_or_else(|| {
         crate::job::JobError::Usage(format!(
-            "unknown fuzz target '{}'; use csv, idx, schema, model or all",
+            "unknown fuzz target '{}'; use csv, idx, schema, model, workbook, columnar, spss, stata or all",
             a.target
         ))
     })?;

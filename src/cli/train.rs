@@ -45,6 +45,12 @@ pub struct TrainArgs {
     /// statement and --json (`non_private_kinds`) as not covered.
     #[arg(long)]
     pub public_kinds: bool,
+    /// The file's codebook — the value labels of an SPSS or Stata file, which become the
+    /// category lists of their columns — is public: those columns' kinds and categories
+    /// are then covered. Without it they are named as not covered, like domains read off
+    /// the rows.
+    #[arg(long)]
+    pub public_codebook: bool,
     /// The method (`dpsynth methods` lists them with their presets).
     #[arg(long)]
     pub method: String,
@@ -187,6 +193,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         boost: a.boost(),
         charge_to: None,
         public_kinds: a.public_kinds,
+        public_codebook: a.public_codebook,
         domains: if a.estimate_domains {
             job::DomainPolicy::Estimate {
                 share: a.domain_share,

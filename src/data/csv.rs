@@ -189,7 +189,7 @@ pub fn parse_csv_bytes(
                 .zip(&keep)
                 .filter_map(|(v, k)| k.then(|| cell(v, tokens)))
         };
-        let values = to_values(cells);
+        let values = to_values(cells, delimiter != b',');
         drop(col);
         columns.push(Column {
             name: name_h,
@@ -215,8 +215,13 @@ fn text_of<'a>(
 
 /// A column is numeric when every non-missing cell parses as a finite number; else text,
 /// dictionary-encoded. `cells` is walked once, twice for a text column that starts with
-/// numbers.
-fn to_values<'a, I>(cells: impl Fn() -> I) -> Values
+/// numbers, three times for decimal commas.
+///
+/// `decimal_commas`: the file is not comma-separated, so `1,5` may be one and a half (the
+/// way Excel writes `;`-separated files in much of Europe). A column is read so only when
+/// every present cell is a number written with one decimal comma (or none), and no cell
+/// uses a decimal point: `1.234,5` style thousands points would be ambiguous and stay text.
+fn to_values<'a, I>(cells: impl Fn() -> I, decimal_commas: bool) -> Values
 where
     I: Iterator<Item = Option<&'a str>>,
 {
@@ -226,11 +231,39 @@ where
             None => numbers.push(None),
             Some(s) => match parse_number(s) {
                 Some(x) => numbers.push(Some(x)),
-                None => return Values::Text(TextColumn::from_cells(cells())),
+                None => {
+                    if decimal_commas && let Some(v) = with_decimal_commas(cells()) {
+                        return Values::Number(v);
+                    }
+                    return Values::Text(TextColumn::from_cells(cells()));
+                }
             },
         }
     }
     Values::Number(numbers)
+}
+
+/// The cells as numbers written with decimal commas (`-1,25`), or `None` when one is not.
+fn with_decimal_commas<'a>(
+    cells: impl Iterator<Item = Option<&'a str>>,
+) -> Option<Vec<Option<f64>>> {
+    cells
+        .map(|c| match c {
+            None => Some(None),
+            Some(s) => {
+                if s.contains('.') || s.matches(',').count() > 1 {
+                    return None;
+                }
+                let (whole, frac) = s.split_once(',').unwrap_or((s, "0"));
+                let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+                let body = whole.strip_prefix('-').unwrap_or(whole);
+                (digits(body) && digits(frac))
+                    .then(|| parse_number(&format!("{whole}.{frac}")))
+                    .flatten()
+                    .map(Some)
+            }
+        })
+        .collect()
 }
 
 fn line_of(bytes: &[u8], pos: usize) -> usize {

@@ -13,8 +13,35 @@ use sha2::{Digest as _, Sha256};
 use super::Dataset;
 use super::table::{Table, Values};
 
-/// Tag mixed into every digest, so a future change of normalisation gives new keys.
-const VERSION: &[u8] = b"dpsynth-content/1";
+/// Tag mixed into every digest, so a change of normalisation gives new keys. (A file seen
+/// under an earlier version keeps its spend: the ledger moves the book kept under the
+/// file's previous content key, `Ledger::adopt_key`.)
+///
+/// 2: column names are compared by [`canonical_name`], so `education-num` in a CSV and
+/// `education_num` in the Stata or SPSS file it was saved as (those formats forbid `-`)
+/// are one dataset.
+const VERSION: &[u8] = b"dpsynth-content/2";
+
+/// A column name as the digest sees it: lower case, every run of characters other than
+/// letters and digits one `_`, none at the ends. Statistics formats rename columns this
+/// way (no `-`, spaces or dots in Stata names), and a key shared too widely only charges
+/// more, never less.
+pub fn canonical_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut gap = false;
+    for ch in name.trim().chars() {
+        if ch.is_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push('_');
+            }
+            gap = false;
+            out.extend(ch.to_lowercase());
+        } else {
+            gap = true;
+        }
+    }
+    out
+}
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -34,8 +61,9 @@ fn number(x: f64) -> String {
 
 /// The content key of a table.
 pub fn table_key(t: &Table) -> String {
+    let names: Vec<String> = t.columns.iter().map(|c| canonical_name(&c.name)).collect();
     let mut order: Vec<usize> = (0..t.columns.len()).collect();
-    order.sort_by(|a, b| t.columns[*a].name.cmp(&t.columns[*b].name));
+    order.sort_by(|a, b| names[*a].cmp(&names[*b]));
     let mut rows: Vec<[u8; 32]> = Vec::with_capacity(t.n_rows);
     for r in 0..t.n_rows {
         let mut h = Sha256::new();
@@ -63,7 +91,7 @@ pub fn table_key(t: &Table) -> String {
     let mut h = Sha256::new();
     h.update(VERSION);
     for &c in &order {
-        let name = t.columns[c].name.trim();
+        let name = &names[c];
         h.update((name.len() as u64).to_le_bytes());
         h.update(name.as_bytes());
     }
@@ -126,6 +154,7 @@ mod tests {
             "a,b\n2.5,y\n,z\n1,x\n",
             "b,a\nx,1\ny,2.5\nz,\n",
             "a,b\n1.0,\"x\"\n2.50,y\n,z\n",
+            "A,B \n1,x\n2.5,y\n,z\n",
         ] {
             assert_eq!(table_key(&parse(same)), k, "{same:?}");
         }

@@ -419,6 +419,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
             domain: Some(Domain::Categories((0..10).map(|d| d.to_string()).collect())),
             kind_from_data: false,
             blank_share: None,
+            codebook: false,
             provenance: Provenance::UserProvided,
         });
     }
@@ -435,6 +436,7 @@ pub fn image_schema(width: usize, height: usize, labelled: bool) -> crate::data:
             }),
             kind_from_data: false,
             blank_share: None,
+            codebook: false,
             provenance: Provenance::UserProvided,
         });
     }

@@ -65,6 +65,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         domain,
         kind_from_data: true,
         blank_share: None,
+        codebook: false,
         provenance: Provenance::FromData,
     }
 }
@@ -122,6 +123,29 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
                     Some(Domain::Bounds { lower, upper }),
                 ),
                 None,
+            ))
+        }
+        Values::Text(v) if !v.codebook().is_empty() => {
+            // The file's codebook: every label, in its order, then any unlabelled level.
+            let mut levels: Vec<String> = v.codebook().to_vec();
+            for l in col.levels() {
+                if !levels.contains(&l) {
+                    levels.push(l);
+                }
+            }
+            let kind = if levels.len() == 2 {
+                Kind::Binary
+            } else {
+                Kind::Categorical
+            };
+            let mut spec = spec(col, kind, false, Some(Domain::Categories(levels)));
+            spec.codebook = true;
+            Ok((
+                spec,
+                Some(
+                    "categories from the file's codebook (value labels); public once you say the codebook is"
+                        .to_string(),
+                ),
             ))
         }
         Values::Text(v) => {

@@ -153,6 +153,13 @@ pub struct ColumnSpec {
     /// found complete (share 0) gets no invented blanks. `None`: blanks are kept as drawn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blank_share: Option<f64>,
+    /// The category list is the file's own codebook (SPSS/Stata value labels, every label
+    /// whether a row uses it or not), not the rows' levels. A label set may still have been
+    /// written from the rows, so the domain stays `FromData` until the user says the
+    /// codebook is public ([`Schema::confirm_codebook`]: the window's "The file's codebook
+    /// is public", `train --public-codebook`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub codebook: bool,
     /// A hand-written domain is the user's own, hence the default.
     #[serde(default)]
     pub provenance: Provenance,
@@ -449,6 +456,30 @@ impl Schema {
         for c in &mut self.columns {
             c.kind_from_data = false;
         }
+    }
+
+    /// The user states that the file's codebook (its SPSS/Stata value labels) is public: the
+    /// columns whose kind and categories came from it become public facts. Returns how
+    /// many columns that covered.
+    pub fn confirm_codebook(&mut self) -> usize {
+        let mut n = 0;
+        for c in &mut self.columns {
+            if c.codebook && c.provenance == Provenance::FromData {
+                c.provenance = Provenance::UserProvided;
+                c.kind_from_data = false;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The columns whose categories are the file's codebook, not yet confirmed public.
+    pub fn unconfirmed_codebook(&self) -> Vec<&str> {
+        self.columns
+            .iter()
+            .filter(|c| c.codebook && c.provenance == Provenance::FromData)
+            .map(|c| c.name.as_str())
+            .collect()
     }
 
     /// Checks, before anything is reserved, every fact the encoding will rely on: the

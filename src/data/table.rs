@@ -33,6 +33,9 @@ pub enum Values {
 pub struct TextColumn {
     levels: Vec<String>,
     codes: Vec<u32>,
+    /// The first `codebook` levels are the file's value labels (SPSS/Stata), in its order,
+    /// whether or not a cell uses them; 0 for a column without a codebook.
+    codebook: usize,
 }
 
 /// The code of a missing cell.
@@ -87,7 +90,32 @@ impl TextColumn {
         Self {
             levels: self.levels.clone(),
             codes: idx.iter().map(|&i| self.codes[i]).collect(),
+            codebook: self.codebook,
         }
+    }
+
+    /// A column whose dictionary starts with `codebook` (the file's value labels, kept even
+    /// when no cell uses one: they are the file's category list, not the rows').
+    pub fn with_codebook<'a>(
+        codebook: &[String],
+        cells: impl IntoIterator<Item = Option<&'a str>>,
+    ) -> Self {
+        let mut b = TextBuilder::default();
+        for l in codebook {
+            b.intern(l);
+        }
+        let n = b.col.levels.len();
+        for c in cells {
+            b.push(c);
+        }
+        let mut col = b.finish();
+        col.codebook = n;
+        col
+    }
+
+    /// The file's value labels for this column (empty without a codebook).
+    pub fn codebook(&self) -> &[String] {
+        &self.levels[..self.codebook]
     }
 }
 
@@ -119,17 +147,22 @@ impl TextBuilder {
     pub fn push(&mut self, cell: Option<&str>) {
         let code = match cell {
             None => MISSING,
-            Some(s) => match self.index.get(s) {
-                Some(&c) => c,
-                None => {
-                    let c = self.col.levels.len() as u32;
-                    self.col.levels.push(s.to_string());
-                    self.index.insert(s.to_string(), c);
-                    c
-                }
-            },
+            Some(s) => self.intern(s),
         };
         self.col.codes.push(code);
+    }
+
+    /// The code of `s`, adding it to the dictionary when new.
+    fn intern(&mut self, s: &str) -> u32 {
+        match self.index.get(s) {
+            Some(&c) => c,
+            None => {
+                let c = self.col.levels.len() as u32;
+                self.col.levels.push(s.to_string());
+                self.index.insert(s.to_string(), c);
+                c
+            }
+        }
     }
 
     pub fn finish(self) -> TextColumn {

@@ -1,8 +1,9 @@
 //! Fuzzing the readers of untrusted files on stable Rust: a seeded mutation driver
 //! ([`mutate`]) over an in-repo seed corpus (`tests/data/bad` and `tests/data/fuzz`,
-//! compiled in), with four targets — the CSV loader (through schema inference and
-//! encoding), the IDX loader, the schema JSON and the model-file reader (through
-//! sampling). Each execution runs under `catch_unwind`; a panic is a finding.
+//! compiled in), with eight targets — the CSV loader (through schema inference and
+//! encoding), the IDX loader, the schema JSON, the model-file reader (through
+//! sampling), and the workbook, Parquet/Arrow, SPSS and Stata readers (through the same
+//! inference and encoding as CSV). Each execution runs under `catch_unwind`; a panic is a finding.
 //!
 //! No coverage instrumentation is needed to run it (none exists on stable). As feedback,
 //! an input whose *outcome* — `ok`, or its error message with numbers and names blanked —
@@ -37,10 +38,25 @@ pub enum Target {
     Idx,
     Schema,
     Model,
+    /// Excel/ODS workbooks (calamine).
+    Workbook,
+    /// Parquet and Arrow IPC (polars).
+    Columnar,
+    Spss,
+    Stata,
 }
 
 impl Target {
-    pub const ALL: [Target; 4] = [Target::Csv, Target::Idx, Target::Schema, Target::Model];
+    pub const ALL: [Target; 8] = [
+        Target::Csv,
+        Target::Idx,
+        Target::Schema,
+        Target::Model,
+        Target::Workbook,
+        Target::Columnar,
+        Target::Spss,
+        Target::Stata,
+    ];
 
     pub fn parse(s: &str) -> Option<Vec<Target>> {
         Some(match s {
@@ -48,6 +64,10 @@ impl Target {
             "idx" => vec![Target::Idx],
             "schema" => vec![Target::Schema],
             "model" => vec![Target::Model],
+            "workbook" => vec![Target::Workbook],
+            "columnar" => vec![Target::Columnar],
+            "spss" => vec![Target::Spss],
+            "stata" => vec![Target::Stata],
             "all" => Self::ALL.to_vec(),
             _ => return None,
         })
@@ -59,6 +79,10 @@ impl Target {
             Target::Idx => "idx",
             Target::Schema => "schema",
             Target::Model => "model",
+            Target::Workbook => "workbook",
+            Target::Columnar => "columnar",
+            Target::Spss => "spss",
+            Target::Stata => "stata",
         }
     }
 
@@ -109,6 +133,17 @@ impl Target {
                 "tests/data/fuzz/boosted.dpsynth",
                 "tests/data/fuzz/merf.dpsynth",
             ],
+            Target::Workbook => files![
+                "tests/data/formats/bad/merged.xlsx",
+                "tests/data/formats/bad/empty_sheet.xlsx",
+                "tests/data/formats/small.xlsx",
+            ],
+            Target::Columnar => files![
+                "tests/data/formats/small.parquet",
+                "tests/data/formats/adult_1k.arrow",
+            ],
+            Target::Spss => files!["tests/data/formats/survey.sav"],
+            Target::Stata => files!["tests/data/formats/small.dta"],
         }
     }
 
@@ -135,6 +170,15 @@ impl Target {
                 b"\x00\x00\x08\x01",
                 b"\xff\xff\xff\xff",
             ],
+            Target::Workbook | Target::Columnar | Target::Spss | Target::Stata => &[
+                b"\x00\x00\x00\x00",
+                b"\xff\xff\xff\xff",
+                b"\xff\xff\xff\x7f",
+                b"PK\x03\x04",
+                b"PAR1",
+                b"<c r=\"A1\"",
+                b"$FL2",
+            ],
             Target::Schema | Target::Model => &[
                 b"null",
                 b"-1",
@@ -159,8 +203,32 @@ impl Target {
             Target::Idx => idx(input),
             Target::Schema => schema(input),
             Target::Model => model(input),
+            Target::Workbook => file(input, "xlsx"),
+            Target::Columnar => file(input, "parquet"),
+            Target::Spss => file(input, "sav"),
+            Target::Stata => file(input, "dta"),
         }
     }
+}
+
+/// A binary table format: the bytes as a file (the readers take paths), opened, its
+/// schema guessed and the table encoded, as the CSV target does.
+fn file(input: &[u8], ext: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join(format!("fuzz.{ext}"));
+    std::fs::write(&path, input).map_err(|e| e.to_string())?;
+    let Dataset::Table(table) =
+        crate::data::open(&path, &LoadOptions::default()).map_err(|e| e.to_string())?
+    else {
+        return Ok(());
+    };
+    let schema = infer::infer_schema(&table)
+        .map_err(|e| e.to_string())?
+        .schema;
+    let enc = Encoding::new(&schema).map_err(|e| e.to_string())?;
+    enc.encode(&table).map_err(|e| e.to_string())?;
+    crate::data::digest::content_key(&Dataset::Table(table));
+    Ok(())
 }
 
 fn csv(input: &[u8]) -> Result<(), String> {

@@ -60,6 +60,10 @@ pub struct DataPanel {
     /// The text of a date/time column's bound fields while the user types ([lower,
     /// upper]); a field's text becomes the bound once it reads as a date.
     date_text: std::collections::HashMap<String, [String; 2]>,
+    /// The open workbook's sheets, read once per file (`None`: not a workbook).
+    sheets: Option<(std::path::PathBuf, Vec<String>)>,
+    /// A sheet the user picked: the window opens it after this frame.
+    open_request: Option<std::path::PathBuf>,
 }
 
 /// Warnings about one column, in words a user can act on.
@@ -102,6 +106,52 @@ fn warnings(spec: &ColumnSpec, stats: ColumnStats, n_rows: usize) -> Vec<String>
 }
 
 impl DataPanel {
+    /// A choice of sheet when the open file is a workbook with more than one.
+    fn sheet_picker(&mut self, ui: &mut egui::Ui, path: &Path) {
+        use crate::data::source::{Format, Source};
+        let src = Source::parse(path);
+        if self.sheets.as_ref().is_none_or(|(p, _)| *p != src.file) {
+            let names = if crate::data::source::detect(&src.file) == Format::Workbook {
+                crate::data::workbook::sheet_names(&src.file).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            self.sheets = Some((src.file.clone(), names));
+        }
+        let Some((_, names)) = &self.sheets else {
+            return;
+        };
+        if names.len() < 2 {
+            return;
+        }
+        let current = src
+            .sheet
+            .clone()
+            .unwrap_or_else(|| "(first with data)".into());
+        let mut picked = None;
+        egui::ComboBox::from_label("sheet")
+            .selected_text(&current)
+            .show_ui(ui, |ui| {
+                for n in names {
+                    if ui.selectable_label(*n == current, n).clicked() && *n != current {
+                        picked = Some(n.clone());
+                    }
+                }
+            })
+            .response
+            .on_hover_text(
+                "Which sheet of the workbook is the table (the CLI's --data 'FILE#SHEET')",
+            );
+        if let Some(sheet) = picked {
+            let next = Source {
+                sheet: Some(sheet),
+                header_row: src.header_row,
+                ..src
+            };
+            self.open_request = Some(next.to_path());
+        }
+    }
+
     /// Says that the column settings are the user's own from last time.
     pub fn restored(&mut self) {
         self.message = Some(Ok("Your column settings for this file from last time are back. \"Guess again\" starts over from the file.".into()));
@@ -125,6 +175,7 @@ impl DataPanel {
                         table.n_rows,
                         table.n_cols()
                     ));
+                    self.sheet_picker(ui, &loaded.path);
                     ui.separator();
                     dialogs.button(
                         ui,
@@ -176,6 +227,24 @@ impl DataPanel {
                         format!("{marked} column domains will be")
                     };
                     ui.label(format!("{what} estimated privately when a private run trains (a share of its ε; the cost preview in tab 2 says what the estimate will keep)."));
+                }
+                let from_codebook = schema.unconfirmed_codebook().len();
+                if from_codebook > 0 {
+                    ui.horizontal_wrapped(|ui| {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("{from_codebook} columns take their categories from the file's codebook (its value labels, every label whether a row uses it or not). If the codebook is published (a survey's documentation), say so and they are covered."),
+                        );
+                        if ui
+                            .button("The file's codebook is public")
+                            .on_hover_text("The value labels are a public fact, not something these rows decided: the kinds and categories of those columns are then covered by the guarantee")
+                            .clicked()
+                        {
+                            let n = schema.confirm_codebook();
+                            self.message = Some(Ok(format!("{n} columns now use the public codebook")));
+                            changed = true;
+                        }
+                    });
                 }
                 let np = crate::data::estimate::uncovered(schema).len();
                 if np > 0 {
@@ -696,6 +765,7 @@ mod tests {
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
             kind_from_data: false,
             blank_share: None,
+            codebook: false,
             provenance: Provenance::UserProvided,
         };
         let w = warnings(
@@ -770,10 +840,13 @@ impl super::panel::Panel for DataPanel {
             Some(l) => self.draw(ui, l, cx.dialogs),
             None => false,
         };
+        let mut commands = Vec::new();
         if changed {
-            vec![super::panel::Command::SchemaChanged]
-        } else {
-            Vec::new()
+            commands.push(super::panel::Command::SchemaChanged);
         }
+        if let Some(p) = self.open_request.take() {
+            commands.push(super::panel::Command::Open(p));
+        }
+        commands
     }
 }

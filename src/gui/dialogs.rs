@@ -49,11 +49,23 @@ impl Purpose {
     fn filter(self) -> (&'static str, &'static [&'static str]) {
         match self {
             Purpose::OpenData => (
-                "CSV, MNIST IDX or dpsynth model",
+                "Tables (CSV, Excel, ODS, Parquet, Arrow, SPSS, Stata), MNIST IDX or dpsynth model",
                 &[
                     "csv",
                     "tsv",
                     "txt",
+                    "xlsx",
+                    "xlsm",
+                    "xlsb",
+                    "xls",
+                    "ods",
+                    "parquet",
+                    "arrow",
+                    "feather",
+                    "ipc",
+                    "sav",
+                    "zsav",
+                    "dta",
                     "gz",
                     "idx3-ubyte",
                     "idx1-ubyte",

@@ -274,6 +274,7 @@ impl App {
                     self.keep_schema();
                     self.train_panel.dataset_changed(self.loaded.as_ref());
                 }
+                Command::Open(path) => self.open(&path, ctx),
                 Command::ShowRun {
                     title,
                     model,

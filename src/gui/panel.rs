@@ -14,6 +14,8 @@ use super::dialogs::Dialogs;
 pub enum Command {
     /// Kinds, bounds or categories changed: the training form prices the run again.
     SchemaChanged,
+    /// Open this path as the dataset (another sheet of the open workbook).
+    Open(PathBuf),
     /// A run on the open dataset finished: evaluate its model and show the results.
     ShowRun {
         title: String,

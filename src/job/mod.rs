@@ -95,6 +95,10 @@ pub struct RunConfig {
     /// named in the statement as not covered (`non_private_kinds`).
     #[serde(default)]
     pub public_kinds: bool,
+    /// The user states that the file's codebook (SPSS/Stata value labels) is public: the
+    /// columns whose categories came from it are covered ([`crate::data::schema::Schema::confirm_codebook`]).
+    #[serde(default)]
+    pub public_codebook: bool,
 }
 
 impl RunConfig {
@@ -122,6 +126,7 @@ impl RunConfig {
             boost: None,
             charge_to: None,
             public_kinds: false,
+            public_codebook: false,
         }
     }
 

@@ -78,6 +78,9 @@ fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
             if cfg.public_kinds {
                 schema.confirm_kinds();
             }
+            if cfg.public_codebook {
+                schema.confirm_codebook();
+            }
             Loaded::Table { table, schema }
         }
         Dataset::Images(set) => {

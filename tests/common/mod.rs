@@ -121,6 +121,7 @@ pub fn adult_run(
         boost: None,
         charge_to: None,
         public_kinds: false,
+        public_codebook: false,
     }
 }
 

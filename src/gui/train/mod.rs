@@ -327,6 +327,7 @@ impl TrainPanel {
             },
             charge_to: None,
             public_kinds: false,
+            public_codebook: false,
         })
     }
 

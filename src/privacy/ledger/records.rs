@@ -19,8 +19,11 @@ impl Ledger {
     }
 
     /// Remembers that the file with `byte_key` holds the dataset `content_key`, and moves a
-    /// book kept under the byte key (older ledgers) to the content key. When both exist
-    /// their entries are merged under the smaller of the two totals.
+    /// book kept under an older key of the same file to the content key: the byte key
+    /// itself (older ledgers), or the content key this file had under an earlier digest
+    /// normalisation ([`crate::data::digest`]), so a new digest version never resets a
+    /// dataset's spend. When both exist their entries are merged under the smaller of the
+    /// two totals.
     pub fn adopt_key(&mut self, byte_key: &str, content_key: &str) -> Result<(), LedgerError> {
         let path = self.path.display().to_string();
         let db = |source| LedgerError::Db {
@@ -31,14 +34,27 @@ impl Ledger {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(db)?;
+        let previous: Option<String> = tx
+            .query_row(
+                "SELECT content_key FROM key_alias WHERE byte_key = ?1",
+                params![byte_key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db)?;
         tx.execute(
             "INSERT INTO key_alias(byte_key, content_key) VALUES (?1, ?2)
              ON CONFLICT(byte_key) DO UPDATE SET content_key = ?2",
             params![byte_key, content_key],
         )
         .map_err(db)?;
-        let (old, old_default) = budget_of(&tx, byte_key).map_err(db)?;
-        if !old_default && byte_key != content_key {
+        let mut olds = vec![byte_key.to_string()];
+        olds.extend(previous.filter(|p| p != content_key && p != byte_key));
+        for old_key in &olds {
+            let (old, old_default) = budget_of(&tx, old_key).map_err(db)?;
+            if old_default || old_key == content_key {
+                continue;
+            }
             let (new, new_default) = budget_of(&tx, content_key).map_err(db)?;
             let (e, d) = if new_default {
                 (old.epsilon, old.delta)
@@ -54,11 +70,11 @@ impl Ledger {
             for table in ["entry", "exposure", "budget_change", "estimate"] {
                 tx.execute(
                     &format!("UPDATE {table} SET dataset_id = ?2 WHERE dataset_id = ?1"),
-                    params![byte_key, content_key],
+                    params![old_key, content_key],
                 )
                 .map_err(db)?;
             }
-            tx.execute("DELETE FROM dataset WHERE id = ?1", params![byte_key])
+            tx.execute("DELETE FROM dataset WHERE id = ?1", params![old_key])
                 .map_err(db)?;
         }
         tx.commit().map_err(db)?;

@@ -110,6 +110,29 @@ fn a_book_kept_under_the_byte_hash_moves_to_the_content_key() {
 }
 
 #[test]
+fn a_new_digest_version_carries_the_file_s_spend_to_its_new_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let plan = [Charge {
+        mechanism: Mechanism::SubsampledGaussian {
+            q: 0.01,
+            sigma: 2.0,
+        },
+        count: 100,
+    }];
+    // Spent under the content key of an earlier digest version, at the default budget.
+    l.adopt_key("bytes", "content-v1").unwrap();
+    l.reserve("content-v1", &plan, "run under v1").unwrap();
+    let spent = l.spent("content-v1").unwrap().epsilon;
+    assert!(spent > 0.0);
+    // The same file, keyed by the new version: the spend follows it.
+    l.adopt_key("bytes", "content-v2").unwrap();
+    assert_eq!(l.standing("content-v2").unwrap().entries.len(), 1);
+    assert!((l.spent("content-v2").unwrap().epsilon - spent).abs() < 1e-12);
+    assert!(l.standing("content-v1").unwrap().entries.is_empty());
+}
+
+#[test]
 fn an_entry_without_stored_charges_makes_the_dataset_fall_back_to_rdp() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("l.sqlite3");
