@@ -62,7 +62,7 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct FuzzArgs {
-    /// csv, idx, schema, model or all.
+    /// csv, idx, schema, model, workbook, columnar, spss, stata or all.
     #[arg(long, default_value = "all")]
     target: String,
     /// Executions per target.
