@@ -213,6 +213,15 @@ mod tests {
     }
 
     #[test]
+    fn too_wide_a_table_is_refused_by_name() {
+        let wide: Vec<RawColumn> = (0..=MAX_COLUMNS)
+            .map(|i| col(&format!("c{i}"), vec![Cell::Number(1.0), Cell::Number(2.0)]))
+            .collect();
+        let e = finish("wide.parquet", wide, &LoadOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("at most 2000"), "{e}");
+    }
+
+    #[test]
     fn a_codebook_keeps_labels_no_row_uses() {
         let mut c = col(
             "sex",

@@ -15,11 +15,23 @@ use super::source::{Format, Source};
 pub fn read(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> {
     let name = src.file.display().to_string();
     let file = std::fs::File::open(&src.file).map_err(|e| DataError::io(&src.file, e))?;
-    let df = match format {
-        Format::Parquet => ParquetReader::new(file).finish(),
-        _ => IpcReader::new(file).finish(),
-    }
-    .map_err(|e| {
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    // polars panics on some malformed footers (an `unwrap` on a thrift error); a damaged
+    // file is an error here, not the end of the program.
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
+        Format::Parquet => {
+            let mut reader = ParquetReader::new(file);
+            check_parquet_sizes(&mut reader, size, &name).map(|_| reader.finish())
+        }
+        _ => Ok(IpcReader::new(file).finish()),
+    }))
+    .map_err(|_| {
+        DataError::file(
+            &name,
+            format!("could not be read as {}: the file is damaged", format.name()),
+        )
+    })??;
+    let df = read.map_err(|e| {
         DataError::file(
             &name,
             format!(
@@ -55,6 +67,59 @@ pub fn read(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> {
         });
     }
     Ok(out)
+}
+
+/// Refuses a Parquet file whose footer declares more than it can hold, before polars reads
+/// the data: polars sizes its buffers from the footer, and an impossible size aborts the
+/// process instead of failing (found by `dpsynth fuzz --target columnar`).
+fn check_parquet_sizes(
+    reader: &mut ParquetReader<std::fs::File>,
+    file_size: u64,
+    name: &str,
+) -> Result<(), DataError> {
+    let damaged = |what: String| {
+        DataError::file(
+            name,
+            format!("could not be read as Parquet: {what}; is the file complete?"),
+        )
+    };
+    let meta = reader
+        .get_metadata()
+        .map_err(|e| damaged(e.to_string()))?
+        .clone();
+    if meta.num_rows > super::cells::MAX_ROWS {
+        return Err(DataError::file(
+            name,
+            format!(
+                "has {} rows; dpsynth reads at most {} (sample or split it)",
+                meta.num_rows,
+                super::cells::MAX_ROWS
+            ),
+        ));
+    }
+    // A page decompresses to at most this many times its size (zstd and snappy stay far
+    // below it on real data).
+    const MAX_RATIO: i64 = 1_000;
+    for rg in &meta.row_groups {
+        if rg.num_rows() > meta.num_rows.max(1) {
+            return Err(damaged("a row group holds more rows than the file".into()));
+        }
+        for c in rg.parquet_columns() {
+            let r = c.byte_range();
+            let (comp, uncomp) = (c.compressed_size(), c.uncompressed_size());
+            if r.end > file_size
+                || r.start > r.end
+                || comp < 0
+                || uncomp < 0
+                || uncomp > comp.saturating_mul(MAX_RATIO).max(1 << 20)
+            {
+                return Err(damaged(
+                    "a column chunk's declared size does not fit the file".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn column_error(file: &str, column: &str, e: PolarsError) -> DataError {
