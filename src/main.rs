@@ -8,13 +8,20 @@ fn main() -> ExitCode {
     keep_freed_memory();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.len() <= 1 {
-        return open_window();
+        return open_window(None);
+    }
+    // `dpsynth FILE`: a desktop's "Open with" (a file, not a subcommand or a flag).
+    if args.len() == 2
+        && std::path::Path::new(&args[1]).exists()
+        && !args[1].to_string_lossy().starts_with('-')
+    {
+        return open_window(Some(std::path::PathBuf::from(&args[1])));
     }
     dpsynth::cli::main_with_args(args)
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_window() -> ExitCode {
+fn open_window(_file: Option<std::path::PathBuf>) -> ExitCode {
     eprintln!(
         "dpsynth: this build has no window (built without the `gui` feature); see `dpsynth --help` for the command line."
     );
@@ -22,9 +29,9 @@ fn open_window() -> ExitCode {
 }
 
 #[cfg(feature = "gui")]
-fn open_window() -> ExitCode {
+fn open_window(file: Option<std::path::PathBuf>) -> ExitCode {
     {
-        match dpsynth::gui::run() {
+        match dpsynth::gui::run_with(file) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("dpsynth: the window could not open: {e:#}");

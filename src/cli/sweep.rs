@@ -31,7 +31,8 @@ pub struct SweepArgs {
     /// charge nothing. Without it every run is charged to the dataset's ledger.
     #[arg(long)]
     pub public: bool,
-    /// Folder for the models (default: a `sweep` folder beside the data).
+    /// Folder for the models (default: `sweeps/<file name>` in the app's folder, never
+    /// beside the data: a bundled sample may be read-only).
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[arg(long)]
@@ -54,10 +55,12 @@ pub struct SweepArgs {
 
 pub fn run(a: SweepArgs) -> anyhow::Result<()> {
     let out_dir = a.out.clone().unwrap_or_else(|| {
-        a.data
-            .parent()
-            .unwrap_or_else(|| std::path::Path::new("."))
-            .join("sweep")
+        let stem = a
+            .data
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "data".into());
+        job::cost::data_dir().join("sweeps").join(stem)
     });
     let cfg = SweepConfig {
         base: RunConfig {

@@ -28,7 +28,10 @@ pub fn read(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> {
     .map_err(|_| {
         DataError::file(
             &name,
-            format!("could not be read as {}: the file is damaged", format.name()),
+            format!(
+                "could not be read as {}: the file is damaged",
+                format.name()
+            ),
         )
     })??;
     let df = read.map_err(|e| {

@@ -36,6 +36,12 @@ use panel::{Command, Ctx, Panel};
 
 /// Opens the window and blocks until it closes.
 pub fn run() -> anyhow::Result<()> {
+    run_with(None)
+}
+
+/// [`run`], opening `file` (a table, digits or a `.dpsynth` model) once the window is up:
+/// what a desktop's "Open with dpsynth" and a double-clicked model file do.
+pub fn run_with(file: Option<PathBuf>) -> anyhow::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("dpsynth — differentially private synthetic data")
@@ -46,16 +52,31 @@ pub fn run() -> anyhow::Result<()> {
     eframe::run_native(
         "dpsynth",
         options,
-        Box::new(|cc| Ok(Box::new(App::new(cc)))),
+        Box::new(move |cc| {
+            let mut app = App::new(cc);
+            if let Some(f) = file {
+                app.open(&f, &cc.egui_ctx);
+            }
+            Ok(Box::new(app))
+        }),
     )
     .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// Bundled samples, relative to the crate root (the README's run command starts there).
+/// Bundled samples: `assets/` in a checkout (the README's run command starts there), else
+/// an installed package's `share/dpsynth/assets` beside the binary's `bin/` (read-only:
+/// nothing is ever written beside them), else the source tree the binary was built from.
 pub fn sample_path(rel: &str) -> PathBuf {
     let local = PathBuf::from("assets").join(rel);
     if local.exists() {
         return local;
+    }
+    if let Some(installed) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("share/dpsynth/assets")))
+        .filter(|p| p.is_dir())
+    {
+        return installed.join(rel);
     }
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
