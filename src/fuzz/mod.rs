@@ -221,6 +221,11 @@ fn file(input: &[u8], ext: &str) -> Result<(), String> {
     else {
         return Ok(());
     };
+    use_table(table)
+}
+
+/// What a run does with an opened table: guess its schema, encode it, key it.
+fn use_table(table: crate::data::Table) -> Result<(), String> {
     let schema = infer::infer_schema(&table)
         .map_err(|e| e.to_string())?
         .schema;
@@ -238,13 +243,7 @@ fn csv(input: &[u8]) -> Result<(), String> {
         set.encode().map_err(|e| e.to_string())?;
         return Ok(());
     }
-    let schema = infer::infer_schema(&table)
-        .map_err(|e| e.to_string())?
-        .schema;
-    let enc = Encoding::new(&schema).map_err(|e| e.to_string())?;
-    enc.encode(&table).map_err(|e| e.to_string())?;
-    crate::data::digest::content_key(&Dataset::Table(table));
-    Ok(())
+    use_table(table)
 }
 
 fn idx(input: &[u8]) -> Result<(), String> {
