@@ -23,7 +23,9 @@ cuda="$wheels/nvidia/cu13"
 # names, which the wheels do not ship, and libcuda, which only a driver does. A stub
 # libcuda with the driver API's names (taken from cudarc's bindings) satisfies the
 # linker, as the toolkit's own lib/stubs would; the GPU machine's driver provides the
-# real libcuda.so.1 at run time.
+# real libcuda.so.1 at run time. Each stub returns CUDA_ERROR_NO_DEVICE (100), so the stub
+# named libcuda.so.1 also lets this binary start on a machine without the driver, where
+# `--device auto` then trains on the CPU (how CI-like machines check this build).
 if [ ! -e "$cuda/lib/libnvrtc.so.13" ]; then
   python3 -m pip install -q --target "$wheels/nvrtc" "nvidia-cuda-nvrtc==13.0.*"
   cp "$wheels/nvrtc/nvidia/cu13/lib/"* "$cuda/lib/"
@@ -32,11 +34,12 @@ fi
   ln -sf libnvrtc.so.13 libnvrtc.so; ln -sf libcurand.so.10 libcurand.so
   ln -sf libcublas.so.13 libcublas.so; ln -sf libcublasLt.so.13 libcublasLt.so
   ln -sf libcudart.so.13 libcudart.so )
-if [ ! -e "$cuda/lib/libcuda.so" ]; then
+if ! grep -q "return 100" "$wheels/libcuda_stub.c" 2>/dev/null; then
   bindings=$(ls -d "$HOME"/.cargo/registry/src/*/cudarc-0.19.*/src/driver/sys/mod.rs | tail -1)
-  grep -hoE '^\s+fn cu[A-Za-z0-9_]*\(' "$bindings" | sed -E 's/\s*fn ([A-Za-z0-9_]*)\(/void \1(void) {}/' \
+  grep -hoE '^\s+fn cu[A-Za-z0-9_]*\(' "$bindings" | sed -E 's/\s*fn ([A-Za-z0-9_]*)\(/int \1(void) { return 100; }/' \
     | sort -u > "$wheels/libcuda_stub.c"
   cc -shared -fPIC -o "$cuda/lib/libcuda.so" -Wl,-soname,libcuda.so.1 "$wheels/libcuda_stub.c"
+  mkdir -p "$wheels/stub" && ln -sf "$cuda/lib/libcuda.so" "$wheels/stub/libcuda.so.1"
 fi
 export CUDA_ROOT="$cuda" CUDA_PATH="$cuda" CUDA_HOME="$cuda" PATH="$cuda/bin:$PATH"
 # No GPU is needed to build: name the compute capability instead of asking nvidia-smi.

@@ -61,6 +61,7 @@ open("european.csv", "w").write(eu.to_csv(sep=";", index=False))
 small = pd.DataFrame({"age": [23, 35, 47], "vote": [1, 2, 9]})
 pyreadstat.write_dta(small, "small.dta", variable_value_labels={"vote": {1: "Yes", 2: "No"}})
 small.to_parquet("small.parquet", index=False)
+small.to_feather("small.arrow", compression="uncompressed")
 pd.DataFrame({"age": [23, 35, 47, 51], "town": ["Gent", "Lier", "Gent", "Aalst"]}).to_excel("small.xlsx", index=False)
 
 for ext in ["xlsx", "parquet", "sav", "dta"]:

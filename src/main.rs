@@ -6,6 +6,10 @@ fn main() -> ExitCode {
     die_quietly_on_closed_pipes();
     limit_thread_lookups();
     keep_freed_memory();
+    if let Ok(exe) = std::env::current_exe() {
+        // A crafted Parquet or IPC file can abort polars' reader: try it in a child first.
+        dpsynth::data::columnar::check_in_child_process(exe);
+    }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.len() <= 1 {
         return open_window(None);
@@ -17,7 +21,30 @@ fn main() -> ExitCode {
     {
         return open_window(Some(std::path::PathBuf::from(&args[1])));
     }
+    hand_gpu_work_to_the_cuda_binary(&args);
     dpsynth::cli::main_with_args(args)
+}
+
+/// Replaces this process with `dpsynth-cuda` for GPU work where that build can run
+/// (see `nn::device::handoff_target` for why there are two binaries). Returns only when
+/// there is nothing to hand off or the hand-off failed (with a note): the command then
+/// runs here.
+fn hand_gpu_work_to_the_cuda_binary(args: &[std::ffi::OsString]) {
+    let Some(target) = dpsynth::nn::device::handoff_target(args) else {
+        return;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        let err = std::process::Command::new(&target)
+            .args(&args[1..])
+            .env("DPSYNTH_HANDOFF", "0")
+            .exec();
+        eprintln!(
+            "dpsynth: could not start {} ({err}); training on the CPU here",
+            target.display()
+        );
+    }
 }
 
 #[cfg(not(feature = "gui"))]

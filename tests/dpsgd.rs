@@ -512,3 +512,61 @@ fn convolutions_match_the_per_example_reference_on_both_norm_paths() {
         }
     }
 }
+
+/// `dpsynth train` hands GPU work to `dpsynth-cuda` installed beside it when the NVIDIA
+/// driver library loads, and keeps CPU work (and everything when no driver loads) itself.
+/// The driver is faked by any loadable library named `libcuda.so.1` on the loader's path;
+/// the CUDA binary by a script that says it ran.
+#[cfg(target_os = "linux")]
+#[test]
+fn gpu_work_goes_to_the_cuda_binary_only_where_the_driver_loads() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("dpsynth");
+    std::fs::copy(env!("CARGO_BIN_EXE_dpsynth"), &bin).unwrap();
+    let cuda = dir.path().join("dpsynth-cuda");
+    std::fs::write(&cuda, "#!/bin/sh\necho \"cuda binary: $*\"\n").unwrap();
+    std::fs::set_permissions(&cuda, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let driver = dir.path().join("driver");
+    std::fs::create_dir(&driver).unwrap();
+    let any_library = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib64/libm.so.6",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists());
+    let Some(lib) = any_library else {
+        eprintln!("no libm to stand in for the driver; skipped");
+        return;
+    };
+    std::fs::copy(lib, driver.join("libcuda.so.1")).unwrap();
+    let run = |args: &[&str], with_driver: bool| {
+        let mut c = std::process::Command::new(&bin);
+        c.args(args).env_remove("DPSYNTH_HANDOFF");
+        if with_driver {
+            c.env("LD_LIBRARY_PATH", &driver);
+        }
+        let out = c.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let train = [
+        "train",
+        "--data",
+        "missing.csv",
+        "--method",
+        "aim",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+    ];
+    assert!(run(&train, true).starts_with("cuda binary: train --data missing.csv"));
+    // No driver: the command runs here (and fails here, on the missing file).
+    assert!(!run(&train, false).contains("cuda binary"));
+    // CPU work stays, driver or not.
+    let mut cpu = train.to_vec();
+    cpu.extend(["--device", "cpu"]);
+    assert!(!run(&cpu, true).contains("cuda binary"));
+    assert!(!run(&["methods"], true).contains("cuda binary"));
+}

@@ -78,4 +78,51 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     h.get_by_label("Export CSV").click();
     wait_for(&mut h, "wrote 1000 rows to", 60);
     assert!(out2.exists());
+
+    workbooks_survey_files_and_the_guide(&mut h);
+}
+
+/// (The same window, so this binary keeps one test.) A workbook offers its sheets, a
+/// survey file's value labels wait for the user to call them public, and Help opens the
+/// guide.
+fn workbooks_survey_files_and_the_guide(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
+    let formats = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/formats");
+    type_into(
+        h,
+        "or type a path:",
+        &formats.join("adult_1k.xlsx").display().to_string(),
+    );
+    h.get_by_label("Open").click();
+    wait_for(h, "1000 rows × 15 columns", 60);
+    h.get_by_role_and_label(egui::accesskit::Role::ComboBox, "sheet")
+        .click();
+    h.run_steps(2);
+    h.get_by_label("titled").click();
+    // The title line above the header is skipped: the same 1,000 rows.
+    wait_for(h, "adult_1k.xlsx#titled", 60);
+    wait_for(h, "1000 rows × 15 columns", 60);
+
+    type_into(
+        h,
+        "or type a path:",
+        &formats.join("survey.sav").display().to_string(),
+    );
+    h.get_by_label("Open").click();
+    wait_for(h, "take their categories from the file's codebook", 60);
+    h.get_by_label("The file's codebook is public").click();
+    h.run_steps(3);
+    h.get_by_label_contains("now use the public codebook");
+    assert!(
+        h.query_by_label_contains("take their categories from the file's codebook")
+            .is_none()
+    );
+
+    h.get_by_label("Help").click();
+    h.run_steps(2);
+    h.get_by_label("Guide").click();
+    h.run_steps(3);
+    h.get_by_label("Start here");
+    h.get_by_label("Command line").click();
+    h.run_steps(3);
+    h.get_by_label_contains("dpsynth train --data");
 }

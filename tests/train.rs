@@ -189,6 +189,7 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
         boost: None,
         fixed_schema: None,
         profile: None,
+        device: Default::default(),
     })
     .unwrap();
     assert!(cost.refused.unwrap().contains("kept at δ"));
@@ -798,6 +799,7 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
         boost: Some(boost.clone()),
         fixed_schema: None,
         profile: None,
+        device: Default::default(),
     })
     .unwrap();
     let b = cost.boost.expect("boosting priced on its own line");

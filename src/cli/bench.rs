@@ -37,6 +37,10 @@ pub enum BenchCmd {
         /// correct but many times slower than the CPU path, so timing it says little).
         #[arg(long)]
         cpu_only: bool,
+        /// Also time the candle path on this training device (e.g. `cuda`): the path
+        /// DP-MERF and PEARL take when they train there.
+        #[arg(long)]
+        device: Option<String>,
     },
     /// Time and peak memory of the full evaluation report (defaults: ADULT train, test and
     /// train-as-synthetic, 32k/16k/32k rows, label income, with the HTML report).
@@ -208,7 +212,22 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<()> {
             width,
             classes,
             cpu_only,
-        } => embed(json, &rows, &features, width, classes, cpu_only),
+            device,
+        } => {
+            let on = match device {
+                Some(d) => Some(crate::nn::device::DeviceChoice::parse(&d)?.open()?),
+                None => None,
+            };
+            embed(
+                json,
+                &rows,
+                &features,
+                width,
+                classes,
+                cpu_only,
+                on.as_ref(),
+            )
+        }
         BenchCmd::Dpsgd {
             json,
             steps,
@@ -258,6 +277,7 @@ fn embed(
     width: usize,
     classes: usize,
     cpu_only: bool,
+    on: Option<&candle_core::Device>,
 ) -> anyhow::Result<()> {
     use crate::methods::embedding::{self, EmbedDevice, LabelSpan};
     use rand::{Rng as _, SeedableRng as _};
@@ -275,6 +295,12 @@ fn embed(
     };
     if width <= label.classes {
         anyhow::bail!("--width must exceed --classes");
+    }
+    if let Some(d) = on.filter(|d| !d.is_cpu()) {
+        // The first kernels on a GPU load their modules: keep that out of the timings.
+        let x = candle_core::Tensor::ones((16, width), candle_core::DType::F32, d)?;
+        let omega = embedding::frequencies(width, 8, 1.0, &mut rng, d)?;
+        embedding::class_sums(&x, &omega, Some(label))?.to_device(&dev)?;
     }
     let mut out = Vec::new();
     for &n in rows {
@@ -303,6 +329,22 @@ fn embed(
                 }
                 Err(_) => None,
             };
+            let device_row = match on {
+                Some(d) if !d.is_cpu() => {
+                    // Copies in and out are timed too: a run pays them once per release.
+                    let t0 = std::time::Instant::now();
+                    let (xd, od) = (x.to_device(d)?, omega.to_device(d)?);
+                    let s = embedding::class_sums(&xd, &od, Some(label))?.to_device(&dev)?;
+                    let secs = t0.elapsed().as_secs_f64();
+                    let gap = (cpu.clone() - s)?.abs()?.max_all()?.to_scalar::<f32>()?;
+                    eprintln!(
+                        "rows {n:>6}  k {k:>6}  candle on {} {secs:>7.2} s (largest gap {gap:.2e})",
+                        crate::nn::device::describe(d)
+                    );
+                    Some((secs, crate::nn::device::describe(d), gap))
+                }
+                _ => None,
+            };
             eprintln!(
                 "rows {n:>6}  k {k:>6}  cpu {cpu_s:>7.2} s  {}",
                 gpu_row
@@ -320,6 +362,9 @@ fn embed(
                 "gpu_seconds": gpu_row.as_ref().map(|r| r.0),
                 "gpu": gpu_row.as_ref().map(|r| r.1.clone()),
                 "largest_gap": gpu_row.as_ref().map(|r| r.2),
+                "device_seconds": device_row.as_ref().map(|r| r.0),
+                "device": device_row.as_ref().map(|r| r.1.clone()),
+                "device_largest_gap": device_row.as_ref().map(|r| r.2),
             }));
         }
     }

@@ -58,6 +58,10 @@ pub enum Command {
     /// files. Exit 1 when an input panicked.
     #[command(hide = true)]
     Fuzz(FuzzArgs),
+    /// (internal) Read a Parquet or Arrow IPC file and exit: the child process that opening
+    /// such a file runs first (`data::columnar::check_in_child_process`).
+    #[command(hide = true, name = "__check-columnar")]
+    CheckColumnar { file: std::path::PathBuf },
 }
 
 #[derive(Debug, clap::Args)]
@@ -93,14 +97,15 @@ fn fuzz(a: FuzzArgs) -> anyhow::Result<()> {
         let r = crate::fuzz::run(t, a.executions, a.seed, a.findings.as_deref());
         if !a.json {
             println!(
-                "{:<7} {:>9} executions in {:>7.1} s: {} accepted, {} refused, {} distinct outcomes, {} panics",
+                "{:<7} {:>9} executions in {:>7.1} s: {} accepted, {} refused, {} distinct outcomes, {} panics, {} reader crashes contained",
                 t.name(),
                 r.executions,
                 r.seconds,
                 r.accepted,
                 r.refused,
                 r.outcomes,
-                r.panics
+                r.panics,
+                r.contained_crashes
             );
             for m in &r.panic_messages {
                 println!("        panic: {m}");
@@ -144,6 +149,9 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Audit(a) => audit::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Fuzz(a) => fuzz(a),
+        Command::CheckColumnar { file } => {
+            return ExitCode::from(crate::data::columnar::check_here(&file) as u8);
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -67,8 +67,9 @@ pub struct TrainArgs {
     /// Model file to write (default: next to the data, `<name>.<method>.dpsynth`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Training device: cpu, cuda, cuda:N, metal.
-    #[arg(long, default_value = "cpu")]
+    /// Training device: auto (a GPU this build can drive, else the CPU), cpu, cuda,
+    /// cuda:N, metal.
+    #[arg(long, default_value = "auto")]
     pub device: String,
     /// Ledger file (default: $DPSYNTH_LEDGER, else the user data folder).
     #[arg(long)]
@@ -238,18 +239,20 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             "estimated_domains": summary.estimated_domains,
             "public_rows": a.public_rows,
             "boosted": summary.boosted,
+            "device": summary.device,
         }));
     }
     let eps = summary
         .epsilon_spent
         .map_or("∞ (not private)".to_string(), |e| format!("{e:.4}"));
     println!(
-        "model written to {} — ε = {eps} at δ = {} ({}), {} steps in {:.1} s{}",
+        "model written to {} — ε = {eps} at δ = {} ({}), {} steps in {:.1} s on {}{}",
         summary.model.display(),
         summary.delta,
         summary.accountant,
         summary.steps,
         summary.seconds,
+        summary.device,
         if summary.not_for_release {
             " — fixed seed: NOT for release"
         } else {

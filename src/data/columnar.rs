@@ -11,8 +11,80 @@ use super::cells::{Cell, RawColumn};
 use super::error::DataError;
 use super::source::{Format, Source};
 
+/// The program that reads a columnar file once in a child process before this process
+/// reads it (set by the `dpsynth` binary at start; tests and library callers read
+/// in-process only).
+static CHECKER: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// The hidden subcommand [`CHECKER`] runs: `dpsynth __check-columnar FILE`.
+pub const CHECK_COMMAND: &str = "__check-columnar";
+
+/// Has every later [`read`] try the file first in `exe __check-columnar FILE`.
+///
+/// Why a child process: polars sizes buffers from what a Parquet page or an IPC message
+/// declares, and a crafted file can ask for 2⁶¹ bytes. That is an allocation failure,
+/// which Rust turns into an abort (not a panic: `catch_unwind` cannot stop it), taking the
+/// window and any unsaved work with it. A child that dies instead says only "this file is
+/// damaged". The file is read twice; Parquet and IPC read at hundreds of MB a second, so
+/// the check costs less than the rest of opening a file.
+pub fn check_in_child_process(exe: std::path::PathBuf) {
+    let _ = CHECKER.set(exe);
+}
+
 /// The columns of a Parquet or Arrow IPC file.
 pub fn read(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> {
+    if let Some(exe) = CHECKER.get() {
+        check_in_child(exe, src, format)?;
+    }
+    read_here(src, format)
+}
+
+/// Reads the file in a child: exit 0 (read) or [`CHECK_FAILED`] (a clean error, which
+/// reading here reproduces with its message) let this process read it; anything else (an
+/// abort, a signal) means the reader crashed on it.
+fn check_in_child(exe: &std::path::Path, src: &Source, format: Format) -> Result<(), DataError> {
+    let name = src.file.display().to_string();
+    let status = std::process::Command::new(exe)
+        .arg(CHECK_COMMAND)
+        .arg(&src.file)
+        .env("DPSYNTH_HANDOFF", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    match status {
+        // The checker could not start (moved binary, no process slots): read here as before.
+        Err(_) => Ok(()),
+        Ok(s) if s.success() || s.code() == Some(CHECK_FAILED) => Ok(()),
+        Ok(_) => Err(DataError::file(
+            &name,
+            format!(
+                "could not be read as {}: the reader crashed on it, so the file is damaged or was made to crash readers (nothing was read)",
+                format.name()
+            ),
+        )),
+    }
+}
+
+/// The exit status of `__check-columnar` for a file that gave a clean error.
+pub const CHECK_FAILED: i32 = 3;
+
+/// Reads `file` in this process, for `dpsynth __check-columnar`: exit 0 when it reads,
+/// [`CHECK_FAILED`] when it gives an error (an abort speaks for itself).
+pub fn check_here(file: &std::path::Path) -> i32 {
+    let src = Source {
+        file: file.to_path_buf(),
+        sheet: None,
+        header_row: None,
+    };
+    match read_here(&src, super::source::detect(file)) {
+        Ok(_) => 0,
+        Err(_) => CHECK_FAILED,
+    }
+}
+
+/// [`read`] without the child process.
+fn read_here(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> {
     let name = src.file.display().to_string();
     let file = std::fs::File::open(&src.file).map_err(|e| DataError::io(&src.file, e))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);

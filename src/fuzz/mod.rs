@@ -138,7 +138,10 @@ impl Target {
                 "tests/data/formats/bad/empty_sheet.xlsx",
                 "tests/data/formats/small.xlsx",
             ],
-            Target::Columnar => files!["tests/data/formats/small.parquet",],
+            Target::Columnar => files![
+                "tests/data/formats/small.parquet",
+                "tests/data/formats/small.arrow",
+            ],
             Target::Spss => files!["tests/data/formats/survey.sav"],
             Target::Stata => files!["tests/data/formats/small.dta"],
         }
@@ -346,6 +349,9 @@ pub struct Report {
     pub panics: u64,
     /// The first panicking inputs' messages (at most 5).
     pub panic_messages: Vec<String>,
+    /// Inputs that crashed a reader in its child process (Parquet, IPC): contained, so
+    /// not a failure of the run, but kept in `findings` like panics.
+    pub contained_crashes: u64,
     pub seconds: f64,
 }
 
@@ -390,7 +396,7 @@ pub fn run(
     let mut seen: HashSet<String> = HashSet::new();
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let (mut accepted, mut refused, mut panics) = (0, 0, 0);
+    let (mut accepted, mut refused, mut panics, mut contained) = (0, 0, 0, 0);
     let mut panic_messages = Vec::new();
     for i in 0..executions {
         let input = if (i as usize) < seeds.len() {
@@ -414,6 +420,16 @@ pub fn run(
                     accepted += 1;
                 } else {
                     refused += 1;
+                }
+                if r.as_ref()
+                    .is_err_and(|e| e.contains("the reader crashed on it"))
+                {
+                    contained += 1;
+                    if let Some(dir) = findings {
+                        let path = dir.join(format!("{}-crash-{i}.bin", target.name()));
+                        let _ = std::fs::create_dir_all(dir)
+                            .and_then(|_| crate::util::atomic::write_atomic(&path, &input));
+                    }
                 }
                 if seen.insert(outcome_class(&r)) && corpus.len() < 1_000 {
                     corpus.push(input);
@@ -451,6 +467,7 @@ pub fn run(
         },
         panics,
         panic_messages,
+        contained_crashes: contained,
         seconds: t0.elapsed().as_secs_f64(),
     }
 }

@@ -15,6 +15,7 @@ mod category_editor;
 mod data_panel;
 mod dialogs;
 mod frame_stats;
+mod guide;
 mod loader;
 mod model_view;
 mod panel;
@@ -148,6 +149,8 @@ pub struct App {
     model_view: Option<model_view::ModelView>,
     /// Writes the column settings kept per file, off the UI thread.
     schema_keeper: schema_store::Keeper,
+    /// Help → Guide.
+    guide: guide::Guide,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -548,9 +551,18 @@ impl eframe::App for App {
                 ui.selectable_value(&mut self.tab, Tab::Results, "3 · Results");
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     theme_switch(ui);
+                    ui.menu_button("Help", |ui| {
+                        if ui.button("Guide").clicked() {
+                            self.guide.open = true;
+                            ui.close();
+                        }
+                        ui.separator();
+                        ui.weak(format!("dpsynth {}", env!("CARGO_PKG_VERSION")));
+                    });
                 });
             });
         });
+        self.guide.show(ui.ctx());
         if self.tab != tab_before {
             // An error about opening a file belongs to the moment it happened.
             self.error = None;

@@ -32,6 +32,8 @@ pub struct CostRequest {
     /// The table's level counts ([`crate::data::estimate::profile`]), for the diagnostic
     /// of what a private domain estimate will drop (shown to the data's owner only).
     pub profile: Option<std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>>,
+    /// Where the run will train (the preview says which device `auto` picks).
+    pub device: super::DeviceChoice,
 }
 
 /// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
@@ -65,6 +67,8 @@ pub struct Cost {
     /// What the release will not cover, said before anything is spent: domains read off
     /// the rows, kinds guessed from them.
     pub not_covered: Vec<String>,
+    /// Where the networks will train, in words ([`super::DeviceChoice::will_use`]).
+    pub device: String,
 }
 
 impl Cost {
@@ -119,6 +123,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         delta: st.budget.delta,
         spent: st.spent,
         dataset_delta: (!st.budget_is_default).then_some(st.budget.delta),
+        device: req.device.will_use(),
         ..Default::default()
     };
     if !info.is_private_at(req.epsilon) {
@@ -163,7 +168,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
                 req.rows,
                 schema.columns.len(),
                 enc.width,
-                true,
+                req.device.resolves_to_cpu(),
             ));
         }
     }

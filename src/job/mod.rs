@@ -210,6 +210,8 @@ pub struct RunSummary {
     /// Whether the model carries a post-GAN-boosted mixture (boosting is skipped when the
     /// run was cancelled or took no snapshot).
     pub boosted: bool,
+    /// Where the networks trained (`cpu`, `cuda`, `metal`): what `--device auto` chose.
+    pub device: String,
 }
 
 /// A loss or ε report of a running method. Only post-processing-safe figures: losses on

@@ -22,7 +22,8 @@
 //! times faster per multiply-add than a small network's passes, and each evaluation adds a
 //! cosine, a sine and their derivatives whatever the row's width.
 //! The constants were fitted on the 2-core development machine (see the README's
-//! "Resources" section for the measurements); a GPU run's time is not estimated.
+//! "Resources" section for the measurements). A GPU run's time is the CPU estimate divided
+//! by [`GPU_SPEEDUP`], one rate measured on one GPU: a rough figure, said as such.
 
 use serde::Serialize;
 
@@ -50,6 +51,12 @@ const STEP_SECONDS: f64 = 60e-6;
 /// clipped sum and the optimizer touch every parameter (dominant for wide networks on tiny
 /// batches: two 256×256 images took about 6 s a step with 76 M parameters).
 const PARAM_STEP_SECONDS: f64 = 5e-8;
+/// How many times faster than the two development cores a GPU trained, measured on one
+/// NVIDIA H200 (`scripts/gpu_check.sh`, docs/gpu.md): DP-MERF `mnist-conv-wide` 7.5×
+/// (67 s against 500 s), the conditional DCGAN of `dp-gan --preset mnist-conv` 3–4×
+/// (its per-example convolution gradients are not yet fused on the GPU). 5 keeps both
+/// within a factor of 2.
+pub const GPU_SPEEDUP: f64 = 5.0;
 /// Share of the available memory a run may plan to use.
 const HEADROOM: f64 = 0.9;
 
@@ -57,8 +64,10 @@ const HEADROOM: f64 = 0.9;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Resources {
     pub peak_bytes: u64,
-    /// `None` off the CPU (a GPU's speed is not modelled).
+    /// `None` when the figure would be meaningless (sizes beyond any machine).
     pub seconds: Option<f64>,
+    /// The run trains on a GPU: `seconds` is the CPU figure over [`GPU_SPEEDUP`].
+    pub gpu: bool,
     /// Memory available to the process now (`None` where it cannot be read).
     pub available_bytes: Option<u64>,
     pub footprint: Footprint,
@@ -79,13 +88,16 @@ pub fn estimate(f: &Footprint, n: usize, columns: usize, width: usize, cpu: bool
         .saturating_add(f.extra_values.saturating_mul(4));
     Resources {
         peak_bytes: peak,
-        seconds: cpu.then(|| {
-            f.passes as f64 * FLOPS_PER_PASS / CPU_FLOPS
+        seconds: Some(
+            (f.passes as f64 * FLOPS_PER_PASS / CPU_FLOPS
                 + f.steps as f64 * (STEP_SECONDS + f.params as f64 * PARAM_STEP_SECONDS)
                 + f.feature_evals as f64 * FEATURE_EVAL_SECONDS
-                + f.feature_macs as f64 * FEATURE_MAC_SECONDS
-                + SETUP_SECONDS
-        }),
+                + f.feature_macs as f64 * FEATURE_MAC_SECONDS)
+                / if cpu { 1.0 } else { GPU_SPEEDUP }
+                + SETUP_SECONDS,
+        )
+        .filter(|s| s.is_finite() && *s < 1e12),
+        gpu: !cpu,
         available_bytes: available_memory(),
         footprint: *f,
     }
@@ -105,6 +117,10 @@ impl Resources {
 
     fn describe(&self, with_available: bool) -> String {
         let time = match self.seconds {
+            Some(s) if self.gpu => format!(
+                ", about {} on a GPU (one rate measured on an H200: rough)",
+                duration(s)
+            ),
             Some(s) => format!(", about {} on this machine's CPU", duration(s)),
             None => String::new(),
         };
@@ -201,6 +217,9 @@ mod tests {
         // Sizes from user input saturate instead of overflowing.
         let huge = estimate(&f, usize::MAX, usize::MAX, usize::MAX, false);
         assert_eq!(huge.peak_bytes, u64::MAX);
-        assert!(huge.seconds.is_none());
+        // A GPU run: the CPU's arithmetic over the measured speed-up, said as rough.
+        let g = estimate(&f, 1_000, 10, 100, false);
+        assert!((g.seconds.unwrap() - (3.0 / GPU_SPEEDUP + SETUP_SECONDS)).abs() < 1e-6);
+        assert!(g.line().contains("on a GPU"), "{}", g.line());
     }
 }

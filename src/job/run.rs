@@ -334,7 +334,7 @@ fn estimate_resources(
         }
         Loaded::Images(e) => (e.data.n_rows, 0, e.data.width),
     };
-    let cpu = cfg.device == crate::nn::device::DeviceChoice::Cpu;
+    let cpu = cfg.device.resolves_to_cpu();
     let r = super::resources::estimate(&method.footprint(rows, width), rows, columns, width, cpu);
     if let Some(why) = r.refusal().filter(|_| !cfg.force_memory) {
         return Err(JobError::CannotPlan(why));
@@ -707,6 +707,7 @@ pub(super) fn run(
         cancelled,
         not_for_release: model.header.privacy.not_for_release,
         boosted: model.mixture.is_some(),
+        device: crate::nn::device::describe(&device),
     })
 }
 

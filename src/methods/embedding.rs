@@ -160,7 +160,9 @@ impl LabelSpan {
             let p = x.narrow(1, self.start, 1)?;
             Tensor::cat(&[(1.0 - &p)?, p], 1)
         } else {
-            x.narrow(1, self.start, self.classes)
+            // Contiguous: CUDA's matrix product refuses a strided view once transposed
+            // (found on the first GPU run; the CPU's accepts any strides).
+            x.narrow(1, self.start, self.classes)?.contiguous()
         }
     }
 }

@@ -15,6 +15,8 @@ pub(super) struct Advanced {
     rows: Vec<(String, String, String)>,
     pub seed: String,
     pub threads: usize,
+    /// Where the networks train; `auto` takes a GPU this build can drive.
+    pub device: job::DeviceChoice,
     /// The number of records as a public fact (empty: the file's count, treated as public).
     pub public_rows: String,
 }
@@ -107,6 +109,20 @@ impl Advanced {
             let l = ui.label("training threads");
             ui.add(egui::DragValue::new(&mut self.threads).range(1..=256))
                 .labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("training device");
+            egui::ComboBox::from_id_salt("device")
+                .selected_text(self.device.name())
+                .show_ui(ui, |ui| {
+                    for d in job::DeviceChoice::offered() {
+                        ui.selectable_value(&mut self.device, d, d.name());
+                    }
+                })
+                .response
+                .labelled_by(l.id)
+                .on_hover_text(
+                    "auto trains on a GPU this build can drive when one answers, else on the CPU; the cost preview says which. GPU training needs the CUDA build (dpsynth-cuda) or, on a Mac, the Metal build.",
+                );
             ui.end_row();
             for (k, text, default) in &mut self.rows {
                 let l = ui.label(k.as_str());
@@ -346,6 +362,7 @@ impl Form {
             },
             fixed_schema: self.image_schema.clone(),
             profile: self.profile.clone(),
+            device: self.advanced.device,
         })
     }
 
@@ -512,7 +529,11 @@ impl Form {
                                 ui.colored_label(ui.visuals().warn_fg_color, why);
                             }
                             None => {
-                                ui.label(r.line_without_available());
+                                ui.label(format!(
+                                    "{}; trains on {}",
+                                    r.line_without_available(),
+                                    c.device
+                                ));
                             }
                         }
                     }

@@ -310,7 +310,7 @@ impl TrainPanel {
             delta: self.form.delta()?,
             seed: self.form.advanced.seed()?,
             out,
-            device: Default::default(),
+            device: self.form.advanced.device,
             threads: Some(self.form.advanced.threads.max(1)),
             ledger: None,
             overrides: self.form.advanced.overrides(),
