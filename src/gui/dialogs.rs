@@ -34,7 +34,9 @@ pub enum Purpose {
 impl Purpose {
     fn title(self) -> &'static str {
         match self {
-            Purpose::OpenData => "Open a CSV file, an MNIST IDX file or a released model",
+            Purpose::OpenData => {
+                "Open a table (CSV, Excel, ODS, Parquet, SPSS, Stata), MNIST digits or a released model"
+            }
             Purpose::LoadSchema => "Load a schema (JSON)",
             Purpose::SaveSchema => "Save the schema (JSON)",
             Purpose::ExportCsv => "Export synthetic data (CSV)",

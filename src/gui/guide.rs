@@ -161,7 +161,7 @@ fn inline(s: &str) -> String {
         }
     }
     out.push_str(rest);
-    out.replace("**", "")
+    out.replace("**", "").replace('`', "")
 }
 
 fn render(ui: &mut egui::Ui, md: &str) {

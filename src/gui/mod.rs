@@ -376,7 +376,7 @@ impl App {
             let b = ui
                 .add_enabled(!self.dialogs.busy(), egui::Button::new("Open… (Ctrl+O)"))
                 .on_hover_text(
-                    "Open a CSV file or an MNIST IDX file with the system's file dialog",
+                    "Open a table (CSV, TSV, Excel, ODS, Parquet, Arrow, SPSS, Stata), MNIST digits or a released model with the system's file dialog",
                 );
             let shortcut = ui.input_mut(|i| {
                 i.consume_shortcut(&egui::KeyboardShortcut::new(
@@ -438,7 +438,7 @@ impl App {
         ui.heading("Differentially private synthetic data");
         ui.label("dpsynth learns a generator of fake rows from a sensitive table (or small images), with a mathematical bound (ε, δ) on what the result can reveal about any one person.");
         ui.add_space(6.0);
-        ui.label("1 · Open a CSV file (button above, type its path, or drop it on the window) — or try a bundled sample.");
+        ui.label("1 · Open a table — CSV, Excel, ODS, Parquet, SPSS or Stata — with the button above, a typed path or a drop on the window; or try a bundled sample.");
         ui.label("2 · Mark each column's kind; type its public range or categories, or let each run estimate them privately.");
         ui.label("3 · Pick a method and a privacy budget, see what it costs, and train.");
         ui.label("4 · Compare the synthetic data with the real data, then export it.");
