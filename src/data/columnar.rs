@@ -203,3 +203,56 @@ fn column_error(file: &str, column: &str, e: PolarsError) -> DataError {
         format!("column '{column}' has a type dpsynth cannot read as numbers or text ({e})"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for `dpsynth __check-columnar` that ends the way the real one does on
+    /// such a file: by `sh -c`'s script, with the given exit or signal.
+    #[cfg(unix)]
+    fn checker(dir: &std::path::Path, body: &str) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let p = dir.join("checker.sh");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_reader_that_dies_in_the_child_is_an_error_and_a_clean_refusal_is_left_to_this_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = Source {
+            file: dir.path().join("x.parquet"),
+            sheet: None,
+            header_row: None,
+        };
+        // An allocation failure aborts (SIGABRT): the file is refused, the caller lives.
+        let aborts = checker(dir.path(), "kill -ABRT $$");
+        let e = check_in_child(&aborts, &src, Format::Parquet)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the reader crashed on it"), "{e}");
+        let dies = checker(dir.path(), "exit 134");
+        assert!(check_in_child(&dies, &src, Format::ArrowIpc).is_err());
+        // Read, or refused with a message that reading here gives: this process goes on.
+        for fine in ["exit 0", &format!("exit {CHECK_FAILED}")] {
+            let c = checker(dir.path(), fine);
+            assert!(check_in_child(&c, &src, Format::Parquet).is_ok(), "{fine}");
+        }
+        // A checker that cannot start leaves the reading to this process, as before.
+        assert!(check_in_child(&dir.path().join("absent"), &src, Format::Parquet).is_ok());
+    }
+
+    #[test]
+    fn the_check_command_answers_with_its_exit_status() {
+        let formats = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/formats");
+        assert_eq!(check_here(&formats.join("small.parquet")), 0);
+        assert_eq!(check_here(&formats.join("small.arrow")), 0);
+        assert_eq!(
+            check_here(&formats.join("bad/truncated.parquet")),
+            CHECK_FAILED
+        );
+    }
+}
