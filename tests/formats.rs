@@ -166,6 +166,28 @@ fn broken_files_say_what_is_wrong() {
     assert!(common::stderr(&o).contains("password-protected"));
 }
 
+/// A Parquet file (found by `dpsynth fuzz --target columnar`) whose page makes polars'
+/// reader ask for 2⁶¹ bytes: an abort, which no `catch_unwind` stops. The binary reads it
+/// in a child first, so the command ends with an error and the process (the window, in
+/// the app) lives. Only through the binary: read in-process, it would end this test.
+#[test]
+fn a_file_that_crashes_the_reader_is_an_error_not_an_abort() {
+    let f = fixture("bad/crashes_reader.parquet");
+    let child = common::dpsynth(&["__check-columnar", f.to_str().unwrap()]);
+    assert!(
+        !child.status.success() && child.status.code() != Some(3),
+        "the reader no longer crashes on this file; keep it as an ordinary bad file ({:?})",
+        child.status
+    );
+    let o = common::dpsynth(&["inspect", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("the reader crashed on it"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
 #[test]
 fn the_public_codebook_flag_covers_the_labelled_columns() {
     let dir = tempfile::tempdir().unwrap();
