@@ -27,6 +27,18 @@ pub struct Guide {
 }
 
 impl Guide {
+    /// The top bar's Help menu.
+    pub fn menu(&mut self, ui: &mut egui::Ui) {
+        ui.menu_button("Help", |ui| {
+            if ui.button("Guide").clicked() {
+                self.open = true;
+                ui.close();
+            }
+            ui.separator();
+            ui.weak(format!("dpsynth {}", env!("CARGO_PKG_VERSION")));
+        });
+    }
+
     pub fn show(&mut self, ctx: &egui::Context) {
         let mut open = self.open;
         egui::Window::new("Guide")

@@ -149,7 +149,6 @@ pub struct App {
     model_view: Option<model_view::ModelView>,
     /// Writes the column settings kept per file, off the UI thread.
     schema_keeper: schema_store::Keeper,
-    /// Help → Guide.
     guide: guide::Guide,
 }
 
@@ -551,14 +550,7 @@ impl eframe::App for App {
                 ui.selectable_value(&mut self.tab, Tab::Results, "3 · Results");
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     theme_switch(ui);
-                    ui.menu_button("Help", |ui| {
-                        if ui.button("Guide").clicked() {
-                            self.guide.open = true;
-                            ui.close();
-                        }
-                        ui.separator();
-                        ui.weak(format!("dpsynth {}", env!("CARGO_PKG_VERSION")));
-                    });
+                    self.guide.menu(ui);
                 });
             });
         });
