@@ -6,15 +6,12 @@
 #
 # quick: every stage at toy size (a minute): does CUDA start, train, sample and embed?
 # full:  bench dpsgd on the GPU; the DP-MERF/PEARL embedding at n = 60,000, k = 10,000 on
-#        the CPU, through WGSL/Vulkan and through candle CUDA; two `dp-gan --preset
-#        mnist-conv` run at ε = 10, δ = 1e-5 on all 60,000 digits: GAN_STEPS steps (default
-#        1,200) at batch GAN_BATCH (default the preset's 256), fewer if a quick run on the
-#        same machine measured a step time that would not fit TRAIN_SECONDS (default 240).
-# Writes OUTDIR/gpu_check.json (every figure), OUTDIR/gpu_check.md (the README's table),
-# OUTDIR/gpu_check.log, and OUTDIR/models.tar.gz (the DP-GAN models and their reports: judge
-# them where there is time, `dpsynth sample` + `dpsynth evaluate`, as scripts/mnist.sh does).
-# The CUDA libraries (cuBLAS, cuRAND, NVRTC, the runtime; CUDA 13) are looked up in the
-# usual places and in Python wheels (nvidia-cublas, …) found under /opt, /usr and /usr/local.
+#        the CPU, through WGSL/Vulkan and through candle CUDA (EMBED=0 skips it); then the
+#        conditional DCGANs of GAN_CONFIGS (default: scripts/gpu_gans.txt, one per line,
+#        `NAME --set …`) side by side on the GPU at ε = 10, δ = 1e-5 on all 60,000 digits.
+#        Each first runs 20 and 80 critic steps (side by side, so the step time is the one
+#        they will share); their difference sizes each run's steps to fill TRAIN_SECONDS
+#        (default 240), capped by its own `critic_steps` when it sets one.
 set -uo pipefail
 bin=$(realpath "$1"); mnist=$(realpath "$2"); out=$3; mode=${4:-full}; budget=${5:-240}
 mkdir -p "$out"; out=$(realpath "$out")
@@ -52,43 +49,63 @@ stage version 30 "$bin" --version
 digits="$mnist/train-images-idx3-ubyte.gz"
 [ -f "$digits" ] || say "no digits at $digits"
 
-gan() {  # gan NAME STEPS BATCH
-  local ledger="$work/$1.ledger.sqlite3"; rm -f "$ledger"
+gan() {  # gan NAME STEPS [--set …]: conditional DCGAN at ε = 10 on the digits, on the GPU
+  local name=$1 steps=$2; shift 2
+  local ledger="$work/$name.ledger.sqlite3"; rm -f "$ledger"
   DPSYNTH_LEDGER="$ledger" "$bin" budget set --data "$digits" --epsilon 10 --delta 1e-5 > /dev/null
   DPSYNTH_LEDGER="$ledger" "$bin" train --data "$digits" --method dp-gan --preset mnist-conv \
-    --epsilon 10 --delta 1e-5 --device cuda --set "critic_steps=$2" --set "batch=$3" \
-    --out "$work/$1.dpsynth" --json
+    --epsilon 10 --delta 1e-5 --device "${DEVICE:-cuda}" "$@" --set "critic_steps=$steps" \
+    --out "$work/$name.dpsynth" --json
 }
-export -f gan; export bin digits work
+train_run() {  # NAME ARGS…: one `train` on the digits (ARGS name the method, preset and ε)
+  local name=$1; shift
+  local ledger="$work/$name.ledger.sqlite3"; rm -f "$ledger"
+  DPSYNTH_LEDGER="$ledger" "$bin" budget set --data "$digits" --epsilon 100 --delta 1e-5 > /dev/null
+  DPSYNTH_LEDGER="$ledger" "$bin" train --data "$digits" --delta 1e-5 --device "${DEVICE:-cuda}" \
+    "$@" --out "$work/$name.dpsynth" --json
+}
+export -f gan train_run; export bin digits work
 
 if [ "$mode" = quick ]; then
-  stage dpsgd 120 "$bin" bench dpsgd --device cuda --steps 5 --json
-  stage embed 120 "$bin" bench embed --rows 2000 --features 500 --width 794 --classes 10 --device cuda --json
-  for b in 256 1024; do  # two lengths: their difference is the step time, start-up apart
-    ( stage "probe_b${b}_s10" 120 gan "probe_b${b}_s10" 10 "$b"
-      stage "probe_b${b}_s70" 150 gan "probe_b${b}_s70" 70 "$b" ) &
+  stage dpsgd 120 "$bin" bench dpsgd --device "${DEVICE:-cuda}" --steps 5 --json
+  stage embed 120 "$bin" bench embed --rows 2000 --features 500 --width 794 --classes 10 --device "${DEVICE:-cuda}" --json
+  stage probe 150 gan probe 10
+  stage sample 60 "$bin" sample --model "$work/probe.dpsynth" --rows 100 --out "$work/probe.csv"
+elif [ "$mode" = runs ]; then
+  # RUNS (a file of `NAME train-arguments…` lines) side by side, each within TRAIN_SECONDS.
+  mapfile -t lines < <(grep -v '^\s*#' "${RUNS:?RUNS names a file of runs}" | grep -v '^\s*$')
+  for l in "${lines[@]}"; do
+    read -r name rest <<< "$l"
+    # shellcheck disable=SC2086
+    stage "run_$name" "$budget" train_run "$name" $rest &
   done
   wait
-  stage sample 60 "$bin" sample --model "$work/probe_b256_s70.dpsynth" --rows 100 --out "$work/probe.csv"
-  for b in 256 1024; do  # "seconds a step, seconds of start-up"
-    python3 -c "
-import json
-a, b = (json.load(open('$work/probe_b${b}_s%d.out' % n))['seconds'] for n in (10, 70))
-per = max((b - a) / 60, 1e-4)
-print(per, max(a - 10 * per, 0))" > "$work/step_b$b.txt" 2>/dev/null || rm -f "$work/step_b$b.txt"
-  done
 else
-  stage dpsgd 150 "$bin" bench dpsgd --device cuda --steps 100 --json
-  stage embed 200 "$bin" bench embed --rows 60000 --features 10000 --width 794 --classes 10 --device cuda --json
-  # One conditional DCGAN on the GPU alone: GAN_STEPS steps at batch GAN_BATCH (a
-  # probe's step time, when a quick run left one on this machine, trims the steps to fit
-  # TRAIN_SECONDS).
-  b=${GAN_BATCH:-256}; steps=${GAN_STEPS:-1200}
-  if read -r per startup < "$work/step_b$b.txt" 2>/dev/null; then
-    steps=$(python3 -c "print(min($steps, max(100, int(($budget - $startup - 10) / $per))))")
-  fi
-  say "dp-gan batch $b: $steps steps"
-  stage "gan_b$b" $((budget + 180)) gan "gan_b$b" "$steps" "$b"
+  stage dpsgd 150 "$bin" bench dpsgd --device "${DEVICE:-cuda}" --steps 100 --json
+  [ "${EMBED:-1}" = 0 ] || stage embed 200 "$bin" bench embed --rows 60000 --features 10000 --width 794 --classes 10 --device "${DEVICE:-cuda}" --json
+  configs=${GAN_CONFIGS:-$(dirname "$0")/gpu_gans.txt}
+  mapfile -t lines < <(grep -v '^\s*#' "$configs" | grep -v '^\s*$')
+  for n in 20 80; do
+    for l in "${lines[@]}"; do
+      read -r name rest <<< "$l"
+      # shellcheck disable=SC2086
+      stage "probe_${name}_$n" 180 gan "probe_${name}_$n" "$n" $rest &
+    done
+    wait
+  done
+  for l in "${lines[@]}"; do
+    read -r name rest <<< "$l"
+    cap=$(grep -oE 'critic_steps=[0-9]+' <<< "$rest" | cut -d= -f2)
+    steps=$(python3 -c "
+import json
+a, b = (json.load(open('$work/probe_${name}_%d.out' % n))['seconds'] for n in (20, 80))
+per = max((b - a) / 60, 1e-4); start = max(a - 20 * per, 0)
+print(min(${cap:-10**9}, max(100, int(($budget - start) / per))))" 2>/dev/null || echo 500)
+    say "$name: $steps critic steps"
+    rest=$(sed -E 's/--set critic_steps=[0-9]+//' <<< "$rest")
+    # shellcheck disable=SC2086
+    stage "gan_$name" $((budget * 2 + 120)) gan "gan_$name" "$steps" $rest &
+  done
   wait
 fi
 
@@ -128,7 +145,7 @@ if e:
     md.append("")
 for name, st in sorted(summary["stages"].items()):
     r = st["result"]
-    if name.startswith(("gan_", "probe_")) and isinstance(r, dict):
+    if name.startswith(("gan_", "probe_", "run_")) and isinstance(r, dict):
         md.append(f"- {name}: {r.get('steps')} steps in {r.get('seconds', 0):.0f} s on {r.get('device')}, ε = {r.get('epsilon_spent')}")
     elif st["exit"] != 0:
         last = ((st["stderr_tail"] or "").strip().splitlines() or [""])[-1]

@@ -22,8 +22,11 @@
 //! times faster per multiply-add than a small network's passes, and each evaluation adds a
 //! cosine, a sine and their derivatives whatever the row's width.
 //! The constants were fitted on the 2-core development machine (see the README's
-//! "Resources" section for the measurements). A GPU run's time is the CPU estimate divided
-//! by [`GPU_SPEEDUP`], one rate measured on one GPU: a rough figure, said as such.
+//! "Resources" section for the measurements). A GPU run has its own rates, fitted on one
+//! GPU (an H200): a fixed cost per optimizer step (kernel launches: a GPU runs a small
+//! network's step no faster than a CPU), the networks' arithmetic at [`GPU_FLOPS`], and the
+//! random features at [`GPU_FEATURE_SPEEDUP`] times the CPU's rate: a rough figure, said
+//! as such.
 
 use serde::Serialize;
 
@@ -51,12 +54,15 @@ const STEP_SECONDS: f64 = 60e-6;
 /// clipped sum and the optimizer touch every parameter (dominant for wide networks on tiny
 /// batches: two 256×256 images took about 6 s a step with 76 M parameters).
 const PARAM_STEP_SECONDS: f64 = 5e-8;
-/// How many times faster than the two development cores a GPU trained, measured on one
-/// NVIDIA H200 (`scripts/gpu_check.sh`, docs/gpu.md): DP-MERF `mnist-conv-wide` 7.5×
-/// (67 s against 500 s), the conditional DCGAN of `dp-gan --preset mnist-conv` 3–4×
-/// (its per-example convolution gradients are not yet fused on the GPU). 5 keeps both
-/// within a factor of 2.
-pub const GPU_SPEEDUP: f64 = 5.0;
+/// A GPU's effective training throughput, its fixed cost per optimizer step and its speed-up
+/// on the random features, fitted on one NVIDIA H200 (`scripts/gpu_check.sh`,
+/// docs/gpu.md): `dp-gan --preset mnist-conv-gpu` (15,600 steps, 3.8e13 passes) took 208 s
+/// beside another run (estimate 184 s), DP-MERF `mnist-conv-wide` 67 s (estimate 67 s).
+/// One rate for everything would be wrong by 10× either way: the DCGAN runs 70× faster
+/// than on two cores, DP-MERF 8×, the Adult networks' steps no faster at all.
+pub const GPU_FLOPS: f64 = 1.5e12;
+pub const GPU_STEP_SECONDS: f64 = 2e-3;
+pub const GPU_FEATURE_SPEEDUP: f64 = 4.5;
 /// Share of the available memory a run may plan to use.
 const HEADROOM: f64 = 0.9;
 
@@ -66,11 +72,25 @@ pub struct Resources {
     pub peak_bytes: u64,
     /// `None` when the figure would be meaningless (sizes beyond any machine).
     pub seconds: Option<f64>,
-    /// The run trains on a GPU: `seconds` is the CPU figure over [`GPU_SPEEDUP`].
+    /// The run trains on a GPU: `seconds` is at the GPU's rates ([`GPU_FLOPS`]).
     pub gpu: bool,
     /// Memory available to the process now (`None` where it cannot be read).
     pub available_bytes: Option<u64>,
     pub footprint: Footprint,
+}
+
+/// Training time of `f` without the setup: on two CPU cores, or at a GPU's rates.
+fn seconds(f: &Footprint, cpu: bool) -> f64 {
+    let features =
+        f.feature_evals as f64 * FEATURE_EVAL_SECONDS + f.feature_macs as f64 * FEATURE_MAC_SECONDS;
+    let arithmetic = f.passes as f64 * FLOPS_PER_PASS;
+    if cpu {
+        arithmetic / CPU_FLOPS
+            + f.steps as f64 * (STEP_SECONDS + f.params as f64 * PARAM_STEP_SECONDS)
+            + features
+    } else {
+        arithmetic / GPU_FLOPS + f.steps as f64 * GPU_STEP_SECONDS + features / GPU_FEATURE_SPEEDUP
+    }
 }
 
 /// The estimate for `f` on `n` rows of `columns` table columns encoded into `width`.
@@ -88,15 +108,7 @@ pub fn estimate(f: &Footprint, n: usize, columns: usize, width: usize, cpu: bool
         .saturating_add(f.extra_values.saturating_mul(4));
     Resources {
         peak_bytes: peak,
-        seconds: Some(
-            (f.passes as f64 * FLOPS_PER_PASS / CPU_FLOPS
-                + f.steps as f64 * (STEP_SECONDS + f.params as f64 * PARAM_STEP_SECONDS)
-                + f.feature_evals as f64 * FEATURE_EVAL_SECONDS
-                + f.feature_macs as f64 * FEATURE_MAC_SECONDS)
-                / if cpu { 1.0 } else { GPU_SPEEDUP }
-                + SETUP_SECONDS,
-        )
-        .filter(|s| s.is_finite() && *s < 1e12),
+        seconds: Some(seconds(f, cpu) + SETUP_SECONDS).filter(|s| s.is_finite() && *s < 1e12),
         gpu: !cpu,
         available_bytes: available_memory(),
         footprint: *f,
@@ -217,9 +229,12 @@ mod tests {
         // Sizes from user input saturate instead of overflowing.
         let huge = estimate(&f, usize::MAX, usize::MAX, usize::MAX, false);
         assert_eq!(huge.peak_bytes, u64::MAX);
-        // A GPU run: the CPU's arithmetic over the measured speed-up, said as rough.
+        // A GPU run: at the GPU's rates, said as rough.
         let g = estimate(&f, 1_000, 10, 100, false);
-        assert!((g.seconds.unwrap() - (3.0 / GPU_SPEEDUP + SETUP_SECONDS)).abs() < 1e-6);
+        let want = f.passes as f64 * FLOPS_PER_PASS / GPU_FLOPS
+            + f.steps as f64 * GPU_STEP_SECONDS
+            + SETUP_SECONDS;
+        assert!((g.seconds.unwrap() - want).abs() < 1e-6, "{g:?}");
         assert!(g.line().contains("on a GPU"), "{}", g.line());
     }
 }

@@ -95,7 +95,10 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
     // shared VM's neighbours, the allocator's state, the CPU's clock).
     let mut private = Vec::new();
     let mut plain = Vec::new();
+    // A GPU runs its queue after the call returns: each timed part ends by waiting for the
+    // device, or a step's time would land in whichever later call first waits.
     for i in 0..steps + warmup {
+        dev.synchronize()?;
         let t0 = Instant::now();
         let Some((g, _)) =
             private_gradient(&c.net, &data, None, &cfg, &mut noise, &mut accountant, loss)?
@@ -105,6 +108,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
             ));
         };
         opt.step(&params, &g)?;
+        dev.synchronize()?;
         let t1 = Instant::now();
         let idx: Vec<u32> = (0..c.batch)
             .map(|_| rng.random_range(0..c.n as u32))
@@ -115,6 +119,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
         let (_, signals) = c.net.backward(&caches, &dy)?;
         let g = crate::nn::layers::mean_grads(&signals, c.batch)?;
         plain_opt.step(&params, &g)?;
+        dev.synchronize()?;
         if i >= warmup {
             private.push((t1 - t0).as_secs_f64());
             plain.push(t1.elapsed().as_secs_f64());
@@ -134,6 +139,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
                 g.push(((s + z)? / cfg.expected_batch())?);
             }
             opt.step(&params, &g)?;
+            dev.synchronize()?;
             r.push(t0.elapsed().as_secs_f64());
         }
         let m = median(r);
