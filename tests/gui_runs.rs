@@ -43,6 +43,24 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
         h.run_steps(3);
         click(&mut h, "Train (Ctrl+Enter)");
         wait_for(&mut h, "mst · tiny · ε 1.00", 120);
+        // Opened and trained on in the window, the file was read and parsed once, its rows
+        // hashed once and its bytes once (#41): the run trained on the window's rows, and
+        // its schema travelled with it (no schema file written for the run).
+        {
+            use dpsynth::util::tally::{Work, count};
+            let adult = dpsynth::gui::sample_path("adult/adult_train.csv");
+            for work in [Work::Parse, Work::ContentHash, Work::ByteHash] {
+                assert_eq!(count(work, &adult), 1, "{work:?} of {}", adult.display());
+            }
+            let run_schemas = std::fs::read_dir(dir.path().join("dpsynth").join("schemas"))
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
+                        .count()
+                })
+                .unwrap_or(0);
+            assert_eq!(run_schemas, 0, "no per-run schema files");
+        }
 
         // Another file, then back: the run is listed again.
         h.get_by_label("Try it with MNIST digits").click();

@@ -32,6 +32,8 @@ fn train_preset(
     let cfg = RunConfig {
         data: data.to_path_buf(),
         schema: None,
+        inline_schema: None,
+        opened: None,
         method: method.into(),
         preset: preset.into(),
         epsilon: 2.0,

@@ -18,6 +18,8 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         data: common::repo("assets/adult/adult_train.csv"),
         // Public domains from the census documentation: the guarantee covers the file.
         schema: Some(common::repo("assets/adult/adult.schema.json")),
+        inline_schema: None,
+        opened: None,
         method: method.into(),
         preset: preset.into(),
         epsilon,

@@ -175,6 +175,8 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             .with_file_name(format!("{stem}.{}.dpsynth", a.method))
     });
     let cfg = RunConfig {
+        inline_schema: None,
+        opened: None,
         data: a.data.clone(),
         schema: a.schema.clone(),
         method: a.method.clone(),

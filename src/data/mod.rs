@@ -60,6 +60,7 @@ pub fn open_with_progress(
     opts: &csv::LoadOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Dataset, DataError> {
+    crate::util::tally::note(crate::util::tally::Work::Parse, path);
     if path.is_dir() || image::looks_like_idx(path) {
         return image::load_idx_dataset(path).map(Dataset::Images);
     }

@@ -704,8 +704,9 @@ mod tests {
             Loaded {
                 key: None,
                 path,
+                dataset: None,
                 content: Content::Table {
-                    table,
+                    table: std::sync::Arc::new(table),
                     schema: inf.schema,
                     notes: inf.notes,
                     stats,

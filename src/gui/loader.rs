@@ -11,12 +11,13 @@ use std::time::Instant;
 use eframe::egui;
 
 use crate::data::schema::Schema;
-use crate::data::{self, Dataset, Table};
+use crate::data::{self, Table};
+use crate::job::workspace::{self, Rows, Shared};
 
 /// What the worker hands back: everything heavy is computed there.
 pub enum Opened {
     Table {
-        table: Table,
+        table: Arc<Table>,
         schema: Schema,
         notes: Vec<(String, String)>,
         stats: Vec<super::data_panel::ColumnStats>,
@@ -31,6 +32,13 @@ pub enum Opened {
     },
 }
 
+/// What the worker hands back: the dataset as the job holds it (rows and ledger keys,
+/// handed to the runs) and what the window shows of it.
+pub struct Done {
+    pub dataset: crate::job::workspace::Shared,
+    pub shown: Opened,
+}
+
 const READING: u8 = 0;
 const PARSING: u8 = 1;
 const INFERRING: u8 = 2;
@@ -42,7 +50,7 @@ pub struct Loading {
     read: Arc<AtomicU64>,
     size: Arc<AtomicU64>,
     stage: Arc<AtomicU8>,
-    rx: Receiver<Result<Opened, String>>,
+    rx: Receiver<Result<Done, String>>,
     key: Arc<std::sync::Mutex<Option<String>>>,
 }
 
@@ -74,41 +82,44 @@ impl Loading {
                 ctx.request_repaint();
             };
             let shown = p.display().to_string();
-            let result = match data::open_with_progress(&p, &Default::default(), &mut progress) {
-                Ok(Dataset::Table(table)) => {
-                    st.store(INFERRING, Ordering::Relaxed);
-                    ctx.request_repaint();
-                    data::infer::infer_schema(&table)
-                        .map(|inf| Opened::Table {
-                            stats: super::data_panel::ColumnStats::of(&table),
-                            profile: std::sync::Arc::new(data::estimate::profile(&table)),
-                            table,
-                            schema: inf.schema,
-                            notes: inf.notes,
-                        })
-                        .map_err(|e| format!("{shown}: {e}"))
-                }
-                Ok(Dataset::Images(set)) => Ok(Opened::Images {
-                    count: set.len(),
-                    side: set.width,
-                    labels: set
-                        .label_counts()
-                        .iter()
-                        .map(|(l, c)| format!("{l}: {c}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    grid: super::image_grid(&set, 10, 10),
-                }),
-                Err(e) => Err(e.to_string()),
-            };
-            if result.is_ok() {
-                let hash =
-                    crate::job::cost::dataset_key(&p, &crate::job::cost::default_ledger_path())
-                        .ok();
-                if let Ok(mut g) = k.lock() {
-                    *g = hash;
-                }
-            }
+            let result = workspace::open(&p, &mut progress)
+                .map_err(|e| e.to_string())
+                .and_then(|o| {
+                    // The ledger learns the file's bytes are these rows: the key needs no
+                    // second parse, now or at the next open.
+                    let _ = workspace::remember(&o, &crate::job::cost::default_ledger_path());
+                    if let Ok(mut g) = k.lock() {
+                        *g = Some(o.content_key.clone());
+                    }
+                    let dataset = Shared(Arc::new(o));
+                    let shown = match &dataset.0.rows {
+                        Rows::Table(table) => {
+                            st.store(INFERRING, Ordering::Relaxed);
+                            ctx.request_repaint();
+                            let inf = data::infer::infer_schema(table)
+                                .map_err(|e| format!("{shown}: {e}"))?;
+                            Opened::Table {
+                                stats: super::data_panel::ColumnStats::of(table),
+                                profile: Arc::new(data::estimate::profile(table)),
+                                table: table.clone(),
+                                schema: inf.schema,
+                                notes: inf.notes,
+                            }
+                        }
+                        Rows::Images(set) => Opened::Images {
+                            count: set.len(),
+                            side: set.width,
+                            labels: set
+                                .label_counts()
+                                .iter()
+                                .map(|(l, c)| format!("{l}: {c}"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            grid: super::image_grid(set, 10, 10),
+                        },
+                    };
+                    Ok(Done { dataset, shown })
+                });
             let _ = tx.send(result);
             ctx.request_repaint();
         });
@@ -129,7 +140,7 @@ impl Loading {
     }
 
     /// The result once the worker is done.
-    pub fn poll(&self) -> Option<Result<Opened, String>> {
+    pub fn poll(&self) -> Option<Result<Done, String>> {
         match self.rx.try_recv() {
             Ok(r) => Some(r),
             Err(TryRecvError::Empty) => None,

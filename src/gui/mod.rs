@@ -91,12 +91,14 @@ pub struct Loaded {
     /// big file would cost the UI thread frames).
     pub key: Option<String>,
     pub content: Content,
+    /// The rows as the job holds them: a run trains on these, not on the file read again.
+    pub dataset: Option<crate::job::workspace::Shared>,
 }
 
 /// What was opened.
 pub enum Content {
     Table {
-        table: Table,
+        table: std::sync::Arc<Table>,
         schema: Schema,
         notes: Vec<(String, String)>,
         stats: Vec<data_panel::ColumnStats>,
@@ -220,7 +222,11 @@ impl App {
         let key = loading.key();
         let path = loading.path;
         let mut restored = None;
-        match result {
+        let (dataset, shown) = match result {
+            Ok(loader::Done { dataset, shown }) => (Some(dataset), Ok(shown)),
+            Err(e) => (None, Err(e)),
+        };
+        match shown {
             Ok(Opened::Table {
                 table,
                 schema,
@@ -234,6 +240,7 @@ impl App {
                 self.loaded = Some(Loaded {
                     path: path.clone(),
                     key: key.clone(),
+                    dataset,
                     content: Content::Table {
                         table,
                         schema,
@@ -253,6 +260,7 @@ impl App {
                 self.loaded = Some(Loaded {
                     path: path.clone(),
                     key,
+                    dataset,
                     content: Content::Images {
                         count,
                         side,

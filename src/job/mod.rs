@@ -24,6 +24,7 @@ mod run;
 pub mod services;
 pub mod sweep;
 pub mod sweep_store;
+pub mod workspace;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,6 +46,14 @@ pub struct RunConfig {
     pub data: PathBuf,
     #[serde(default)]
     pub schema: Option<PathBuf>,
+    /// The schema itself (the window's, as the user edited it): used instead of `schema`
+    /// and kept in the run's record, so no schema file is written for a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_schema: Option<crate::data::schema::Schema>,
+    /// `data` as already opened (the window's): the run trains on these rows and keys
+    /// instead of reading the file again. Not part of the record: `data` names the file.
+    #[serde(skip)]
+    pub opened: Option<workspace::Shared>,
     pub method: String,
     #[serde(default = "default_preset")]
     pub preset: String,
@@ -108,6 +117,8 @@ impl RunConfig {
         Self {
             data,
             schema: None,
+            inline_schema: None,
+            opened: None,
             method: method.into(),
             preset: default_preset(),
             epsilon,

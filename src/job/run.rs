@@ -7,13 +7,14 @@ use std::time::Instant;
 
 use candle_core::Tensor;
 
+use super::workspace::Rows;
 use super::{DatasetBudget, DomainPolicy, Event, JobError, RunConfig, RunSummary};
+use crate::data;
 use crate::data::encode::{EncodedData, Encoding};
 use crate::data::estimate::{self, DomainPlan};
 use crate::data::schema::Provenance;
 use crate::data::schema::Schema;
 use crate::data::table::Table;
-use crate::data::{self, Dataset};
 use crate::methods::registry::{DataKind, MethodInfo};
 use crate::methods::released::save_net;
 use crate::methods::{Checkpoint, Flow, Progress, TrainSetup};
@@ -21,7 +22,7 @@ use crate::nn::dpsgd::NoiseSource;
 use crate::privacy::accountant::PLAN_MARKS;
 use crate::privacy::compose::{compose, covered_by, plan_prefix};
 use crate::privacy::convert::to_epsilon;
-use crate::privacy::ledger::{DEFAULT_BUDGET, Ledger, dataset_key_any};
+use crate::privacy::ledger::{DEFAULT_BUDGET, Ledger};
 use crate::privacy::{Accountant, Budget, Charge, charges_curve};
 
 /// The private data, encoded, and what kind it is.
@@ -34,7 +35,7 @@ struct Encoded {
 /// The private data as opened: a table with its schema (given, else guessed), or an
 /// image set already encoded under its fixed, public image schema.
 enum Loaded {
-    Table { table: Table, schema: Schema },
+    Table { table: Arc<Table>, schema: Schema },
     Images(Encoded),
 }
 
@@ -54,26 +55,46 @@ impl Loaded {
     }
 }
 
-/// Opens the data, with its content key for the ledger ([`crate::data::digest`]).
-fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
+/// The ledger's two keys for the run's dataset: the content key its budget is kept under,
+/// and the file's byte key recorded as an alias of it.
+struct Keys {
+    content: String,
+    bytes: String,
+}
+
+/// The run's data: the rows the window already opened when it handed them over for this
+/// very file, else the file read once now ([`super::workspace::open`]).
+fn opened(cfg: &RunConfig) -> Result<Arc<super::workspace::Opened>, JobError> {
+    match &cfg.opened {
+        Some(s) if s.0.path == cfg.data => Ok(s.0.clone()),
+        _ => Ok(Arc::new(super::workspace::open(&cfg.data, &mut |_, _| {})?)),
+    }
+}
+
+/// Opens the data, with its ledger keys ([`crate::data::digest`]): those of `charge_to`
+/// when the run is paid by another file (an audit's working copy).
+fn load(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
-    let opened = data::open(&cfg.data, &data::csv::LoadOptions::default()).map_err(|e| at(&e))?;
-    let key = match &cfg.charge_to {
-        None => data::digest::content_key(&opened),
-        Some(original) => data::digest::content_key(
-            &data::open(original, &data::csv::LoadOptions::default())
-                .map_err(|e| JobError::file(original, e))?,
-        ),
+    let opened = opened(cfg)?;
+    let keys = match &cfg.charge_to {
+        None => Keys {
+            content: opened.content_key.clone(),
+            bytes: opened.byte_key.clone(),
+        },
+        Some(original) => {
+            let o = super::workspace::open(original, &mut |_, _| {})?;
+            Keys {
+                content: o.content_key,
+                bytes: o.byte_key,
+            }
+        }
     };
-    let loaded = match opened {
-        Dataset::Table(table) => {
-            let mut schema = match &cfg.schema {
-                Some(p) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
-                None => {
-                    data::infer::infer_schema(&table)
-                        .map_err(|e| at(&e))?
-                        .schema
-                }
+    let loaded = match &opened.rows {
+        Rows::Table(table) => {
+            let mut schema = match (&cfg.inline_schema, &cfg.schema) {
+                (Some(s), _) => s.clone(),
+                (None, Some(p)) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
+                (None, None) => data::infer::infer_schema(table).map_err(|e| at(&e))?.schema,
             };
             if cfg.public_kinds {
                 schema.confirm_kinds();
@@ -81,10 +102,13 @@ fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
             if cfg.public_codebook {
                 schema.confirm_codebook();
             }
-            Loaded::Table { table, schema }
+            Loaded::Table {
+                table: table.clone(),
+                schema,
+            }
         }
-        Dataset::Images(set) => {
-            if cfg.schema.is_some() {
+        Rows::Images(set) => {
+            if cfg.schema.is_some() || cfg.inline_schema.is_some() {
                 return Err(at(
                     &"image sets have a fixed schema (label 0–9, pixels 0–255); run without a schema file",
                 ));
@@ -98,15 +122,13 @@ fn load(cfg: &RunConfig) -> Result<(Loaded, String), JobError> {
             })
         }
     };
-    Ok((loaded, key))
+    Ok((loaded, keys))
 }
 
-/// Opens the ledger and records that `key` is the dataset in the file `cfg.data`.
-fn open_ledger(cfg: &RunConfig, ledger_path: &Path, key: &str) -> Result<Ledger, JobError> {
+/// Opens the ledger and records that the file's bytes are the dataset `keys.content`.
+fn open_ledger(ledger_path: &Path, keys: &Keys) -> Result<Ledger, JobError> {
     let mut ledger = Ledger::open(ledger_path)?;
-    let file = cfg.ledger_data();
-    let bytes = dataset_key_any(file).map_err(|e| JobError::file(file, e))?;
-    ledger.adopt_key(&bytes, key)?;
+    ledger.adopt_key(&keys.bytes, &keys.content)?;
     Ok(ledger)
 }
 
@@ -181,11 +203,11 @@ impl Reservation {
     fn make(
         cfg: &RunConfig,
         ledger_path: &Path,
-        key: &str,
+        keys: &Keys,
         charges: &[Charge],
     ) -> Result<Self, JobError> {
-        let mut ledger = open_ledger(cfg, ledger_path, key)?;
-        let key = key.to_string();
+        let mut ledger = open_ledger(ledger_path, keys)?;
+        let key = keys.content.clone();
         let before = ledger.spent_curve(&key)?;
         let before_charges = ledger.spent_charges(&key)?;
         let (was, created_default) = ledger.budget(&key)?;
@@ -360,7 +382,7 @@ fn checked_input(
     cfg: &RunConfig,
     info: &MethodInfo,
     private: bool,
-) -> Result<(Loaded, String), JobError> {
+) -> Result<(Loaded, Keys), JobError> {
     let (loaded, key) = load(cfg)?;
     if !info.accepts(loaded.kind()) {
         return Err(JobError::Usage(format!(
@@ -398,12 +420,12 @@ fn records(cfg: &RunConfig, rows: usize) -> Result<usize, JobError> {
 /// A schema file can call any domain `dp_estimated`; only estimates this dataset's
 /// ledger recorded stay so, the others are treated as read off the data.
 fn distrust_claims(
-    cfg: &RunConfig,
     ledger_path: &Path,
-    key: &str,
+    keys: &Keys,
     loaded: &mut Loaded,
     send: &(dyn Fn(Event) + Sync),
 ) -> Result<(), JobError> {
+    let key = keys.content.as_str();
     let Loaded::Table { schema, .. } = loaded else {
         return Ok(());
     };
@@ -414,7 +436,7 @@ fn distrust_claims(
     if !claims {
         return Ok(());
     }
-    let ledger = open_ledger(cfg, ledger_path, key)?;
+    let ledger = open_ledger(ledger_path, keys)?;
     let demoted =
         estimate::distrust_unrecorded(schema, |d| ledger.has_estimate(key, d).unwrap_or(false));
     if !demoted.is_empty() {
@@ -580,7 +602,8 @@ pub(super) fn run(
     let mut method =
         info.instantiate_boosted(&cfg.preset, cfg.epsilon, &cfg.overrides, cfg.boost.as_ref())?;
     let device = preflight(cfg)?;
-    let (mut loaded, key) = checked_input(cfg, info, private)?;
+    let (mut loaded, keys) = checked_input(cfg, info, private)?;
+    let key = keys.content.clone();
     let n = records(cfg, loaded.rows())?;
     if let Some(p) = cfg.public_rows {
         let actual = loaded.rows() as f64;
@@ -595,7 +618,7 @@ pub(super) fn run(
         delta: cfg.delta,
     };
     if private {
-        distrust_claims(cfg, ledger_path, &key, &mut loaded, send)?;
+        distrust_claims(ledger_path, &keys, &mut loaded, send)?;
     }
     let domain_plan = domain_step(cfg, &loaded, private, budget)?;
     // Every fact the encoding relies on is checked now, before the ledger reserves
@@ -633,7 +656,7 @@ pub(super) fn run(
         Accountant::new(budget)
     };
     let mut reservation = if private {
-        let r = Reservation::make(cfg, ledger_path, &key, &charges)?;
+        let r = Reservation::make(cfg, ledger_path, &keys, &charges)?;
         if let Some(old) = r.adopted_from {
             send(Event::Notice(format!(
                 "nothing had been spent on this dataset yet: its δ is now this run's, {} (was {old}), so every figure is read at one δ",
@@ -650,7 +673,7 @@ pub(super) fn run(
     } else {
         // Nothing to spend, but the book shows the data were read without protection.
         let desc = format!("{} ({}) ε=∞: NOT private", cfg.method, cfg.preset);
-        open_ledger(cfg, ledger_path, &key)?.record_exposure(&key, &desc)?;
+        open_ledger(ledger_path, &keys)?.record_exposure(&key, &desc)?;
         None
     };
     // From here on the rows feed mechanisms: a run killed after this mark stays spent.

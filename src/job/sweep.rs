@@ -139,7 +139,7 @@ pub fn run_sweep_with(
         super::method(m)?;
     }
     let data_path = &cfg.base.data;
-    let scorer = Scorer::open(data_path, cfg.base.schema.as_deref())?;
+    let scorer = Scorer::open(&cfg.base)?;
     std::fs::create_dir_all(&cfg.out_dir).map_err(|e| JobError::write(&cfg.out_dir, e))?;
     let scratch = cfg.out_dir.join("sweep-scratch-ledger.sqlite3");
     let ledger = if cfg.public {
@@ -147,7 +147,10 @@ pub fn run_sweep_with(
         // to spend, and earlier sweeps must not refuse this one.
         let _ = std::fs::remove_file(&scratch);
         let total = cfg.planned_total().max(1.0);
-        let key = super::cost::dataset_key(data_path, &scratch)?;
+        let key = match cfg.base.opened.as_ref().filter(|o| o.0.path == *data_path) {
+            Some(o) => o.0.content_key.clone(),
+            None => super::cost::dataset_key(data_path, &scratch)?,
+        };
         crate::privacy::ledger::Ledger::open(&scratch)?.set_budget(
             &key,
             crate::privacy::Budget {
@@ -304,7 +307,7 @@ struct Scores {
 /// set (the `t10k-` file beside a `train-` IDX file).
 enum Scorer {
     Table {
-        table: crate::data::Table,
+        table: std::sync::Arc<crate::data::Table>,
         schema: crate::data::schema::Schema,
         data: PathBuf,
         spec: EvalSpec,
@@ -316,7 +319,10 @@ enum Scorer {
 }
 
 impl Scorer {
-    fn open(data: &Path, schema: Option<&Path>) -> Result<Self, JobError> {
+    /// The real rows the points are scored against: those the window already opened
+    /// when it handed them over, else the file read now; the schema the runs use.
+    fn open(base: &RunConfig) -> Result<Self, JobError> {
+        let data = base.data.as_path();
         if crate::data::image::looks_like_idx(data) {
             let (train, test) = super::evaluation::open_image_splits(data)?;
             return Ok(Scorer::Images {
@@ -324,11 +330,34 @@ impl Scorer {
                 test: Box::new(test),
             });
         }
-        let (table, schema) = super::evaluation::open_table(
-            data,
-            schema,
-            "images are swept from an MNIST IDX train- file with its t10k- file beside it",
-        )?;
+        let images = "images are swept from an MNIST IDX train- file with its t10k- file beside it";
+        let opened = base.opened.as_ref().filter(|o| o.0.path == data);
+        let (table, schema) = match opened.map(|o| &o.0.rows) {
+            Some(super::workspace::Rows::Table(t)) => {
+                let schema = match (&base.inline_schema, &base.schema) {
+                    (Some(s), _) => s.clone(),
+                    (None, Some(p)) => {
+                        crate::data::schema::Schema::load(p).map_err(|e| JobError::file(p, e))?
+                    }
+                    (None, None) => {
+                        crate::data::infer::infer_schema(t)
+                            .map_err(|e| JobError::file(data, e))?
+                            .schema
+                    }
+                };
+                (t.clone(), schema)
+            }
+            Some(super::workspace::Rows::Images(_)) => {
+                return Err(JobError::Usage(images.into()));
+            }
+            None => {
+                let (t, s) = super::evaluation::open_table(data, base.schema.as_deref(), images)?;
+                (
+                    std::sync::Arc::new(t),
+                    base.inline_schema.clone().unwrap_or(s),
+                )
+            }
+        };
         let spec = EvalSpec {
             label: super::evaluation::default_label(&schema),
             ..EvalSpec::quick()

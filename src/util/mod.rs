@@ -1,4 +1,6 @@
-//! Small helpers shared by every layer: atomic file writes and number formatting.
+//! Small helpers shared by every layer: atomic file writes, number formatting, and the
+//! count of parses and hashes per file.
 
 pub mod atomic;
 pub mod fmt;
+pub mod tally;

@@ -103,6 +103,8 @@ pub fn adult_run(
     dpsynth::job::RunConfig {
         data: repo("assets/adult/adult_train.csv"),
         schema: Some(repo("assets/adult/adult.schema.json")),
+        inline_schema: None,
+        opened: None,
         method: method.into(),
         preset: preset.into(),
         epsilon,

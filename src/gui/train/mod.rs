@@ -261,33 +261,19 @@ impl TrainPanel {
         }
     }
 
-    /// The run the form describes, with its schema saved beside the app's models.
+    /// The run the form describes.
     fn config(&self, loaded: &Loaded) -> Result<RunConfig, String> {
-        let cfg = self.unsaved_config(loaded, self.form.epsilon()?)?;
-        self.save_schema(loaded, &cfg)?;
-        Ok(cfg)
+        self.unsaved_config(loaded, self.form.epsilon()?)
     }
 
-    /// Writes the open table's schema where `cfg` says its runs read it.
-    fn save_schema(&self, loaded: &Loaded, cfg: &RunConfig) -> Result<(), String> {
-        if let (Content::Table { schema, .. }, Some(path)) = (&loaded.content, &cfg.schema) {
-            if let Some(d) = path.parent() {
-                std::fs::create_dir_all(d)
-                    .map_err(|e| format!("could not create {}: {e}", d.display()))?;
-            }
-            schema.save(path).map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    }
-
-    /// The run the form describes at `epsilon`, its schema not yet written.
+    /// The run the form describes at `epsilon`: the open rows and the schema as edited
+    /// travel with it (nothing is written for it but its model).
     fn unsaved_config(&self, loaded: &Loaded, epsilon: f64) -> Result<RunConfig, String> {
         let info = self.form.info();
         let dir = job::cost::data_dir();
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let schema_path = dir.join("schemas").join(format!("run-{stamp}.json"));
         let stem = loaded
             .path
             .file_stem()
@@ -303,7 +289,9 @@ impl TrainPanel {
             .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
         Ok(RunConfig {
             data: loaded.path.clone(),
-            schema: schema.map(|_| schema_path),
+            schema: None,
+            inline_schema: schema.cloned(),
+            opened: loaded.dataset.clone(),
             method: info.id.into(),
             preset: self.form.preset.clone(),
             epsilon,
@@ -454,13 +442,10 @@ impl TrainPanel {
             })
             .inner;
         match action {
-            Some(sweep_view::Action::Start(cfg)) => match self.save_schema(loaded, &cfg.base) {
-                Ok(()) => {
-                    self.sweep_cost.invalidate();
-                    self.sweep.start(*cfg, &loaded.path, ui.ctx());
-                }
-                Err(e) => self.start_error = Some(e),
-            },
+            Some(sweep_view::Action::Start(cfg)) => {
+                self.sweep_cost.invalidate();
+                self.sweep.start(*cfg, &loaded.path, ui.ctx());
+            }
             Some(sweep_view::Action::Open(o)) => self.sweep_open = Some(o),
             None => {}
         }

@@ -146,6 +146,7 @@ pub fn dataset_key(path: &Path) -> std::io::Result<String> {
 
 /// Key of a folder dataset (MNIST IDX files): the hash of its files' names and hashes.
 pub fn dataset_key_any(path: &Path) -> std::io::Result<String> {
+    crate::util::tally::note(crate::util::tally::Work::ByteHash, path);
     if !path.is_dir() {
         return dataset_key(path);
     }

@@ -1,0 +1,95 @@
+//! The dataset a user opened, read once.
+//!
+//! Why: the window holds the rows it shows, and a run needs the same rows; reading the file
+//! again for the run (and once more to name it in the ledger) costs a large file seconds
+//! to minutes and memory twice over. [`open`] parses the file once and computes both
+//! ledger keys there — the content key over the very rows it returns, the byte key over the
+//! file — and a run given the [`Shared`] handle (`RunConfig::opened`) trains on those rows.
+//! The CLI opens through here too, so both paths read a file the same way.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::JobError;
+use crate::data::image::ImageSet;
+use crate::data::table::Table;
+use crate::data::{self, Dataset};
+use crate::util::tally::{self, Work};
+
+/// The rows of an opened dataset, shared with the runs that train on them.
+#[derive(Debug, Clone)]
+pub enum Rows {
+    Table(Arc<Table>),
+    Images(Arc<ImageSet>),
+}
+
+impl Rows {
+    /// Rows (records) in the dataset.
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::Table(t) => t.n_rows,
+            Rows::Images(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A dataset as opened: its rows and the two keys the ledger knows it by.
+#[derive(Debug)]
+pub struct Opened {
+    pub path: PathBuf,
+    pub rows: Rows,
+    /// The key its budget is kept under: a digest of the parsed rows, so the same rows in
+    /// another format or order share one entry ([`crate::data::digest`]).
+    pub content_key: String,
+    /// SHA-256 of the file's bytes: how the ledger recognises the file without parsing it.
+    pub byte_key: String,
+}
+
+/// Opens `path` (any format [`data::open`] reads): one parse, one hash of the rows, one of
+/// the bytes. `progress` gets `(bytes read, file size)` while a CSV file is read.
+pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Opened, JobError> {
+    let dataset = data::open_with_progress(path, &Default::default(), progress)
+        .map_err(|e| JobError::file(path, e))?;
+    tally::note(Work::ContentHash, path);
+    let content_key = data::digest::content_key(&dataset);
+    let byte_key =
+        crate::privacy::ledger::dataset_key_any(path).map_err(|e| JobError::file(path, e))?;
+    let rows = match dataset {
+        Dataset::Table(t) => Rows::Table(Arc::new(t)),
+        Dataset::Images(s) => Rows::Images(Arc::new(s)),
+    };
+    Ok(Opened {
+        path: path.to_path_buf(),
+        rows,
+        content_key,
+        byte_key,
+    })
+}
+
+/// Tells the ledger at `ledger` that the file's bytes hold these rows, so that asking for
+/// the file's key later ([`super::cost::dataset_key`]) needs no parse.
+pub fn remember(opened: &Opened, ledger: &Path) -> Result<(), JobError> {
+    crate::privacy::ledger::Ledger::open(ledger)?
+        .adopt_key(&opened.byte_key, &opened.content_key)?;
+    Ok(())
+}
+
+/// An opened dataset handed to a run: compared by file and content, shown by file.
+#[derive(Clone)]
+pub struct Shared(pub Arc<Opened>);
+
+impl PartialEq for Shared {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.path == other.0.path && self.0.content_key == other.0.content_key
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shared({})", self.0.path.display())
+    }
+}
