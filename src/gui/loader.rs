@@ -37,6 +37,10 @@ pub enum Opened {
 pub struct Done {
     pub dataset: crate::job::workspace::Shared,
     pub shown: Opened,
+    /// The user's column settings kept for this file, when they still fit it.
+    pub kept_schema: Option<Schema>,
+    /// The runs kept for this file (tables), read here rather than on the UI thread.
+    pub kept_runs: Vec<super::results::KeptRun>,
 }
 
 const READING: u8 = 0;
@@ -92,12 +96,15 @@ impl Loading {
                         *g = Some(o.content_key.clone());
                     }
                     let dataset = Shared(Arc::new(o));
+                    let (mut kept_schema, mut kept_runs) = (None, Vec::new());
                     let shown = match &dataset.0.rows {
                         Rows::Table(table) => {
                             st.store(INFERRING, Ordering::Relaxed);
                             ctx.request_repaint();
                             let inf = data::infer::infer_schema(table)
                                 .map_err(|e| format!("{shown}: {e}"))?;
+                            kept_schema = super::schema_store::kept(&p, table);
+                            kept_runs = super::results::find_kept(&p);
                             Opened::Table {
                                 stats: super::data_panel::ColumnStats::of(table),
                                 profile: Arc::new(data::estimate::profile(table)),
@@ -118,7 +125,12 @@ impl Loading {
                             grid: super::image_grid(set, 10, 10),
                         },
                     };
-                    Ok(Done { dataset, shown })
+                    Ok(Done {
+                        dataset,
+                        shown,
+                        kept_schema,
+                        kept_runs,
+                    })
                 });
             let _ = tx.send(result);
             ctx.request_repaint();

@@ -21,9 +21,12 @@ mod model_view;
 mod panel;
 mod results;
 mod risk_view;
+mod samples;
 mod schema_store;
 mod settings;
 mod train;
+
+pub use samples::sample_path;
 
 use std::path::{Path, PathBuf};
 
@@ -62,26 +65,6 @@ pub fn run_with(file: Option<PathBuf>) -> anyhow::Result<()> {
         }),
     )
     .map_err(|e| anyhow::anyhow!("{e}"))
-}
-
-/// Bundled samples: `assets/` in a checkout (the README's run command starts there), else
-/// an installed package's `share/dpsynth/assets` beside the binary's `bin/` (read-only:
-/// nothing is ever written beside them), else the source tree the binary was built from.
-pub fn sample_path(rel: &str) -> PathBuf {
-    let local = PathBuf::from("assets").join(rel);
-    if local.exists() {
-        return local;
-    }
-    if let Some(installed) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.join("share/dpsynth/assets")))
-        .filter(|p| p.is_dir())
-    {
-        return installed.join(rel);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("assets")
-        .join(rel)
 }
 
 /// A dataset the window has open.
@@ -222,9 +205,14 @@ impl App {
         let key = loading.key();
         let path = loading.path;
         let mut restored = None;
-        let (dataset, shown) = match result {
-            Ok(loader::Done { dataset, shown }) => (Some(dataset), Ok(shown)),
-            Err(e) => (None, Err(e)),
+        let (dataset, shown, kept_schema, kept_runs) = match result {
+            Ok(loader::Done {
+                dataset,
+                shown,
+                kept_schema,
+                kept_runs,
+            }) => (Some(dataset), Ok(shown), kept_schema, kept_runs),
+            Err(e) => (None, Err(e), None, Vec::new()),
         };
         match shown {
             Ok(Opened::Table {
@@ -235,7 +223,7 @@ impl App {
                 profile,
             }) => {
                 // The user's own column settings for this file, from last time.
-                restored = schema_store::kept(&path, &table);
+                restored = kept_schema;
                 let schema = restored.clone().unwrap_or(schema);
                 self.loaded = Some(Loaded {
                     path: path.clone(),
@@ -286,14 +274,8 @@ impl App {
         }
         self.train_panel.dataset_opened(self.loaded.as_ref());
         self.results_panel.clear();
-        if let Some(Loaded {
-            path,
-            content: Content::Table { .. },
-            ..
-        }) = &self.loaded
-        {
-            self.results_panel.restore(path);
-        }
+        // Kept runs were read with the file (tables only), off this thread.
+        self.results_panel.restore(kept_runs);
         self.tab = Tab::Data;
     }
 

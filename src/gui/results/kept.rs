@@ -26,39 +26,61 @@ pub(super) fn record_path(model: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-impl ResultsPanel {
-    /// Lists the runs kept on disk for the file at `data` (newest last), to be evaluated
-    /// when shown.
-    pub fn restore(&mut self, data: &Path) {
-        let dir = crate::job::cost::data_dir().join("models");
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return;
-        };
-        let mut kept: Vec<(std::time::SystemTime, PathBuf, KeptRun)> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.to_string_lossy().ends_with(".dpsynth.run.json"))
-            .filter_map(|p| {
-                let r: KeptRun = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
-                let model = PathBuf::from(p.to_string_lossy().strip_suffix(".run.json")?);
-                let when = std::fs::metadata(&model).and_then(|m| m.modified()).ok()?;
-                (same_file(&r.data, data)).then_some((when, model, r))
-            })
-            .collect();
-        kept.sort_by_key(|k| k.0);
-        for (_, model, r) in kept {
-            if self.runs.iter().any(|x| x.model.as_ref() == Some(&model)) {
-                continue;
-            }
-            let Ok(summary) = crate::job::services::read_model(&model) else {
-                continue;
-            };
-            self.next_config = r.config;
+/// A run kept on disk for a data file, read off the UI thread (the loader reads them with
+/// the file): its record, its model's statement, and scores kept from before.
+pub struct Found {
+    model: PathBuf,
+    run: KeptRun,
+    statement: crate::job::PrivacyStatement,
+    stored: Option<crate::job::evaluation::Evaluated>,
+}
+
+/// The runs kept for the file at `data`, oldest first: reads every record and model
+/// header, so call it on a worker.
+pub fn find(data: &Path) -> Vec<Found> {
+    let dir = crate::job::cost::data_dir().join("models");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut kept: Vec<(std::time::SystemTime, PathBuf, KeptRun)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".dpsynth.run.json"))
+        .filter_map(|p| {
+            let r: KeptRun = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
+            let model = PathBuf::from(p.to_string_lossy().strip_suffix(".run.json")?);
+            let when = std::fs::metadata(&model).and_then(|m| m.modified()).ok()?;
+            (same_file(&r.data, data)).then_some((when, model, r))
+        })
+        .collect();
+    kept.sort_by_key(|k| k.0);
+    kept.into_iter()
+        .filter_map(|(_, model, run)| {
+            let summary = crate::job::services::read_model(&model).ok()?;
             // Scores computed before on exactly these files and settings show at once.
-            let stored = r.schema.as_ref().and_then(|schema| {
+            let stored = run.schema.as_ref().and_then(|schema| {
                 let key = crate::job::report_store::ReportKey::new(&model, data, schema, None)?;
                 crate::job::report_store::load(&model, &key)
             });
-            let state = match stored {
+            Some(Found {
+                model,
+                run,
+                statement: summary.statement,
+                stored,
+            })
+        })
+        .collect()
+}
+
+impl ResultsPanel {
+    /// Lists the runs [`find`] found for the open file (newest last), to be evaluated
+    /// when shown.
+    pub fn restore(&mut self, found: Vec<Found>) {
+        for f in found {
+            if self.runs.iter().any(|x| x.model.as_ref() == Some(&f.model)) {
+                continue;
+            }
+            self.next_config = f.run.config;
+            let state = match f.stored {
                 Some(ev) => {
                     let took: f64 = ev.report.timings.iter().map(|(_, s)| s).sum();
                     self.last_eval_seconds = Some(took);
@@ -66,10 +88,10 @@ impl ResultsPanel {
                 }
                 None => EvalState::Kept,
             };
-            self.push(r.title, summary.statement, state);
+            self.push(f.run.title, f.statement, state);
             if let Some(last) = self.runs.last_mut() {
-                last.model = Some(model);
-                last.schema = r.schema;
+                last.model = Some(f.model);
+                last.schema = f.run.schema;
             }
         }
     }

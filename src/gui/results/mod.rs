@@ -12,6 +12,8 @@ mod glossary;
 mod kept;
 mod plots;
 
+pub use kept::{Found as KeptRun, find as find_kept};
+
 use std::path::{Path, PathBuf};
 
 use eframe::egui;
