@@ -139,6 +139,29 @@ fn aim_trains_on_each_format_and_charges_the_csv_s_entry() {
     }
 }
 
+/// A run on a workbook's other sheet (`FILE#SHEET`) reads that sheet and charges its own
+/// entry, not the first sheet's (it used to stop at a check for a file named `…#titled`).
+#[test]
+fn a_run_on_a_named_sheet_charges_that_sheet() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let sheet = PathBuf::from(format!("{}#titled", fixture("adult_1k.xlsx").display()));
+    let mut cfg = dpsynth::job::RunConfig::new(sheet.clone(), "aim", 0.1, 1e-6);
+    cfg.seed = Some(2);
+    cfg.threads = Some(1);
+    cfg.out = dir.path().join("sheet.dpsynth");
+    cfg.domains = dpsynth::job::DomainPolicy::AllowData;
+    cfg.public_kinds = true;
+    let s = common::run_job(cfg, &ledger, None).unwrap();
+    assert!(s.model.exists());
+    let key = |p: &std::path::Path| dpsynth::job::cost::dataset_key(p, &ledger).unwrap();
+    let l = dpsynth::privacy::ledger::Ledger::open(&ledger).unwrap();
+    assert_eq!(l.standing(&key(&sheet)).unwrap().entries.len(), 1);
+    let first = fixture("adult_1k.xlsx");
+    assert_ne!(key(&sheet), key(&first), "two sheets, two datasets");
+    assert!(l.standing(&key(&first)).unwrap().entries.is_empty());
+}
+
 #[test]
 fn broken_files_say_what_is_wrong() {
     let cases = [

@@ -128,6 +128,34 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
             .count()
     };
     assert_eq!(kept(&models), 2);
+    // The same kept runs from the command line (#41): `dpsynth runs` lists them for the
+    // file; deleting a path that is no kept run is bad usage and deletes nothing.
+    let runs = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dpsynth"))
+            .arg("runs")
+            .args(args)
+            .env("XDG_DATA_HOME", dir.path())
+            .output()
+            .unwrap()
+    };
+    let adult = common::repo("assets/adult/adult_train.csv");
+    let o = runs(&["--data", adult.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let titles: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 2, "{v}");
+    assert!(
+        titles.iter().any(|t| t.contains("mst · tiny")),
+        "{titles:?}"
+    );
+    let o = runs(&["--delete", adult.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert_eq!(kept(&models), 2);
     // The collapsed run: told plainly, with the column that collapsed among the reasons.
     click(&mut h, "collapsed copy of one row");
     common::wait_until(&mut h, "Not useful", "evaluation failed", 180);

@@ -59,7 +59,7 @@ pub enum BudgetCmd {
     },
 }
 
-pub use crate::privacy::ledger::default_ledger_path;
+pub use crate::job::paths::default_ledger_path;
 
 fn key(data: &Path, ledger: &Path) -> anyhow::Result<String> {
     Ok(crate::job::cost::dataset_key(data, ledger)?)

@@ -11,6 +11,7 @@ mod evaluate;
 mod inspect;
 mod methods;
 mod privacy;
+mod runs;
 mod sweep;
 mod train;
 
@@ -54,6 +55,8 @@ pub enum Command {
     /// Empirical lower bounds on ε beside the claimed ε: a one-run canary audit of a
     /// method on a table, or (--mechanisms) distinguishing tests of every noise primitive.
     Audit(audit::AuditArgs),
+    /// The runs the window kept (listed again when their file is reopened): list or delete.
+    Runs(runs::RunsArgs),
     /// (development) Fuzz the readers of untrusted files: CSV, IDX, schema JSON, model
     /// files. Exit 1 when an input panicked.
     #[command(hide = true)]
@@ -148,6 +151,7 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
         Command::Methods(a) => methods::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Runs(a) => runs::run(a),
         Command::Fuzz(a) => fuzz(a),
         Command::CheckColumnar { file } => {
             return ExitCode::from(crate::data::columnar::check_here(&file) as u8);

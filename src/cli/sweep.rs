@@ -60,7 +60,7 @@ pub fn run(a: SweepArgs) -> anyhow::Result<()> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "data".into());
-        job::cost::data_dir().join("sweeps").join(stem)
+        job::paths::data_dir().join("sweeps").join(stem)
     });
     let cfg = SweepConfig {
         base: RunConfig {

@@ -133,7 +133,7 @@ impl Dialogs {
         let (dir, name) = self.last.clone().unwrap_or_default();
         let dir = dir
             .filter(|d| d.is_dir())
-            .unwrap_or_else(crate::job::cost::data_dir);
+            .unwrap_or_else(crate::job::paths::data_dir);
         let text = if purpose.saves() {
             dir.join(name).display().to_string()
         } else {

@@ -91,7 +91,7 @@ impl Loading {
                 .and_then(|o| {
                     // The ledger learns the file's bytes are these rows: the key needs no
                     // second parse, now or at the next open.
-                    let _ = workspace::remember(&o, &crate::job::cost::default_ledger_path());
+                    let _ = workspace::remember(&o, &crate::job::paths::default_ledger_path());
                     if let Ok(mut g) = k.lock() {
                         *g = Some(o.content_key.clone());
                     }

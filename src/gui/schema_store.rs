@@ -16,9 +16,7 @@ fn path_for(data: &Path) -> PathBuf {
     let abs = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
     let hash = Sha256::digest(abs.to_string_lossy().as_bytes());
     let name: String = hash.iter().take(12).map(|b| format!("{b:02x}")).collect();
-    crate::job::cost::data_dir()
-        .join("schemas")
-        .join(format!("{name}.json"))
+    crate::job::paths::schemas_dir().join(format!("{name}.json"))
 }
 
 /// Keeps `schema` as the user's settings for `data` (best effort: the window works on

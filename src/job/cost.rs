@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{DomainPolicy, JobError};
 use crate::privacy::Budget;
 use crate::privacy::compose::compose;
-use crate::privacy::ledger::{Ledger, dataset_key_any};
+use crate::privacy::ledger::Ledger;
 
 /// What the preview is asked about.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +102,7 @@ impl Cost {
 /// renaming, re-saving or re-ordering the file keeps its budget. A file seen before is
 /// recognised by its byte hash without parsing.
 pub fn dataset_key(path: &Path, ledger: &Path) -> Result<String, JobError> {
-    let bytes = dataset_key_any(path).map_err(|e| JobError::file(path, e))?;
+    let bytes = super::workspace::byte_key(path).map_err(|e| JobError::file(path, e))?;
     let mut l = Ledger::open(ledger)?;
     if let Some(k) = l.alias(&bytes)? {
         return Ok(k);
@@ -278,16 +278,6 @@ pub fn set_total(ledger: &Path, dataset: &str, epsilon: f64, delta: f64) -> Resu
     let b = Budget { epsilon, delta };
     b.validate().map_err(JobError::Usage)?;
     Ok(Ledger::open(ledger)?.set_budget(dataset, b)?)
-}
-
-/// The ledger file used when none is named: `$DPSYNTH_LEDGER`, else the user data folder.
-pub fn default_ledger_path() -> PathBuf {
-    crate::privacy::ledger::default_ledger_path()
-}
-
-/// The folder the window keeps its models, schemas and settings in.
-pub fn data_dir() -> PathBuf {
-    crate::privacy::ledger::data_dir()
 }
 
 #[cfg(test)]

@@ -302,7 +302,9 @@ impl Reservation {
 /// Everything a run needs besides the data, checked before the data is read and before
 /// the ledger reserves anything: a typo in a device or a path costs no budget.
 fn preflight(cfg: &RunConfig) -> Result<candle_core::Device, JobError> {
-    std::fs::metadata(&cfg.data).map_err(|e| JobError::file(&cfg.data, e))?;
+    // The file itself: `data` may name a sheet of it (`book.xlsx#sheet`).
+    let file = crate::data::source::Source::parse(&cfg.data).file;
+    std::fs::metadata(&file).map_err(|e| JobError::file(&cfg.data, e))?;
     let device = cfg
         .device
         .open()

@@ -56,8 +56,7 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Opened, J
         .map_err(|e| JobError::file(path, e))?;
     tally::note(Work::ContentHash, path);
     let content_key = data::digest::content_key(&dataset);
-    let byte_key =
-        crate::privacy::ledger::dataset_key_any(path).map_err(|e| JobError::file(path, e))?;
+    let byte_key = byte_key(path).map_err(|e| JobError::file(path, e))?;
     let rows = match dataset {
         Dataset::Table(t) => Rows::Table(Arc::new(t)),
         Dataset::Images(s) => Rows::Images(Arc::new(s)),
@@ -67,6 +66,20 @@ pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Opened, J
         rows,
         content_key,
         byte_key,
+    })
+}
+
+/// The ledger's byte key of `path`: the hash of the file's bytes (of its files, for a
+/// folder of IDX files), followed by the sheet and header selector when `path` names one
+/// (`survey.xlsx#titled@2`): two sheets of one workbook are two datasets.
+pub fn byte_key(path: &Path) -> std::io::Result<String> {
+    let src = data::source::Source::parse(path);
+    let key = crate::privacy::ledger::dataset_key_any(&src.file)?;
+    let whole = path.to_string_lossy();
+    let file = src.file.to_string_lossy();
+    Ok(match whole.strip_prefix(file.as_ref()) {
+        Some(selector) if !selector.is_empty() => format!("{key}{selector}"),
+        _ => key,
     })
 }
 

@@ -149,7 +149,7 @@ impl AuditView {
             let ctx = ui.ctx().clone();
             let handle = spawn_audit(
                 cfg,
-                crate::job::cost::default_ledger_path(),
+                crate::job::paths::default_ledger_path(),
                 Some(Box::new(move || ctx.request_repaint())),
             );
             self.state = State::Running {

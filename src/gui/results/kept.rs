@@ -8,23 +8,7 @@ use eframe::egui;
 use super::{EvalState, ResultsPanel};
 use crate::data::schema::Schema;
 
-/// What the window keeps beside a run's model (`<model>.run.json`), so the run is listed
-/// again after a restart or a file switch.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub(super) struct KeptRun {
-    title: String,
-    data: PathBuf,
-    config: Option<Box<crate::job::RunConfig>>,
-    /// The column settings the run trained with (later edits do not change its scores).
-    #[serde(default)]
-    schema: Option<Schema>,
-}
-
-pub(super) fn record_path(model: &Path) -> PathBuf {
-    let mut p = model.as_os_str().to_owned();
-    p.push(".run.json");
-    PathBuf::from(p)
-}
+use crate::job::run_store::{self, RunRecord as KeptRun, record_path};
 
 /// A run kept on disk for a data file, read off the UI thread (the loader reads them with
 /// the file): its record, its model's statement, and scores kept from before.
@@ -38,32 +22,18 @@ pub struct Found {
 /// The runs kept for the file at `data`, oldest first: reads every record and model
 /// header, so call it on a worker.
 pub fn find(data: &Path) -> Vec<Found> {
-    let dir = crate::job::cost::data_dir().join("models");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut kept: Vec<(std::time::SystemTime, PathBuf, KeptRun)> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".dpsynth.run.json"))
-        .filter_map(|p| {
-            let r: KeptRun = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
-            let model = PathBuf::from(p.to_string_lossy().strip_suffix(".run.json")?);
-            let when = std::fs::metadata(&model).and_then(|m| m.modified()).ok()?;
-            (same_file(&r.data, data)).then_some((when, model, r))
-        })
-        .collect();
-    kept.sort_by_key(|k| k.0);
-    kept.into_iter()
-        .filter_map(|(_, model, run)| {
-            let summary = crate::job::services::read_model(&model).ok()?;
+    run_store::list(&run_store::models_dir(), Some(data))
+        .into_iter()
+        .filter_map(|k| {
+            let summary = crate::job::services::read_model(&k.model).ok()?;
             // Scores computed before on exactly these files and settings show at once.
-            let stored = run.schema.as_ref().and_then(|schema| {
-                let key = crate::job::report_store::ReportKey::new(&model, data, schema, None)?;
-                crate::job::report_store::load(&model, &key)
+            let stored = k.record.schema.as_ref().and_then(|schema| {
+                let key = crate::job::report_store::ReportKey::new(&k.model, data, schema, None)?;
+                crate::job::report_store::load(&k.model, &key)
             });
             Some(Found {
-                model,
-                run,
+                model: k.model,
+                run: k.record,
                 statement: summary.statement,
                 stored,
             })
@@ -105,9 +75,7 @@ impl ResultsPanel {
             config: self.next_config.clone(),
             schema: Some(schema.clone()),
         };
-        if let Ok(bytes) = serde_json::to_vec_pretty(&r) {
-            let _ = crate::util::atomic::write_atomic(&record_path(model), &bytes);
-        }
+        let _ = run_store::keep(model, &r);
         if let Some(last) = self.runs.last_mut() {
             last.model = Some(model.to_path_buf());
             last.schema = Some(schema.clone());
@@ -120,15 +88,7 @@ impl ResultsPanel {
             return Ok(());
         };
         if let Some(m) = &run.model {
-            let mut files = vec![m.clone(), record_path(m)];
-            files.extend(crate::job::report_store::files(m));
-            for p in files {
-                match std::fs::remove_file(&p) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(format!("could not delete {}: {e}", p.display())),
-                }
-            }
+            run_store::delete(m)?;
         }
         let gone = self.selected;
         let model = run.model.clone();
@@ -188,13 +148,5 @@ impl ResultsPanel {
                 }
                 self.export_view().ui(ui, &model, private, dialogs);
             });
-    }
-}
-
-/// Whether two paths name the same file (by their canonical forms where they exist).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
     }
 }

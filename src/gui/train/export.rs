@@ -35,7 +35,7 @@ impl Default for ExportView {
     fn default() -> Self {
         Self {
             rows: 1000,
-            path: job::cost::data_dir()
+            path: job::paths::data_dir()
                 .join("synthetic.csv")
                 .display()
                 .to_string(),
@@ -86,7 +86,7 @@ impl ExportView {
             return;
         }
         self.for_model = model.to_path_buf();
-        self.path = job::cost::data_dir()
+        self.path = job::paths::data_dir()
             .join(format!("{}.csv", stem(model)))
             .display()
             .to_string();

@@ -346,7 +346,7 @@ impl Form {
         self.advanced.public_rows()?;
         Ok(CostRequest {
             dataset,
-            ledger: job::cost::default_ledger_path(),
+            ledger: job::paths::default_ledger_path(),
             method: self.info().id.to_string(),
             preset: self.preset.clone(),
             epsilon,
@@ -632,7 +632,7 @@ impl Form {
         let Some(key) = &self.dataset_key else {
             return "no dataset is open".into();
         };
-        match job::cost::set_total(&job::cost::default_ledger_path(), key, epsilon, delta) {
+        match job::cost::set_total(&job::paths::default_ledger_path(), key, epsilon, delta) {
             Ok(()) => format!("total set to ε {epsilon}"),
             Err(e) => format!("could not set the total: {e}"),
         }

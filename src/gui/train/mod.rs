@@ -270,7 +270,7 @@ impl TrainPanel {
     /// travel with it (nothing is written for it but its model).
     fn unsaved_config(&self, loaded: &Loaded, epsilon: f64) -> Result<RunConfig, String> {
         let info = self.form.info();
-        let dir = job::cost::data_dir();
+        let dir = job::paths::models_dir();
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -278,14 +278,12 @@ impl TrainPanel {
             .path
             .file_stem()
             .map_or("data".into(), |s| s.to_string_lossy().into_owned());
-        let out = dir
-            .join("models")
-            .join(format!("{stem}-{}-{stamp}.dpsynth", info.id));
+        let out = dir.join(format!("{stem}-{}-{stamp}.dpsynth", info.id));
         let schema = match &loaded.content {
             Content::Table { schema, .. } => Some(schema),
             Content::Images { .. } => None,
         };
-        std::fs::create_dir_all(dir.join("models"))
+        std::fs::create_dir_all(&dir)
             .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
         Ok(RunConfig {
             data: loaded.path.clone(),
@@ -340,7 +338,7 @@ impl TrainPanel {
         let ctx = ctx.clone();
         self.job = Some(job::spawn(
             cfg,
-            job::cost::default_ledger_path(),
+            job::paths::default_ledger_path(),
             Some(Box::new(move || ctx.request_repaint())),
         ));
         self.result = None;

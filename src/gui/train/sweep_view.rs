@@ -233,7 +233,7 @@ impl SweepView {
         let ctx = ctx.clone();
         let handle = job::sweep::spawn_sweep(
             cfg,
-            job::cost::default_ledger_path(),
+            job::paths::default_ledger_path(),
             Some(Box::new(move || ctx.request_repaint())),
         );
         self.points.clear();
@@ -294,16 +294,17 @@ impl SweepView {
             let methods = self.methods(&base.method, &base.preset);
             // One folder per sweep as set (data, methods, ε list, repeats, preset, δ,
             // seed): running the same sweep again resumes from its kept points.
-            let out_dir = job::cost::data_dir()
-                .join("sweeps")
-                .join(job::sweep_store::folder_name(
-                    data,
-                    &methods,
-                    &eps,
-                    self.repeats.max(1),
-                    &base,
-                    self.public,
-                ));
+            let out_dir =
+                job::paths::data_dir()
+                    .join("sweeps")
+                    .join(job::sweep_store::folder_name(
+                        data,
+                        &methods,
+                        &eps,
+                        self.repeats.max(1),
+                        &base,
+                        self.public,
+                    ));
             Ok(SweepConfig {
                 base,
                 methods,
@@ -630,7 +631,7 @@ impl SweepView {
             let stem = data
                 .file_stem()
                 .map_or("data".into(), |s| s.to_string_lossy().into_owned());
-            self.export_path = job::cost::data_dir()
+            self.export_path = job::paths::data_dir()
                 .join(format!("{stem}-sweep"))
                 .display()
                 .to_string();

@@ -110,24 +110,6 @@ pub struct Ledger {
     orders: Vec<f64>,
 }
 
-/// Where the ledger lives: `$DPSYNTH_LEDGER`, else `$XDG_DATA_HOME/dpsynth/ledger.sqlite3`,
-/// else `~/.local/share/dpsynth/ledger.sqlite3`.
-pub fn default_ledger_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("DPSYNTH_LEDGER") {
-        return PathBuf::from(p);
-    }
-    data_dir().join("ledger.sqlite3")
-}
-
-/// dpsynth's per-user data folder (models, schemas, the ledger).
-pub fn data_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("dpsynth")
-}
-
 /// SHA-256 of a file's bytes, hex: the key of its budget.
 pub fn dataset_key(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
