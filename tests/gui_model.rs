@@ -42,7 +42,8 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     h.get_by_label("Open").click();
     h.run_steps(3);
     h.get_by_label_contains("Released model: adult-mst-1.dpsynth");
-    h.get_by_label_contains("differential privacy, by the");
+    // The model is read on a worker: the window draws meanwhile.
+    wait_for(&mut h, "differential privacy, by the", 30);
     h.get_by_label_contains("method: mst · preset: tiny");
     // 2,500 rows to a typed path.
     let out = dir.path().join("more.csv");
@@ -65,7 +66,7 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     h.get_by_label("Open").click();
     h.run_steps(3);
     h.get_by_label_contains("Released model: adult-mst-inf.dpsynth");
-    h.get_by_label_contains("Not private (ε = ∞)");
+    wait_for(&mut h, "Not private (ε = ∞)", 30);
     h.get_by_label_contains("trained without privacy");
     let out2 = dir.path().join("reference.csv");
     type_into(&mut h, "or to the CSV file:", &out2.display().to_string());

@@ -189,7 +189,7 @@ impl App {
         self.path_input = path.display().to_string();
         // A released model opens beside the dataset, which stays as it is.
         if path.extension().is_some_and(|e| e == "dpsynth") {
-            self.model_view = Some(model_view::ModelView::open(path));
+            self.model_view = Some(model_view::ModelView::open(path, ctx));
             return;
         }
         self.loading = Some(Loading::start(path, ctx));

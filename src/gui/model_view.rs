@@ -13,16 +13,28 @@ use crate::job::services::{ModelSummary, read_model};
 
 pub(crate) struct ModelView {
     path: PathBuf,
-    model: Result<ModelSummary, String>,
+    model: Model,
     export: ExportView,
     open: bool,
 }
 
+/// The model file, read on a worker: a large model takes frames to load.
+enum Model {
+    Reading(std::sync::mpsc::Receiver<Result<ModelSummary, String>>),
+    Read(Result<ModelSummary, String>),
+}
+
 impl ModelView {
-    pub fn open(path: &Path) -> Self {
+    pub fn open(path: &Path, ctx: &egui::Context) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (p, ctx) = (path.to_path_buf(), ctx.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(read_model(&p).map_err(|e| e.to_string()));
+            ctx.request_repaint();
+        });
         Self {
             path: path.to_path_buf(),
-            model: read_model(path).map_err(|e| e.to_string()),
+            model: Model::Reading(rx),
             export: ExportView::standalone(),
             open: true,
         }
@@ -40,6 +52,15 @@ impl ModelView {
     }
 
     pub fn ui(&mut self, ctx: &egui::Context, dialogs: &mut Dialogs) {
+        if let Model::Reading(rx) = &self.model {
+            match rx.try_recv() {
+                Ok(m) => self.model = Model::Read(m),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    self.model = Model::Read(Err("the model reader stopped unexpectedly".into()));
+                }
+            }
+        }
         let mut open = self.open;
         let title = format!(
             "Released model: {}",
@@ -54,10 +75,16 @@ impl ModelView {
             .default_pos([(ctx.content_rect().right() - 600.0).max(0.0), 110.0])
             .vscroll(true)
             .show(ctx, |ui| match &self.model {
-                Err(e) => {
+                Model::Reading(_) => {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.label("reading the model…");
+                    });
+                }
+                Model::Read(Err(e)) => {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
-                Ok(m) => {
+                Model::Read(Ok(m)) => {
                     ui.label(format!("method: {} · preset: {}", m.method, m.preset));
                     super::results::statement_heading(ui, &m.statement);
                     let curve = crate::job::risk::RiskCurve::of_statement(&m.statement, None);
