@@ -8,7 +8,7 @@ use eframe::egui;
 use super::{EvalState, ResultsPanel};
 use crate::data::schema::Schema;
 
-use crate::job::run_store::{self, RunRecord as KeptRun, record_path};
+use crate::job::run_store::{self, RunRecord as KeptRun};
 
 /// A run kept on disk for a data file, read off the UI thread (the loader reads them with
 /// the file): its record, its model's statement, and scores kept from before.
