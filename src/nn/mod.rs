@@ -22,6 +22,7 @@ pub mod bench;
 pub mod conv;
 pub mod device;
 pub mod dpsgd;
+mod gather;
 pub mod layers;
 pub mod optim;
 pub mod reference;
