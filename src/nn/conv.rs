@@ -491,11 +491,12 @@ pub fn dcgan_generator<R: Rng + ?Sized>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    fn shape(transposed: bool) -> ConvShape {
+    /// A small odd geometry (stride 2, padding 1) shared with `nn::gather`'s tests.
+    pub(in crate::nn) fn shape(transposed: bool) -> ConvShape {
         ConvShape {
             cin: 2,
             h: 5,
@@ -508,7 +509,7 @@ mod tests {
         }
     }
 
-    fn random(shape: (usize, usize), seed: u64) -> Tensor {
+    pub(in crate::nn) fn random(shape: (usize, usize), seed: u64) -> Tensor {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let v: Vec<f32> = (0..shape.0 * shape.1)
             .map(|_| rng.random_range(-1.0..1.0))

@@ -143,29 +143,7 @@ impl Gather {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::conv::ConvShape;
-    use rand::{Rng, SeedableRng};
-
-    fn shape(transposed: bool) -> ConvShape {
-        ConvShape {
-            cin: 2,
-            h: 5,
-            w: 4,
-            cout: 3,
-            k: 3,
-            stride: 2,
-            pad: 1,
-            transposed,
-        }
-    }
-
-    fn random(shape: (usize, usize), seed: u64) -> Tensor {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let v: Vec<f32> = (0..shape.0 * shape.1)
-            .map(|_| rng.random_range(-1.0..1.0))
-            .collect();
-        Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
-    }
+    use crate::nn::conv::tests::{random, shape};
 
     /// The devices' scatter (gather the readers, then sum) equals the CPU's loop, for both
     /// kinds of layer and a stride that gives values different numbers of readers.
