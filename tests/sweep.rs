@@ -164,7 +164,7 @@ fn a_sweep_survives_a_failed_point_and_resumes() {
     assert!(ok.failed.is_none() && ok.tstr_accuracy.is_some(), "{ok:?}");
     assert!(sweep::to_csv(&first).contains("failed"));
     // Kept on disk as it landed; the failed point is not kept (it is tried again).
-    let kept = dpsynth::job::sweep_store::kept_points(&cfg);
+    let kept = dpsynth::job::sweep::store::kept_points(&cfg);
     assert_eq!(kept.len(), 1);
     // The same sweep again: the DP-MERF point comes back as it was, not trained again.
     let lines = std::sync::Mutex::new(Vec::<String>::new());

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::frame::{Frame, Target};
 use super::models::{Classifier, Regressor, Xy};
-use super::report::*;
+use super::results::*;
 use super::scores;
 
 pub(crate) fn class_scores(y: &[u32], proba: &[f64], k: usize) -> Scores {

@@ -10,7 +10,7 @@ use crate::data::schema::Kind;
 use crate::data::table::Table;
 
 use super::frame::Frame;
-use super::report::*;
+use super::results::*;
 use super::stats;
 
 pub(crate) fn probability(f: &Frame) -> Vec<ColumnProbability> {

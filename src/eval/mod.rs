@@ -16,6 +16,7 @@ pub mod modes;
 pub mod net;
 pub mod pca;
 pub mod report;
+pub mod results;
 pub mod risk;
 pub mod scores;
 pub mod stats;

@@ -6,7 +6,7 @@ use rand::seq::index::sample;
 use crate::data::encode::SpanKind;
 
 use super::frame::Frame;
-use super::report::*;
+use super::results::*;
 use super::{scores, stats};
 
 pub(crate) fn subsample_rows(rows: &[Vec<f64>], m: usize, seed: u64) -> Vec<Vec<f64>> {

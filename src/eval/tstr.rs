@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::dimwise::class_scores;
 use super::frame::Frame;
 use super::models::{Classifier, Xy};
-use super::report::*;
+use super::results::*;
 use super::stats;
 
 pub(crate) fn tstr(

@@ -9,7 +9,7 @@ use crate::data::encode::SpanKind;
 
 use super::frame::Frame;
 use super::pca::Pca;
-use super::report::*;
+use super::results::*;
 use super::transport;
 
 /// The largest squared distance between two encoded rows: 2 per one-hot block (two

@@ -25,7 +25,6 @@ mod run;
 pub mod run_store;
 pub mod services;
 pub mod sweep;
-pub mod sweep_store;
 pub mod workspace;
 
 use std::path::PathBuf;

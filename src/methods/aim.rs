@@ -31,12 +31,12 @@
 use rayon::prelude::*;
 
 use super::marginal::{charge, discrete_rows, l1, measure, model_marginal, release};
+use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::mst::{planned_rho, zcdp_plan};
 use super::pgm::GraphicalModel;
 use super::pgm::estimate::{Estimate, Measurement};
 use super::pgm::factor::count;
 use super::pgm::junction::{JunctionTree, model_cells};
-use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup};
 use crate::privacy::{Budget, Charge, Mechanism};

@@ -28,7 +28,7 @@ use candle_core::Tensor;
 
 use super::gan_phase::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling_heads};
 use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
-use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::{Conditioning, ReleasedModel};
 use super::{
     Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,

@@ -14,7 +14,7 @@
 pub use super::gan_phase::GanLoss;
 use super::gan_phase::{Accounting, GanLoop, gan_loop, release, sampling_heads};
 use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
-use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::{Conditioning, ReleasedModel};
 use super::{
     MethodError, Plan, Result, Synthesizer, TrainSetup, calibrated, heads_for, plan_preamble,

@@ -30,8 +30,8 @@
 //! releases PEARL's private scale instead, charged.
 
 use super::embedding::EmbedDevice;
+use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::pearl::{Pearl, PearlConfig};
-use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::{Result, Synthesizer};
 
 /// DP-MERF settings; presets below.

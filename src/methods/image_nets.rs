@@ -112,7 +112,7 @@ pub fn reader<R: rand::Rng + ?Sized>(
         });
     }
     blocks.extend(
-        crate::nn::conv::dcgan_critic(
+        crate::nn::dcgan::dcgan_critic(
             (layout.input_channels(), layout.side),
             channels,
             out,
@@ -134,7 +134,7 @@ pub fn writer<R: rand::Rng + ?Sized>(
     dev: &candle_core::Device,
     rng: &mut R,
 ) -> Result<Vec<Block>> {
-    let mut blocks = crate::nn::conv::dcgan_generator(input, channels, layout.pixels, dev, rng)
+    let mut blocks = crate::nn::dcgan::dcgan_generator(input, channels, layout.pixels, dev, rng)
         .map_err(|e| MethodError::Plan(e.to_string()))?;
     let (before, after) = layout.padding();
     if before + after > 0 {

@@ -23,6 +23,7 @@ pub mod embedding;
 pub mod gan_phase;
 pub mod image_nets;
 pub mod marginal;
+pub mod method;
 pub mod mst;
 pub mod pate_gan;
 pub mod pearl;

@@ -24,10 +24,10 @@
 //! is not done (the bins are public, so nothing is gained in privacy by it).
 
 use super::marginal::{charge, discrete_rows, l1, measure, release, rho_for};
+use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::pgm::estimate::{Estimate, Measurement};
 use super::pgm::factor::count;
 use super::pgm::junction::JunctionTree;
-use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup, plan_preamble};
 use crate::privacy::{Budget, Charge, Mechanism};

@@ -49,7 +49,7 @@ use rand_distr::{Distribution, StandardNormal};
 use crate::privacy::discrete::{DiscreteGaussian, DiscreteLaplace};
 
 use super::gan_phase::{Accounting, latent, release, sampling_heads, softplus};
-use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::ReleasedModel;
 use super::{
     Checkpoint, Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated,

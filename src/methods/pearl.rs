@@ -40,7 +40,7 @@ use candle_core::Tensor;
 use super::embedding::{self, LabelSpan, features};
 use super::gan_phase::{Accounting, latent, release, sampling_heads};
 use super::image_nets::{self, ImageLayout};
-use super::registry::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
 use super::released::with_label;
 use super::released::{Conditioning, ReleasedModel};
 use super::{

@@ -23,7 +23,8 @@ use super::{MethodError, Result};
 use crate::data::Table;
 use crate::data::encode::{DecodeMode, Encoding};
 use crate::data::schema::Schema;
-use crate::nn::layers::{BlockSpec, Net};
+use crate::nn::layers::Net;
+use crate::nn::spec::BlockSpec;
 use crate::nn::spec::{named_params, ordered_params};
 use crate::privacy::Charge;
 

@@ -175,7 +175,7 @@ pub fn run(steps: usize, dev: &Device) -> Result<Vec<NetworkTiming>> {
     let ae = Net::new(ae, dev);
     let mnist = Net::new(mlp(&[784, 256, 1], lrelu, dev, &mut rng)?, dev);
     let conv_critic = Net::new(
-        super::conv::dcgan_critic((1, 28), &[32, 64], 1, dev, &mut rng)?,
+        super::dcgan::dcgan_critic((1, 28), &[32, 64], 1, dev, &mut rng)?,
         dev,
     );
     let cases = [

@@ -773,5 +773,3 @@ pub fn bce_rows(p: &Tensor, target: &Tensor) -> candle_core::Result<Tensor> {
     let l = ((target * p.log()?)? + (target.affine(-1.0, 1.0)? * p.affine(-1.0, 1.0)?.log()?)?)?;
     l.neg()?.sum(1)
 }
-
-pub use super::spec::BlockSpec;

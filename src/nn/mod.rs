@@ -20,6 +20,7 @@
 
 pub mod bench;
 pub mod conv;
+pub mod dcgan;
 pub mod device;
 pub mod dpsgd;
 mod gather;

@@ -16,7 +16,7 @@ use std::cell::OnceCell;
 
 use super::compose::{Composed, compose, covered_by, plan_prefix, zcdp_pool};
 use super::convert::{EpsilonAt, to_delta, to_epsilon};
-use super::mechanism::Mechanism;
+use super::mechanism::{Charge, Mechanism, charges_curve};
 use super::rdp::product_orders;
 
 /// The fractions of a reserved plan at which the live ε is read by PLD: the gauge is then
@@ -41,25 +41,6 @@ impl Budget {
         }
         Ok(())
     }
-}
-
-/// `count` uses of a mechanism.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Charge {
-    pub mechanism: Mechanism,
-    pub count: u64,
-}
-
-/// The summed RDP curve of `charges` on `orders` (what a ledger stores for a plan or a
-/// history).
-pub fn charges_curve(charges: &[Charge], orders: &[f64]) -> Vec<f64> {
-    let mut sum = vec![0.0; orders.len()];
-    for ch in charges {
-        for (s, r) in sum.iter_mut().zip(ch.mechanism.rdp(orders)) {
-            *s += r * ch.count as f64;
-        }
-    }
-    sum
 }
 
 /// Why a charge was refused.

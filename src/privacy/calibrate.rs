@@ -3,10 +3,10 @@
 //! Both searches are conservative, as Opacus's: bisection keeps the end of the bracket
 //! that satisfies the target and returns it, so the answer never overshoots.
 
-use super::accountant::{Charge, charges_curve};
 use super::compose::compose;
 use super::convert::to_epsilon;
 use super::mechanism::Mechanism;
+use super::mechanism::{Charge, charges_curve};
 use super::rdp::subsampled_gaussian;
 
 /// Largest noise multiplier tried before declaring the target unreachable.

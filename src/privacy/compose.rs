@@ -14,9 +14,9 @@
 //! Everything that spends or checks budget (calibration, a run's accountant, the ledger)
 //! goes through [`compose`], so the figure that decides is the figure that is shown.
 
-use super::accountant::{Charge, charges_curve};
 use super::convert::to_epsilon;
 use super::mechanism::Mechanism;
+use super::mechanism::{Charge, charges_curve};
 use super::pld::{DEFAULT_INTERVAL, Pld};
 
 /// Which accountant gave a figure.

@@ -15,8 +15,8 @@
 
 use rand::Rng;
 
-use super::accountant::Charge;
 use super::compose::compose;
+use super::mechanism::Charge;
 use super::mechanism::Mechanism;
 
 /// The selection probabilities of the exponential mechanism over `utilities` at ε₀ with

@@ -248,6 +248,25 @@ fn short(x: f64) -> String {
     }
 }
 
+/// `count` uses of a mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Charge {
+    pub mechanism: Mechanism,
+    pub count: u64,
+}
+
+/// The summed RDP curve of `charges` on `orders` (what a ledger stores for a plan or a
+/// history).
+pub fn charges_curve(charges: &[Charge], orders: &[f64]) -> Vec<f64> {
+    let mut sum = vec![0.0; orders.len()];
+    for ch in charges {
+        for (s, r) in sum.iter_mut().zip(ch.mechanism.rdp(orders)) {
+            *s += r * ch.count as f64;
+        }
+    }
+    sum
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

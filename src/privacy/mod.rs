@@ -31,6 +31,7 @@ pub mod pld;
 pub mod rdp;
 pub mod tradeoff;
 
-pub use accountant::{Accountant, Budget, Charge, charges_curve};
+pub use accountant::{Accountant, Budget};
 pub use convert::EpsilonAt;
 pub use mechanism::Mechanism;
+pub use mechanism::{Charge, charges_curve};

@@ -297,7 +297,7 @@ impl SweepView {
             let out_dir =
                 job::paths::data_dir()
                     .join("sweeps")
-                    .join(job::sweep_store::folder_name(
+                    .join(job::sweep::store::folder_name(
                         data,
                         &methods,
                         &eps,
@@ -325,7 +325,7 @@ impl SweepView {
                 }
                 Ok(p) => {
                     if self.kept.as_ref().is_none_or(|(d, _)| *d != p.out_dir) {
-                        let kept = job::sweep_store::kept_report(p);
+                        let kept = job::sweep::store::kept_report(p);
                         self.kept = Some((p.out_dir.clone(), kept.as_ref().map_or(0, |r| r.points.len())));
                         self.show_kept(kept, data, running);
                     }

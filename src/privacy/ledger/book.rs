@@ -3,9 +3,10 @@
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::DEFAULT_BUDGET;
-use crate::privacy::accountant::{Budget, Charge, charges_curve};
+use crate::privacy::accountant::Budget;
 use crate::privacy::compose::Composed;
 use crate::privacy::convert::to_epsilon;
+use crate::privacy::mechanism::{Charge, charges_curve};
 
 /// What a dataset's entries add up to: the summed RDP curve, and every charge when all
 /// entries stored theirs.

@@ -28,8 +28,9 @@ use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
-use super::accountant::{Budget, Charge, charges_curve};
+use super::accountant::Budget;
 use super::compose::Composed;
+use super::mechanism::{Charge, charges_curve};
 use super::rdp::product_orders;
 
 mod book;

@@ -2,8 +2,8 @@
 //! restart resumes instead of starting over (and charging again), and the folder a sweep
 //! as set lives in, so that running the same sweep again finds them.
 
-use super::JobError;
-use super::sweep::{SweepConfig, SweepPoint, SweepReport};
+use super::points::{SweepConfig, SweepPoint, SweepReport};
+use crate::job::JobError;
 
 /// The file in a sweep's folder that keeps its finished points, written after each one.
 pub const POINTS_FILE: &str = "sweep-points.json";
@@ -115,7 +115,7 @@ pub(super) fn save(
     };
     let path = cfg.out_dir.join(POINTS_FILE);
     let text = serde_json::to_string_pretty(&file).map_err(|e| JobError::write(&path, e))?;
-    super::sweep::write(&path, &text)
+    crate::util::atomic::write_atomic(&path, text.as_bytes()).map_err(|e| JobError::write(&path, e))
 }
 
 /// The folder name of a sweep as set: the data file's stem and a digest of everything that
@@ -125,7 +125,7 @@ pub fn folder_name(
     methods: &[String],
     epsilons: &[f64],
     repeats: usize,
-    base: &super::RunConfig,
+    base: &crate::job::RunConfig,
     public: bool,
 ) -> String {
     use sha2::{Digest as _, Sha256};

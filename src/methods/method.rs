@@ -1,0 +1,188 @@
+//! The shape every method has: what the product shows of it ([`MethodInfo`]), its named
+//! presets, and its settings type ([`MethodConfig`]) with the two functions a registry
+//! entry builds from it. Apart from [`super::registry`], which lists the methods, so that
+//! a method's file depends on this shape and never on the list it is in.
+
+use serde::Serialize;
+
+use super::{MethodError, Result, Synthesizer};
+
+/// What a method can be trained on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataKind {
+    /// A CSV table under a schema.
+    Table,
+    /// Small images with their label (MNIST-style IDX or pixel CSV).
+    Images,
+}
+
+/// A named, documented settings value of a method.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Preset {
+    pub name: &'static str,
+    /// One sentence: what it is for and roughly how long it takes.
+    pub doc: &'static str,
+}
+
+/// A method as the product presents and builds it.
+#[derive(Clone, Copy, Serialize)]
+pub struct MethodInfo {
+    /// The stable CLI name (`--method`).
+    pub id: &'static str,
+    pub title: &'static str,
+    /// One plain sentence for a person who does not read papers.
+    pub sentence: &'static str,
+    /// One line: when this method is the better choice than the recommended one (the cards
+    /// and `dpsynth methods` show it, so a newcomer knows when to leave the default).
+    pub pick_when: &'static str,
+    /// Where the idea comes from.
+    pub paper: &'static str,
+    pub url: &'static str,
+    pub kinds: &'static [DataKind],
+    /// `false` for the non-private reference (ε = ∞ whatever the user typed).
+    pub private: bool,
+    /// Trains a critic whose snapshots post-GAN boosting can combine (`train --boost`).
+    pub critic: bool,
+    /// The first is the default.
+    pub presets: &'static [Preset],
+    /// A preset's settings as a JSON object (what `overrides` may name).
+    #[serde(skip)]
+    pub settings: fn(preset: &str) -> Result<serde_json::Value>,
+    /// The method under a preset with `overrides` applied; `private = false` trains the
+    /// same networks without noise or accounting.
+    #[serde(skip)]
+    pub build: fn(
+        preset: &str,
+        private: bool,
+        overrides: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Box<dyn Synthesizer + Send>>,
+}
+
+impl std::fmt::Debug for MethodInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MethodInfo").field("id", &self.id).finish()
+    }
+}
+
+impl MethodInfo {
+    /// Whether a run at `epsilon` is private (the reference method never is).
+    pub fn is_private_at(&self, epsilon: f64) -> bool {
+        self.private && epsilon.is_finite()
+    }
+
+    pub fn accepts(&self, kind: DataKind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    pub fn default_preset(&self) -> &'static str {
+        self.presets.first().map_or("quick", |p| p.name)
+    }
+
+    pub fn has_preset(&self, name: &str) -> bool {
+        self.presets.iter().any(|p| p.name == name)
+    }
+
+    /// The error for a preset this method does not have, listing those it has.
+    pub fn unknown_preset(&self, name: &str) -> MethodError {
+        let names: Vec<&str> = self.presets.iter().map(|p| p.name).collect();
+        MethodError::Usage(format!(
+            "unknown preset '{name}' for {}; use one of {}",
+            self.id,
+            names.join(", ")
+        ))
+    }
+
+    /// A preset's settings by name, as overrides name them: without `private` and
+    /// `preset`, which the method's name and the preset picker set.
+    pub fn preset_settings(
+        &self,
+        preset: &str,
+    ) -> Result<serde_json::Map<String, serde_json::Value>> {
+        if !self.has_preset(preset) {
+            return Err(self.unknown_preset(preset));
+        }
+        match (self.settings)(preset)? {
+            serde_json::Value::Object(mut o) => {
+                o.remove("private");
+                o.remove("preset");
+                Ok(o)
+            }
+            _ => Err(MethodError::Plan("settings are not an object".into())),
+        }
+    }
+
+    /// The method, ready to plan and train.
+    pub fn instantiate(
+        &self,
+        preset: &str,
+        epsilon: f64,
+        overrides: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Box<dyn Synthesizer + Send>> {
+        if !self.has_preset(preset) {
+            return Err(self.unknown_preset(preset));
+        }
+        (self.build)(preset, self.is_private_at(epsilon), overrides)
+    }
+}
+
+/// A method's settings type: named presets, a `private` switch, and the method it builds.
+/// [`settings`] and [`build`] turn any such type into a registry entry's two functions.
+pub trait MethodConfig: Serialize + serde::de::DeserializeOwned + Sized {
+    /// The settings of the preset called `name`.
+    fn preset(name: &str) -> Result<Self>;
+    fn set_private(&mut self, private: bool);
+    /// The method these settings describe.
+    fn into_method(self) -> Box<dyn Synthesizer + Send>;
+}
+
+/// A preset's settings as JSON, for [`MethodInfo::settings`].
+pub fn settings<C: MethodConfig>(preset: &str) -> Result<serde_json::Value> {
+    serde_json::to_value(C::preset(preset)?).map_err(|e| MethodError::Plan(e.to_string()))
+}
+
+/// A preset with overrides applied, built into its method, for [`MethodInfo::build`].
+pub fn build<C: MethodConfig>(
+    preset: &str,
+    private: bool,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Box<dyn Synthesizer + Send>> {
+    let mut c = with_overrides(C::preset(preset)?, overrides)?;
+    c.set_private(private);
+    Ok(c.into_method())
+}
+
+/// Applies `overrides` to a settings value by field name; unknown names and values of the
+/// wrong type are errors that say which.
+pub fn with_overrides<T>(
+    settings: T,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+) -> Result<T>
+where
+    T: Serialize + serde::de::DeserializeOwned,
+{
+    if overrides.is_empty() {
+        return Ok(settings);
+    }
+    let bad = |m: String| MethodError::Usage(m);
+    let mut v = serde_json::to_value(&settings).map_err(|e| bad(e.to_string()))?;
+    let Some(obj) = v.as_object_mut() else {
+        return Err(bad("settings are not an object".into()));
+    };
+    for (k, val) in overrides {
+        if !obj.contains_key(k) || k == "private" || k == "preset" {
+            let mut names: Vec<&str> = obj
+                .keys()
+                .map(|s| s.as_str())
+                .filter(|k| *k != "private" && *k != "preset")
+                .collect();
+            names.sort();
+            return Err(bad(format!(
+                "unknown setting '{k}'; this method's settings are: {}",
+                names.join(", ")
+            )));
+        }
+        obj.insert(k.clone(), val.clone());
+    }
+    serde_json::from_value(v).map_err(|e| bad(format!("bad setting value: {e}")))
+}
