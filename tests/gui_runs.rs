@@ -158,7 +158,7 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     assert_eq!(kept(&models), 2);
     // The collapsed run: told plainly, with the column that collapsed among the reasons.
     click(&mut h, "collapsed copy of one row");
-    common::wait_until(&mut h, "Not useful", "evaluation failed", 180);
+    common::wait_until(&mut h, "Not useful", "evaluation failed", 400);
     h.get_by_label("Why").click();
     h.run_steps(3);
     h.get_by_label_contains("collapsed: 'occupation'");

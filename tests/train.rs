@@ -718,6 +718,7 @@ fn a_schema_cannot_claim_an_estimate_the_ledger_never_charged() {
 
 #[test]
 fn pate_gan_charges_one_query_per_label_and_releases_only_the_generator() {
+    use dpsynth::methods::method::MethodConfig as _;
     use dpsynth::methods::pate_gan::PateGanConfig;
     use dpsynth::privacy::Mechanism;
     let dir = tempfile::tempdir().unwrap();

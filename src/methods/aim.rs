@@ -31,7 +31,9 @@
 use rayon::prelude::*;
 
 use super::marginal::{charge, discrete_rows, l1, measure, model_marginal, release};
-use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{
+    Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
+};
 use super::mst::{planned_rho, zcdp_plan};
 use super::pgm::GraphicalModel;
 use super::pgm::estimate::{Estimate, Measurement};
@@ -44,7 +46,9 @@ use crate::privacy::{Budget, Charge, Mechanism};
 /// AIM settings; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AimConfig {
-    pub preset: String,
+    /// The preset and the private switch, which the registry sets.
+    #[serde(flatten)]
+    pub common: Common,
     /// Levels a continuous column is cut into (integer columns whose range fits keep one
     /// level per whole number).
     pub bins: usize,
@@ -62,17 +66,15 @@ pub struct AimConfig {
     pub iters: usize,
     /// Rows drawn from the model each round to answer candidates no node holds.
     pub estimate_rows: usize,
-    /// Measure with noise (false: exact marginals and the best candidate, ε = ∞).
-    pub private: bool,
 }
 
 impl AimConfig {
-    pub fn preset(name: &str) -> Result<Self> {
-        // 100 bins, as the NIST challenge's 3-way scoring cuts continuous columns: on
-        // Adult at ε = 1 the same accuracy as 32 bins (RF 0.844 / 0.892 vs 0.842 /
-        // 0.894) and a third of the 3-way marginal error (0.128 vs 0.424).
-        let base = Self {
-            preset: name.into(),
+    // 100 bins, as the NIST challenge's 3-way scoring cuts continuous columns: on
+    // Adult at ε = 1 the same accuracy as 32 bins (RF 0.844 / 0.892 vs 0.842 /
+    // 0.894) and a third of the 3-way marginal error (0.128 vs 0.424).
+    fn base() -> Self {
+        Self {
+            common: Common::private(),
             bins: 100,
             degree: 3,
             max_cells: 1_000_000,
@@ -80,55 +82,58 @@ impl AimConfig {
             round_iters: 50,
             iters: 1_000,
             estimate_rows: 50_000,
-            private: true,
-        };
-        match name {
-            "quick" => Ok(base),
-            // The paper's settings: 80 MB models, 1,000 iterations per round, 2,500 at
-            // the end. Much slower (tens of minutes on Adult).
-            "paper" => Ok(Self {
-                max_cells: 10_485_760,
-                round_iters: 1_000,
-                iters: 2_500,
-                estimate_rows: 200_000,
-                ..base
-            }),
-            "tiny" => Ok(Self {
-                bins: 8,
-                degree: 2,
-                max_cells: 20_000,
-                round_iters: 20,
-                iters: 200,
-                estimate_rows: 5_000,
-                ..base
-            }),
-            _ => Err(INFO.unknown_preset(name)),
+        }
+    }
+
+    // The paper's settings: 80 MB models, 1,000 iterations per round, 2,500 at
+    // the end. Much slower (tens of minutes on Adult).
+    fn paper() -> Self {
+        Self {
+            max_cells: 10_485_760,
+            round_iters: 1_000,
+            iters: 2_500,
+            estimate_rows: 200_000,
+            ..Self::base()
+        }
+    }
+
+    fn tiny() -> Self {
+        Self {
+            bins: 8,
+            degree: 2,
+            max_cells: 20_000,
+            round_iters: 20,
+            iters: 200,
+            estimate_rows: 5_000,
+            ..Self::base()
         }
     }
 }
 
-const PRESETS: &[Preset] = &[
-    Preset {
+/// Every preset, the default first.
+const PRESETS: [PresetOf<AimConfig>; 3] = [
+    PresetOf {
         name: "quick",
         doc: "all 3-way marginals as the workload, 100 bins per continuous column, models up to a million cells, short fits between rounds: under a minute on Adult",
+        settings: AimConfig::base,
     },
-    Preset {
+    PresetOf {
         name: "paper",
         doc: "the paper's settings: models up to 80 MB, 1,000 fitting iterations per round (much slower)",
+        settings: AimConfig::paper,
     },
-    Preset {
+    PresetOf {
         name: "tiny",
         doc: "8 bins, pairs, small models and short fits: for tests and smoke checks",
+        settings: AimConfig::tiny,
     },
 ];
 
 impl MethodConfig for AimConfig {
-    fn preset(name: &str) -> Result<Self> {
-        Self::preset(name)
-    }
+    const PRESETS: &'static [PresetOf<Self>] = &PRESETS;
 
-    fn set_private(&mut self, private: bool) {
-        self.private = private;
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
     }
 
     fn into_method(self) -> Box<dyn Synthesizer + Send> {
@@ -147,7 +152,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table],
     private: true,
     critic: false,
-    presets: PRESETS,
+    presets: &listed(&PRESETS),
     settings: settings::<AimConfig>,
     build: build::<AimConfig>,
 };
@@ -231,7 +236,7 @@ impl Synthesizer for Aim {
     }
 
     fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
-        zcdp_plan(n, self.config.private, budget, prior, "AIM", |rho| {
+        zcdp_plan(n, self.config.common.private, budget, prior, "AIM", |rho| {
             format!(
                 "ρ = {rho:.4} zCDP spent adaptively: noisy counts of every column, then rounds that each pick the worst-answered group of up to {} columns (exponential mechanism) and measure it with noise; a graphical model fitted to them (free)",
                 self.config.degree
@@ -275,7 +280,7 @@ impl Synthesizer for Aim {
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
-        let private = c.private;
+        let private = c.common.private;
         let (domain, data) = discrete_rows(&s, c.bins)?;
         let sizes = domain.sizes();
         let d = sizes.len();
@@ -500,7 +505,7 @@ impl Synthesizer for Aim {
         Ok(release(
             &s,
             private,
-            (INFO.id, &c.preset),
+            (INFO.id, &c.common.preset),
             config,
             domain,
             &est,

@@ -26,10 +26,13 @@
 
 use candle_core::Tensor;
 
-use super::gan_phase::{Accounting, GanLoop, GanLoss, gan_loop, release, sampling_heads};
+use super::gan_phase::{GanLoop, GanLoss, gan_loop, sampling_heads};
 use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
-use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{
+    Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
+};
 use super::released::{Conditioning, ReleasedModel};
+use super::statement::{Accounting, release};
 use super::{
     Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated, heads_for,
     plan_preamble, planned_sigma, step_grads,
@@ -44,7 +47,9 @@ use crate::privacy::{Budget, Charge, Mechanism};
 /// DP-auto-GAN settings; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DpAutoGanConfig {
-    pub preset: String,
+    /// The preset and the private switch, which the registry sets.
+    #[serde(flatten)]
+    pub common: Common,
     /// Latent code width c of the autoencoder.
     pub code_dim: usize,
     /// Tanh instead of LeakyReLU in the encoder (the paper's choice for binary data).
@@ -68,7 +73,6 @@ pub struct DpAutoGanConfig {
     /// Share of ε planned for phase 1 (the autoencoder).
     pub phase1_share: f64,
     pub tau: f64,
-    pub private: bool,
     /// Class column of a class-conditional run ("" for none; images only): the latent
     /// generator is given a class drawn uniformly (a public default, nothing read from
     /// the rows), and the critic sees the class beside the image as label maps.
@@ -108,9 +112,9 @@ impl DpAutoGanConfig {
     /// on two cores), `adult` (longer), `mnist` (images with their label, code width 64),
     /// `mnist-conv` (convolutional autoencoder and critic around a class-conditional
     /// latent generator) and `tiny` (seconds, for tests).
-    pub fn preset(name: &str) -> Result<Self> {
-        let paper = Self {
-            preset: name.to_string(),
+    fn paper() -> Self {
+        Self {
+            common: Common::private(),
             code_dim: 15,
             tanh_encoder: false,
             single_layer_ae: false,
@@ -131,16 +135,18 @@ impl DpAutoGanConfig {
             gan_loss: GanLoss::Wasserstein,
             phase1_share: 0.5,
             tau: 0.2,
-            private: true,
             label: String::new(),
             conv_encoder: Vec::new(),
             conv_decoder: Vec::new(),
             conv_critic: Vec::new(),
             code_critic: false,
-        };
-        // Our settings: the paper's networks with the logistic loss, a large batch and one
-        // critic step per generator step (see `GanLoss` for why).
-        let tuned = Self {
+        }
+    }
+
+    // Our settings: the paper's networks with the logistic loss, a large batch and one
+    // critic step per generator step (see `GanLoss` for why).
+    fn tuned() -> Self {
+        Self {
             ae_steps: 2_000,
             gan_loss: GanLoss::Logistic,
             gan_batch: 512,
@@ -148,111 +154,127 @@ impl DpAutoGanConfig {
             n_critic: 1,
             gan_lr: 0.002,
             gan_clip: 1.0,
-            ..paper.clone()
-        };
-        match name {
-            "adult-paper" => Ok(paper),
-            "mimic-paper" => Ok(Self {
-                code_dim: 128,
-                tanh_encoder: true,
-                single_layer_ae: true,
-                ae_batch: 100,
-                ae_steps: 30_000,
-                ae_lr: 1e-3,
-                critic_steps: 100_000,
-                n_critic: 10,
-                ..paper
-            }),
-            "quick" => Ok(tuned),
-            "adult" => Ok(Self {
-                ae_steps: 4_000,
-                critic_steps: 3_000,
-                gan_batch: 1024,
-                gan_lr: 0.001,
-                ..tuned
-            }),
-            "mnist" => Ok(Self {
-                code_dim: 64,
-                ae_batch: 256,
-                ae_steps: 1_500,
-                ae_clip: 1.0,
-                critic_steps: 1_500,
-                gan_lr: 0.001,
-                ..tuned
-            }),
-            // The conditional DCGAN's networks around a code: the autoencoder is a
-            // convolutional encoder (label maps, 4×4 stride-2 convolutions to 32 and 64
-            // channels, a linear layer to the code) and a transposed-convolution decoder
-            // (code → 64 maps of 7×7 → 32 of 14×14 → the image); the latent generator is
-            // given the class, and the critic reads codes ⊕ class (see the module doc).
-            // Codes in (−1, 1) (tanh) on both sides of the GAN. Large batches, one
-            // critic step per generator step, as DP-GAN's.
-            "mnist-conv" => Ok(Self {
-                code_dim: 64,
-                tanh_encoder: true,
-                code_critic: true,
-                ae_batch: 256,
-                ae_steps: 1_000,
-                ae_lr: 0.001,
-                ae_clip: 1.0,
-                gan_batch: 256,
-                critic_steps: 3_000,
-                gan_lr: 0.0007,
-                label: "label".into(),
-                conv_encoder: vec![32, 64],
-                conv_decoder: vec![64, 32],
-                conv_critic: vec![32, 64],
-                ..tuned
-            }),
-            "tiny" => Ok(Self {
-                ae_steps: 200,
-                critic_steps: 300,
-                gan_batch: 128,
-                ..tuned
-            }),
-            _ => Err(INFO.unknown_preset(name)),
+            ..Self::paper()
+        }
+    }
+
+    fn mimic_paper() -> Self {
+        Self {
+            code_dim: 128,
+            tanh_encoder: true,
+            single_layer_ae: true,
+            ae_batch: 100,
+            ae_steps: 30_000,
+            ae_lr: 1e-3,
+            critic_steps: 100_000,
+            n_critic: 10,
+            ..Self::paper()
+        }
+    }
+
+    fn adult() -> Self {
+        Self {
+            ae_steps: 4_000,
+            critic_steps: 3_000,
+            gan_batch: 1024,
+            gan_lr: 0.001,
+            ..Self::tuned()
+        }
+    }
+
+    fn mnist() -> Self {
+        Self {
+            code_dim: 64,
+            ae_batch: 256,
+            ae_steps: 1_500,
+            ae_clip: 1.0,
+            critic_steps: 1_500,
+            gan_lr: 0.001,
+            ..Self::tuned()
+        }
+    }
+
+    // The conditional DCGAN's networks around a code: the autoencoder is a
+    // convolutional encoder (label maps, 4×4 stride-2 convolutions to 32 and 64
+    // channels, a linear layer to the code) and a transposed-convolution decoder
+    // (code → 64 maps of 7×7 → 32 of 14×14 → the image); the latent generator is
+    // given the class, and the critic reads codes ⊕ class (see the module doc).
+    // Codes in (−1, 1) (tanh) on both sides of the GAN. Large batches, one
+    // critic step per generator step, as DP-GAN's.
+    fn mnist_conv() -> Self {
+        Self {
+            code_dim: 64,
+            tanh_encoder: true,
+            code_critic: true,
+            ae_batch: 256,
+            ae_steps: 1_000,
+            ae_lr: 0.001,
+            ae_clip: 1.0,
+            gan_batch: 256,
+            critic_steps: 3_000,
+            gan_lr: 0.0007,
+            label: "label".into(),
+            conv_encoder: vec![32, 64],
+            conv_decoder: vec![64, 32],
+            conv_critic: vec![32, 64],
+            ..Self::tuned()
+        }
+    }
+
+    fn tiny() -> Self {
+        Self {
+            ae_steps: 200,
+            critic_steps: 300,
+            gan_batch: 128,
+            ..Self::tuned()
         }
     }
 }
 
-const PRESETS: &[Preset] = &[
-    Preset {
+/// Every preset, the default first.
+const PRESETS: [PresetOf<DpAutoGanConfig>; 7] = [
+    PresetOf {
         name: "quick",
         doc: "the paper's networks with a logistic loss and large batches; about a minute on two cores",
+        settings: DpAutoGanConfig::tuned,
     },
-    Preset {
+    PresetOf {
         name: "tiny",
         doc: "seconds: for tests and smoke checks",
+        settings: DpAutoGanConfig::tiny,
     },
-    Preset {
+    PresetOf {
         name: "adult",
         doc: "longer than quick (4,000 autoencoder and 3,000 critic steps, batch 1,024)",
+        settings: DpAutoGanConfig::adult,
     },
-    Preset {
+    PresetOf {
         name: "mnist",
         doc: "28×28 digits with their label: code width 64",
+        settings: DpAutoGanConfig::mnist,
     },
-    Preset {
+    PresetOf {
         name: "mnist-conv",
         doc: "28×28 digits: convolutional encoder and decoder, a class-conditional latent generator and a critic on codes ⊕ class (MNIST at ε = 10: 77.5 % CNN-judge accuracy on real test digits)",
+        settings: DpAutoGanConfig::mnist_conv,
     },
-    Preset {
+    PresetOf {
         name: "adult-paper",
         doc: "the paper's ADULT setup (WGAN, 225,000 critic steps): hours",
+        settings: DpAutoGanConfig::paper,
     },
-    Preset {
+    PresetOf {
         name: "mimic-paper",
         doc: "the paper's MIMIC setup for binary high-dimensional data: hours",
+        settings: DpAutoGanConfig::mimic_paper,
     },
 ];
 
 impl MethodConfig for DpAutoGanConfig {
-    fn preset(name: &str) -> Result<Self> {
-        Self::preset(name)
-    }
+    const PRESETS: &'static [PresetOf<Self>] = &PRESETS;
 
-    fn set_private(&mut self, private: bool) {
-        self.private = private;
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
     }
 
     fn into_method(self) -> Box<dyn Synthesizer + Send> {
@@ -271,7 +293,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     critic: true,
-    presets: PRESETS,
+    presets: &listed(&PRESETS),
     settings: settings::<DpAutoGanConfig>,
     build: build::<DpAutoGanConfig>,
 };
@@ -401,7 +423,7 @@ impl Synthesizer for DpAutoGan {
     }
 
     fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
-        if let Some(p) = plan_preamble(n, self.config.private, budget)? {
+        if let Some(p) = plan_preamble(n, self.config.common.private, budget)? {
             return Ok(p);
         }
         let c = &self.config;
@@ -469,7 +491,7 @@ impl Synthesizer for DpAutoGan {
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
-        let (s1, s2) = if c.private {
+        let (s1, s2) = if c.common.private {
             (planned_sigma(s.plan, 0)?, planned_sigma(s.plan, 1)?)
         } else {
             (0.0, 0.0)
@@ -510,7 +532,7 @@ impl Synthesizer for DpAutoGan {
         let loop_cfg = GanLoop {
             loss: c.gan_loss,
             method: "dp-auto-gan",
-            preset: c.preset.clone(),
+            preset: c.common.preset.clone(),
             config: serde_json::to_value(&c).unwrap_or_default(),
             phase: "gan",
             latent_dim: c.latent_dim,
@@ -521,7 +543,7 @@ impl Synthesizer for DpAutoGan {
             clip: c.gan_clip,
             weight_clip: c.weight_clip,
             sigma: s2,
-            private: c.private,
+            private: c.common.private,
             conditioning: match &codes {
                 Some((_, k)) => Some(k.clone()),
                 None => conditioning.clone(),
@@ -558,9 +580,9 @@ impl Synthesizer for DpAutoGan {
         let mut model = release(
             &s,
             Accounting::Best,
-            c.private,
+            c.common.private,
             self.id(),
-            &c.preset,
+            &c.common.preset,
             c.latent_dim,
             released,
             serde_json::to_value(&c).unwrap_or_default(),
@@ -595,13 +617,19 @@ impl DpAutoGan {
         let loss =
             |y: &Tensor, x: &Tensor| -> candle_core::Result<Tensor> { bce_rows(y, x)? / d as f64 };
         for step in 0..c.ae_steps {
-            let Some(grads) = step_grads(s, &ae, &dp, c.private, loss)? else {
+            let Some(grads) = step_grads(s, &ae, &dp, c.common.private, loss)? else {
                 break;
             };
             opt.step(&params, &grads)?;
             if (step + 1) % 50 == 0 || step + 1 == c.ae_steps {
                 // A reconstruction loss would be a statistic of the private rows: ε only.
-                let p = Progress::at(s, c.private, "autoencoder", (step + 1, c.ae_steps), vec![]);
+                let p = Progress::at(
+                    s,
+                    c.common.private,
+                    "autoencoder",
+                    (step + 1, c.ae_steps),
+                    vec![],
+                );
                 if (s.observer)(p) == Flow::Stop {
                     return Err(MethodError::Model(
                         "cancelled during the autoencoder phase; no model was released".into(),

@@ -12,10 +12,13 @@
 //! clipping, noise or accounting: the reference line of every plot.
 
 pub use super::gan_phase::GanLoss;
-use super::gan_phase::{Accounting, GanLoop, gan_loop, release, sampling_heads};
+use super::gan_phase::{GanLoop, gan_loop, sampling_heads};
 use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
-use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{
+    Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
+};
 use super::released::{Conditioning, ReleasedModel};
+use super::statement::{Accounting, release};
 use super::{
     MethodError, Plan, Result, Synthesizer, TrainSetup, calibrated, heads_for, plan_preamble,
     planned_sigma,
@@ -27,7 +30,9 @@ use crate::privacy::{Budget, Charge, Mechanism};
 /// DP-GAN settings; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DpGanConfig {
-    pub preset: String,
+    /// The preset and the private switch, which the registry sets.
+    #[serde(flatten)]
+    pub common: Common,
     pub latent_dim: usize,
     pub generator_hidden: Vec<usize>,
     /// Critic hidden widths as fractions of the encoded width (the papers' 2d/3, d/3).
@@ -48,8 +53,6 @@ pub struct DpGanConfig {
     pub gan_loss: GanLoss,
     /// Gumbel-softmax temperature of the categorical heads.
     pub tau: f64,
-    /// Train with DP-SGD (false: the non-private reference).
-    pub private: bool,
     /// Class column of a class-conditional GAN ("" for none; images only): the generator
     /// is given a class drawn uniformly (a public default, nothing read from the rows)
     /// and the critic sees the class beside the image as label maps.
@@ -76,9 +79,9 @@ impl DpGanConfig {
     /// while the number of steps the budget allows falls more slowly, and the
     /// paper's WGAN settings (batch 128, 15 critic steps per generator step, weight
     /// clipping) collapse to the majority class at ε = 1 (see [`GanLoss`]).
-    pub fn preset(name: &str) -> Result<Self> {
-        let base = Self {
-            preset: name.to_string(),
+    fn base() -> Self {
+        Self {
+            common: Common::private(),
             latent_dim: 64,
             generator_hidden: vec![128, 128],
             critic_hidden_fractions: vec![2.0 / 3.0, 1.0 / 3.0],
@@ -90,102 +93,112 @@ impl DpGanConfig {
             weight_clip: 0.01,
             gan_loss: GanLoss::Logistic,
             tau: 0.2,
-            private: true,
             label: String::new(),
             conv_critic: Vec::new(),
             conv_generator: Vec::new(),
-        };
-        match name {
-            "quick" => Ok(base),
-            // For tests and smoke checks: seconds, not minutes.
-            "tiny" => Ok(Self {
-                critic_steps: 300,
-                batch: 128,
-                generator_hidden: vec![32],
-                latent_dim: 16,
-                ..base
-            }),
-            // Measured on ADULT at ε = 1: batch 1024 with 4,000 steps (lr 0.001) fell back
-            // to the majority class (RF 0.764, AUROC 0.62), so `adult` keeps `quick`'s
-            // settings, the best measured (RF AUROC 0.73–0.84 over runs).
-            "adult" => Ok(base),
-            "mnist" => Ok(Self {
-                generator_hidden: vec![256, 512],
-                critic_steps: 2_000,
-                lr: 0.001,
-                ..base
-            }),
-            // A conditional DCGAN: convolutions see neighbouring pixels together, and
-            // the label conditions both networks, so the critic judges "a plausible 3"
-            // rather than "a plausible digit". Large batches shrink the noise on the mean
-            // gradient. One critic step per generator step: measured on MNIST at ε = 10,
-            // five (the advice of Bie et al. 2023, *Private GANs, revisited*, for long
-            // runs) left 600 generator steps against a critic that always won (CNN judge
-            // 57.6 %); one, with lr 7e-4, reached 77.8 % in the same time.
-            "mnist-conv" => Ok(Self {
-                latent_dim: 64,
-                label: "label".into(),
-                conv_critic: vec![32, 64],
-                conv_generator: vec![64, 32],
-                batch: 256,
-                critic_steps: 2_000,
-                n_critic: 1,
-                lr: 0.0007,
-                ..base
-            }),
-            // For a GPU. Measured on an H200 at ε = 10, δ = 1e-5 (docs/gpu.md): a critic and
-            // generator twice as wide, five critic steps per generator step (Bie et al.
-            // 2023, *Private GANs, revisited*: under DP-SGD the critic needs more steps to
-            // keep up) over 13,000 critic steps reached a CNN judge of 94.1 % in 5.4 min
-            // beside three other runs; `mnist-conv`'s settings over as many steps, 83.4 %.
-            // On two CPU cores it would take many hours.
-            "mnist-conv-gpu" => Ok(Self {
-                preset: name.to_string(),
-                conv_critic: vec![64, 128],
-                conv_generator: vec![128, 64],
-                n_critic: 5,
-                critic_steps: 13_000,
-                ..Self::preset("mnist-conv")?
-            }),
-            _ => Err(INFO.unknown_preset(name)),
+        }
+    }
+
+    // For tests and smoke checks: seconds, not minutes.
+    fn tiny() -> Self {
+        Self {
+            critic_steps: 300,
+            batch: 128,
+            generator_hidden: vec![32],
+            latent_dim: 16,
+            ..Self::base()
+        }
+    }
+
+    fn mnist() -> Self {
+        Self {
+            generator_hidden: vec![256, 512],
+            critic_steps: 2_000,
+            lr: 0.001,
+            ..Self::base()
+        }
+    }
+
+    // A conditional DCGAN: convolutions see neighbouring pixels together, and
+    // the label conditions both networks, so the critic judges "a plausible 3"
+    // rather than "a plausible digit". Large batches shrink the noise on the mean
+    // gradient. One critic step per generator step: measured on MNIST at ε = 10,
+    // five (the advice of Bie et al. 2023, *Private GANs, revisited*, for long
+    // runs) left 600 generator steps against a critic that always won (CNN judge
+    // 57.6 %); one, with lr 7e-4, reached 77.8 % in the same time.
+    fn mnist_conv() -> Self {
+        Self {
+            latent_dim: 64,
+            label: "label".into(),
+            conv_critic: vec![32, 64],
+            conv_generator: vec![64, 32],
+            batch: 256,
+            critic_steps: 2_000,
+            n_critic: 1,
+            lr: 0.0007,
+            ..Self::base()
+        }
+    }
+
+    // For a GPU. Measured on an H200 at ε = 10, δ = 1e-5 (docs/gpu.md): a critic and
+    // generator twice as wide, five critic steps per generator step (Bie et al.
+    // 2023, *Private GANs, revisited*: under DP-SGD the critic needs more steps to
+    // keep up) over 13,000 critic steps reached a CNN judge of 94.1 % in 5.4 min
+    // beside three other runs; `mnist-conv`'s settings over as many steps, 83.4 %.
+    // On two CPU cores it would take many hours.
+    fn mnist_conv_gpu() -> Self {
+        Self {
+            conv_critic: vec![64, 128],
+            conv_generator: vec![128, 64],
+            n_critic: 5,
+            critic_steps: 13_000,
+            ..Self::mnist_conv()
         }
     }
 }
 
-const PRESETS: &[Preset] = &[
-    Preset {
+/// Every preset, the default first.
+const PRESETS: [PresetOf<DpGanConfig>; 6] = [
+    PresetOf {
         name: "quick",
         doc: "about a minute on two cores; on ADULT at ε = 1 also the best setting measured",
+        settings: DpGanConfig::base,
     },
-    Preset {
+    PresetOf {
         name: "tiny",
         doc: "seconds: for tests and smoke checks",
+        settings: DpGanConfig::tiny,
     },
-    Preset {
+    // Measured on ADULT at ε = 1: batch 1024 with 4,000 steps (lr 0.001) fell back
+    // to the majority class (RF 0.764, AUROC 0.62), so `adult` keeps `quick`'s
+    // settings, the best measured (RF AUROC 0.73–0.84 over runs).
+    PresetOf {
         name: "adult",
         doc: "quick's settings, named for the paper's dataset",
+        settings: DpGanConfig::base,
     },
-    Preset {
+    PresetOf {
         name: "mnist",
         doc: "28×28 digits with their label: wider generator, 2,000 critic steps",
+        settings: DpGanConfig::mnist,
     },
-    Preset {
+    PresetOf {
         name: "mnist-conv",
         doc: "28×28 digits: a conditional DCGAN (convolutional critic and generator, the label as maps beside the pixels), 2,000 steps of each",
+        settings: DpGanConfig::mnist_conv,
     },
-    Preset {
+    PresetOf {
         name: "mnist-conv-gpu",
         doc: "for a GPU: mnist-conv twice as wide, 5 critic steps per generator step, 13,000 critic steps (94 % CNN judge at ε = 10 in about 5 minutes on an H200)",
+        settings: DpGanConfig::mnist_conv_gpu,
     },
 ];
 
 impl MethodConfig for DpGanConfig {
-    fn preset(name: &str) -> Result<Self> {
-        Self::preset(name)
-    }
+    const PRESETS: &'static [PresetOf<Self>] = &PRESETS;
 
-    fn set_private(&mut self, private: bool) {
-        self.private = private;
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
     }
 
     fn into_method(self) -> Box<dyn Synthesizer + Send> {
@@ -204,7 +217,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     critic: true,
-    presets: PRESETS,
+    presets: &listed(&PRESETS),
     settings: settings::<DpGanConfig>,
     build: build::<DpGanConfig>,
 };
@@ -279,11 +292,15 @@ fn generator_net(
 
 impl Synthesizer for DpGan {
     fn id(&self) -> &'static str {
-        if self.config.private { "dp-gan" } else { "gan" }
+        if self.config.common.private {
+            "dp-gan"
+        } else {
+            "gan"
+        }
     }
 
     fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
-        if let Some(p) = plan_preamble(n, self.config.private, budget)? {
+        if let Some(p) = plan_preamble(n, self.config.common.private, budget)? {
             return Ok(p);
         }
         let q = self.sampling_rate(n);
@@ -340,7 +357,7 @@ impl Synthesizer for DpGan {
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let cfg = self.config.clone();
         let (_n, width) = s.data.dims2()?;
-        let sigma = if cfg.private {
+        let sigma = if cfg.common.private {
             planned_sigma(s.plan, 0)?
         } else {
             0.0
@@ -372,7 +389,7 @@ impl Synthesizer for DpGan {
         let loop_cfg = GanLoop {
             loss: cfg.gan_loss,
             method: self.id(),
-            preset: cfg.preset.clone(),
+            preset: cfg.common.preset.clone(),
             config: serde_json::to_value(&cfg).unwrap_or_default(),
             phase: "gan",
             latent_dim: cfg.latent_dim,
@@ -383,7 +400,7 @@ impl Synthesizer for DpGan {
             clip: cfg.clip,
             weight_clip: cfg.weight_clip,
             sigma,
-            private: cfg.private,
+            private: cfg.common.private,
             conditioning: conditioning.clone(),
             code_critic: None,
         };
@@ -392,9 +409,9 @@ impl Synthesizer for DpGan {
         let mut model = release(
             &s,
             Accounting::Best,
-            cfg.private,
+            cfg.common.private,
             self.id(),
-            &cfg.preset,
+            &cfg.common.preset,
             cfg.latent_dim,
             released,
             serde_json::to_value(&cfg).unwrap_or_default(),

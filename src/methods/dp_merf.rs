@@ -29,15 +29,19 @@
 //! code takes it (that reads private rows without charging them). `aux_share` > 0
 //! releases PEARL's private scale instead, charged.
 
+use super::Synthesizer;
 use super::embedding::EmbedDevice;
-use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{
+    Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
+};
 use super::pearl::{Pearl, PearlConfig};
-use super::{Result, Synthesizer};
 
 /// DP-MERF settings; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DpMerfConfig {
-    pub preset: String,
+    /// The preset and the private switch, which the registry sets.
+    #[serde(flatten)]
+    pub common: Common,
     /// Random frequencies D (the embedding has 2D numbers per class).
     pub features: usize,
     /// Kernel length scale ℓ; 0 takes the public default √(number of columns), or the
@@ -71,8 +75,6 @@ pub struct DpMerfConfig {
     /// Anneal the generator's learning rate to zero on a half cosine over the steps.
     #[serde(default)]
     pub lr_cosine: bool,
-    /// Release the embedding with noise (false: the exact embedding, ε = ∞).
-    pub private: bool,
     /// Where the embedding is computed: `auto`, `cpu` or `gpu` (the WGSL kernel).
     #[serde(default)]
     pub embed_device: EmbedDevice,
@@ -83,12 +85,12 @@ fn default_count_share() -> f64 {
 }
 
 impl DpMerfConfig {
-    pub fn preset(name: &str) -> Result<Self> {
-        // Measured on ADULT at ε = 1 (δ = 1e-5, one run each, unconditional): `quick` in
-        // 64 s on two cores, RF 0.788 accuracy / 0.835 AUROC, LR 0.809 / 0.854; `adult`
-        // in 205 s, RF 0.797 / 0.832, LR 0.813 / 0.847 (majority class 0.764).
-        let base = Self {
-            preset: name.into(),
+    // Measured on ADULT at ε = 1 (δ = 1e-5, one run each, unconditional): `quick` in
+    // 64 s on two cores, RF 0.788 accuracy / 0.835 AUROC, LR 0.809 / 0.854; `adult`
+    // in 205 s, RF 0.797 / 0.832, LR 0.813 / 0.847 (majority class 0.764).
+    fn base() -> Self {
+        Self {
+            common: Common::private(),
             features: 1_000,
             bandwidth: 0.0,
             aux_share: 0.0,
@@ -103,98 +105,114 @@ impl DpMerfConfig {
             tau: 0.2,
             bandwidth_mix: Vec::new(),
             lr_cosine: false,
-            private: true,
             embed_device: EmbedDevice::Cpu,
-        };
-        match name {
-            "quick" => Ok(base),
-            // Tuned on public UCI Adult: class-conditional on income.
-            "adult" => Ok(Self {
-                features: 2_000,
-                batch: 1_000,
-                label: "income".into(),
-                ..base
-            }),
-            "tiny" => Ok(Self {
-                features: 200,
-                steps: 200,
-                batch: 256,
-                generator_hidden: vec![64],
-                ..base
-            }),
-            "mnist" => Ok(Self {
-                features: 5_000,
-                generator_hidden: vec![256, 512],
-                batch: 500,
-                steps: 3_000,
-                label: "label".into(),
-                ..base
-            }),
-            // Digits from a DCGAN-style generator (see `conv_generator`): pixels that
-            // neighbour each other are made together, where the MLP draws each alone.
-            // Bandwidth 6, a public choice tuned on public MNIST (never read from the
-            // rows): the rule's √794 ≈ 28 is so smooth that the embedding fixes only the
-            // strokes' average shape (CNN judge 83 % at ε = 1 and at 10); at 6 the
-            // frequencies see stroke width and the digits sharpen (86.5 % at ε = 1).
-            "mnist-conv" => Ok(Self {
-                features: 5_000,
-                bandwidth: 6.0,
-                conv_generator: vec![32, 16],
-                batch: 200,
-                steps: 2_000,
-                lr: 0.002,
-                label: "label".into(),
-                ..base
-            }),
-            // More arithmetic for no more privacy, tuned on public MNIST: twice the
-            // frequencies, so a narrower kernel (4) still has enough of them to see
-            // strokes (at 3 the frequencies outrun the pixels and the digits drown in salt
-            // noise: 73 %), a generator twice as wide, 3,000 steps, and 400 generated
-            // digits a step. The batch matters most: the squared distance of a batch's
-            // mean embedding is biased by (1 − ‖μ‖²)/b towards less varied digits and its
-            // gradient is noisy, both shrinking with b; at 200 the digits carry salt noise
-            // (CNN judge 89.3–90.1 % at ε = 10 on 60,000 synthetic digits), at 400 they
-            // are clean (91.8 %).
-            "mnist-conv-wide" => Ok(Self {
-                features: 10_000,
-                bandwidth: 4.0,
-                conv_generator: vec![64, 32],
-                batch: 400,
-                steps: 3_000,
-                lr: 0.002,
-                label: "label".into(),
-                ..base
-            }),
-            // The paper's tabular script (`code_tab`, as PEARL's fork runs it): 500
-            // frequencies (1,000 features), generated batches of a tenth of the data,
-            // Adam lr 0.01, 8,000 steps, one embedding per income class.
-            "paper-adult" => Ok(Self {
-                features: 500,
-                batch: 3_000,
-                steps: 8_000,
-                lr: 0.01,
-                label: "income".into(),
-                ..base
-            }),
-            // The paper's image settings: 1,500 frequencies, batches of 100, 5 × 600
-            // steps, one embedding per digit; lr 0.002, as our MLP generator diverges at
-            // the paper's 0.01 (theirs is convolutional).
-            "paper-mnist" => Ok(Self {
-                features: 1_500,
-                generator_hidden: vec![200, 512],
-                batch: 100,
-                steps: 3_000,
-                label: "label".into(),
-                ..base
-            }),
-            _ => Err(INFO.unknown_preset(name)),
+        }
+    }
+
+    // Tuned on public UCI Adult: class-conditional on income.
+    fn adult() -> Self {
+        Self {
+            features: 2_000,
+            batch: 1_000,
+            label: "income".into(),
+            ..Self::base()
+        }
+    }
+
+    fn tiny() -> Self {
+        Self {
+            features: 200,
+            steps: 200,
+            batch: 256,
+            generator_hidden: vec![64],
+            ..Self::base()
+        }
+    }
+
+    fn mnist() -> Self {
+        Self {
+            features: 5_000,
+            generator_hidden: vec![256, 512],
+            batch: 500,
+            steps: 3_000,
+            label: "label".into(),
+            ..Self::base()
+        }
+    }
+
+    // Digits from a DCGAN-style generator (see `conv_generator`): pixels that
+    // neighbour each other are made together, where the MLP draws each alone.
+    // Bandwidth 6, a public choice tuned on public MNIST (never read from the
+    // rows): the rule's √794 ≈ 28 is so smooth that the embedding fixes only the
+    // strokes' average shape (CNN judge 83 % at ε = 1 and at 10); at 6 the
+    // frequencies see stroke width and the digits sharpen (86.5 % at ε = 1).
+    fn mnist_conv() -> Self {
+        Self {
+            features: 5_000,
+            bandwidth: 6.0,
+            conv_generator: vec![32, 16],
+            batch: 200,
+            steps: 2_000,
+            lr: 0.002,
+            label: "label".into(),
+            ..Self::base()
+        }
+    }
+
+    // More arithmetic for no more privacy, tuned on public MNIST: twice the
+    // frequencies, so a narrower kernel (4) still has enough of them to see
+    // strokes (at 3 the frequencies outrun the pixels and the digits drown in salt
+    // noise: 73 %), a generator twice as wide, 3,000 steps, and 400 generated
+    // digits a step. The batch matters most: the squared distance of a batch's
+    // mean embedding is biased by (1 − ‖μ‖²)/b towards less varied digits and its
+    // gradient is noisy, both shrinking with b; at 200 the digits carry salt noise
+    // (CNN judge 89.3–90.1 % at ε = 10 on 60,000 synthetic digits), at 400 they
+    // are clean (91.8 %).
+    fn mnist_conv_wide() -> Self {
+        Self {
+            features: 10_000,
+            bandwidth: 4.0,
+            conv_generator: vec![64, 32],
+            batch: 400,
+            steps: 3_000,
+            lr: 0.002,
+            label: "label".into(),
+            ..Self::base()
+        }
+    }
+
+    // The paper's tabular script (`code_tab`, as PEARL's fork runs it): 500
+    // frequencies (1,000 features), generated batches of a tenth of the data,
+    // Adam lr 0.01, 8,000 steps, one embedding per income class.
+    fn paper_adult() -> Self {
+        Self {
+            features: 500,
+            batch: 3_000,
+            steps: 8_000,
+            lr: 0.01,
+            label: "income".into(),
+            ..Self::base()
+        }
+    }
+
+    // The paper's image settings: 1,500 frequencies, batches of 100, 5 × 600
+    // steps, one embedding per digit; lr 0.002, as our MLP generator diverges at
+    // the paper's 0.01 (theirs is convolutional).
+    fn paper_mnist() -> Self {
+        Self {
+            features: 1_500,
+            generator_hidden: vec![200, 512],
+            batch: 100,
+            steps: 3_000,
+            label: "label".into(),
+            ..Self::base()
         }
     }
 
     /// The same run as PEARL's training loop sees it: no critic.
     fn as_pearl(&self) -> PearlConfig {
         PearlConfig {
-            preset: self.preset.clone(),
+            common: self.common.clone(),
             features: self.features,
             bandwidth: self.bandwidth,
             aux_share: self.aux_share,
@@ -211,54 +229,60 @@ impl DpMerfConfig {
             tau: self.tau,
             bandwidth_mix: self.bandwidth_mix.clone(),
             lr_cosine: self.lr_cosine,
-            private: self.private,
             embed_device: self.embed_device,
         }
     }
 }
 
-const PRESETS: &[Preset] = &[
-    Preset {
+/// Every preset, the default first.
+const PRESETS: [PresetOf<DpMerfConfig>; 8] = [
+    PresetOf {
         name: "quick",
         doc: "1,000 frequencies, 2,000 generator steps, no label: about a minute on two cores",
+        settings: DpMerfConfig::base,
     },
-    Preset {
+    PresetOf {
         name: "tiny",
         doc: "seconds: for tests and smoke checks",
+        settings: DpMerfConfig::tiny,
     },
-    Preset {
+    PresetOf {
         name: "adult",
         doc: "UCI Adult, one embedding per income class: 2,000 frequencies, batches of 1,000 (tuned on the public Adult data)",
+        settings: DpMerfConfig::adult,
     },
-    Preset {
+    PresetOf {
         name: "mnist",
         doc: "digits, one embedding per digit: 5,000 frequencies, a wider generator (MNIST at ε = 1: 76 % MLP accuracy on real test digits)",
+        settings: DpMerfConfig::mnist,
     },
-    Preset {
+    PresetOf {
         name: "mnist-conv",
         doc: "digits from a convolutional generator (32 → 16 → 1 channels, 7 → 14 → 28 pixels), one embedding per digit, bandwidth 6 (tuned on public MNIST; CNN judge 86.5 % at ε = 1)",
+        settings: DpMerfConfig::mnist_conv,
     },
-    Preset {
+    PresetOf {
         name: "mnist-conv-wide",
         doc: "the convolutional generator twice as wide (64 → 32 → 1 channels), 10,000 frequencies, bandwidth 4, 3,000 steps of 400 generated digits: about 8 minutes on two cores (CNN judge on 60,000 synthetic digits 90.6 % at ε = 1, 91.2–91.8 % at ε = 10)",
+        settings: DpMerfConfig::mnist_conv_wide,
     },
-    Preset {
+    PresetOf {
         name: "paper-adult",
         doc: "the paper's tabular settings: 500 frequencies, batches of 3,000, 8,000 steps, lr 0.01 (label: income)",
+        settings: DpMerfConfig::paper_adult,
     },
-    Preset {
+    PresetOf {
         name: "paper-mnist",
         doc: "the paper's image settings: 1,500 frequencies, batches of 100, 3,000 steps (label: label)",
+        settings: DpMerfConfig::paper_mnist,
     },
 ];
 
 impl MethodConfig for DpMerfConfig {
-    fn preset(name: &str) -> Result<Self> {
-        Self::preset(name)
-    }
+    const PRESETS: &'static [PresetOf<Self>] = &PRESETS;
 
-    fn set_private(&mut self, private: bool) {
-        self.private = private;
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
     }
 
     fn into_method(self) -> Box<dyn Synthesizer + Send> {
@@ -277,7 +301,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     critic: false,
-    presets: PRESETS,
+    presets: &listed(&PRESETS),
     settings: settings::<DpMerfConfig>,
     build: build::<DpMerfConfig>,
 };

@@ -172,9 +172,9 @@ pub(crate) fn release(
         library_version: env!("CARGO_PKG_VERSION").into(),
         latent_dim: 0,
         generator: Vec::new(),
-        privacy: super::gan_phase::statement(
+        privacy: super::statement::statement(
             s.accountant,
-            super::gan_phase::Accounting::Best,
+            super::statement::Accounting::Best,
             private,
             &schema,
             s.noise.seeded_by_user,

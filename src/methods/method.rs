@@ -104,8 +104,9 @@ impl MethodInfo {
         }
         match (self.settings)(preset)? {
             serde_json::Value::Object(mut o) => {
-                o.remove("private");
-                o.remove("preset");
+                for f in Common::FIELDS {
+                    o.remove(f);
+                }
                 Ok(o)
             }
             _ => Err(MethodError::Plan("settings are not an object".into())),
@@ -126,14 +127,81 @@ impl MethodInfo {
     }
 }
 
-/// A method's settings type: named presets, a `private` switch, and the method it builds.
-/// [`settings`] and [`build`] turn any such type into a registry entry's two functions.
-pub trait MethodConfig: Serialize + serde::de::DeserializeOwned + Sized {
-    /// The settings of the preset called `name`.
-    fn preset(name: &str) -> Result<Self>;
-    fn set_private(&mut self, private: bool);
+/// The two settings every method has. The registry sets them (the preset picked, and
+/// whether the run is private), never the user's overrides; a config carries them
+/// flattened, so its JSON keeps the plain `preset` and `private` keys.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Common {
+    /// The preset these settings started from (shown in statements and model headers).
+    pub preset: String,
+    /// Measure with noise and account for it (false: the same training without noise, for
+    /// the non-private reference and for public data).
+    pub private: bool,
+}
+
+impl Common {
+    /// The JSON keys of these fields, which overrides may not name.
+    pub const FIELDS: [&'static str; 2] = ["preset", "private"];
+
+    /// What a preset's settings function writes: the registry fills in the name.
+    pub const fn private() -> Self {
+        Self {
+            preset: String::new(),
+            private: true,
+        }
+    }
+}
+
+/// A preset as its method's file writes it, once: the name, the sentence the product shows,
+/// and the settings.
+pub struct PresetOf<C> {
+    pub name: &'static str,
+    /// One sentence: what it is for and roughly how long it takes.
+    pub doc: &'static str,
+    pub settings: fn() -> C,
+}
+
+/// The presets as the product lists them ([`MethodInfo::presets`]), from a method's
+/// [`MethodConfig::PRESETS`] table; `const` so that a method's `INFO` holds the list.
+pub const fn listed<C, const N: usize>(presets: &[PresetOf<C>; N]) -> [Preset; N] {
+    let mut out = [Preset { name: "", doc: "" }; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = Preset {
+            name: presets[i].name,
+            doc: presets[i].doc,
+        };
+        i += 1;
+    }
+    out
+}
+
+/// A method's settings type: its presets, the [`Common`] settings, and the method it
+/// builds. [`settings`] and [`build`] turn any such type into a registry entry's two
+/// functions.
+pub trait MethodConfig: Serialize + serde::de::DeserializeOwned + Sized + 'static {
+    /// Every preset of the method, the default first. Adding a preset is adding a line
+    /// here: the registry, the CLI's `--preset` and the window's picker read this table.
+    const PRESETS: &'static [PresetOf<Self>];
+
+    fn common(&mut self) -> &mut Common;
+
     /// The method these settings describe.
     fn into_method(self) -> Box<dyn Synthesizer + Send>;
+
+    /// The settings of the preset called `name`.
+    fn preset(name: &str) -> Result<Self> {
+        let Some(p) = Self::PRESETS.iter().find(|p| p.name == name) else {
+            let names: Vec<&str> = Self::PRESETS.iter().map(|p| p.name).collect();
+            return Err(MethodError::Usage(format!(
+                "unknown preset '{name}'; use one of {}",
+                names.join(", ")
+            )));
+        };
+        let mut c = (p.settings)();
+        c.common().preset = name.to_string();
+        Ok(c)
+    }
 }
 
 /// A preset's settings as JSON, for [`MethodInfo::settings`].
@@ -148,7 +216,7 @@ pub fn build<C: MethodConfig>(
     overrides: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<Box<dyn Synthesizer + Send>> {
     let mut c = with_overrides(C::preset(preset)?, overrides)?;
-    c.set_private(private);
+    c.common().private = private;
     Ok(c.into_method())
 }
 
@@ -170,11 +238,11 @@ where
         return Err(bad("settings are not an object".into()));
     };
     for (k, val) in overrides {
-        if !obj.contains_key(k) || k == "private" || k == "preset" {
+        if !obj.contains_key(k) || Common::FIELDS.contains(&k.as_str()) {
             let mut names: Vec<&str> = obj
                 .keys()
                 .map(|s| s.as_str())
-                .filter(|k| *k != "private" && *k != "preset")
+                .filter(|k| !Common::FIELDS.contains(k))
                 .collect();
             names.sort();
             return Err(bad(format!(

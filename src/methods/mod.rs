@@ -31,6 +31,7 @@ pub mod pgm;
 pub mod post_gan_boosting;
 pub mod registry;
 pub mod released;
+pub(crate) mod statement;
 
 use candle_core::{Device, Tensor};
 
@@ -126,9 +127,9 @@ pub fn restate(
     schema: &crate::data::schema::Schema,
     not_for_release: bool,
 ) -> released::PrivacyStatement {
-    gan_phase::statement(
+    statement::statement(
         accountant,
-        gan_phase::Accounting::Best,
+        statement::Accounting::Best,
         private,
         schema,
         not_for_release,

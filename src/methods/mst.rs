@@ -24,7 +24,9 @@
 //! is not done (the bins are public, so nothing is gained in privacy by it).
 
 use super::marginal::{charge, discrete_rows, l1, measure, release, rho_for};
-use super::method::{DataKind, MethodConfig, MethodInfo, Preset, build, settings};
+use super::method::{
+    Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
+};
 use super::pgm::estimate::{Estimate, Measurement};
 use super::pgm::factor::count;
 use super::pgm::junction::JunctionTree;
@@ -35,63 +37,66 @@ use crate::privacy::{Budget, Charge, Mechanism};
 /// MST settings; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MstConfig {
-    pub preset: String,
+    /// The preset and the private switch, which the registry sets.
+    #[serde(flatten)]
+    pub common: Common,
     /// Levels a continuous column is cut into (integer columns whose range fits keep one
     /// level per whole number).
     pub bins: usize,
     /// Mirror-descent iterations of the final fit.
     pub iters: usize,
-    /// Measure with noise (false: exact marginals, ε = ∞).
-    pub private: bool,
 }
 
 impl MstConfig {
-    pub fn preset(name: &str) -> Result<Self> {
-        let base = Self {
-            preset: name.into(),
+    fn base() -> Self {
+        Self {
+            common: Common::private(),
             bins: 32,
             iters: 1_000,
-            private: true,
-        };
-        match name {
-            "quick" => Ok(base),
-            // The reference code's 5,000 iterations of Private-PGM.
-            "paper" => Ok(Self {
-                iters: 5_000,
-                ..base
-            }),
-            "tiny" => Ok(Self {
-                bins: 8,
-                iters: 200,
-                ..base
-            }),
-            _ => Err(INFO.unknown_preset(name)),
+        }
+    }
+
+    // The reference code's 5,000 iterations of Private-PGM.
+    fn paper() -> Self {
+        Self {
+            iters: 5_000,
+            ..Self::base()
+        }
+    }
+
+    fn tiny() -> Self {
+        Self {
+            bins: 8,
+            iters: 200,
+            ..Self::base()
         }
     }
 }
 
-const PRESETS: &[Preset] = &[
-    Preset {
+/// Every preset, the default first.
+const PRESETS: [PresetOf<MstConfig>; 3] = [
+    PresetOf {
         name: "quick",
         doc: "32 bins per continuous column, 1,000 fitting iterations: seconds on Adult",
+        settings: MstConfig::base,
     },
-    Preset {
+    PresetOf {
         name: "paper",
         doc: "the reference code's 5,000 fitting iterations",
+        settings: MstConfig::paper,
     },
-    Preset {
+    PresetOf {
         name: "tiny",
         doc: "8 bins, 200 iterations: for tests and smoke checks",
+        settings: MstConfig::tiny,
     },
 ];
 
 impl MethodConfig for MstConfig {
-    fn preset(name: &str) -> Result<Self> {
-        Self::preset(name)
-    }
+    const PRESETS: &'static [PresetOf<Self>] = &PRESETS;
 
-    fn set_private(&mut self, private: bool) {
-        self.private = private;
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
     }
 
     fn into_method(self) -> Box<dyn Synthesizer + Send> {
@@ -110,7 +115,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table],
     private: true,
     critic: false,
-    presets: PRESETS,
+    presets: &listed(&PRESETS),
     settings: settings::<MstConfig>,
     build: build::<MstConfig>,
 };
@@ -177,7 +182,7 @@ impl Synthesizer for Mst {
     }
 
     fn plan(&self, n: usize, budget: Budget, prior: &[Charge]) -> Result<Plan> {
-        zcdp_plan(n, self.config.private, budget, prior, "MST", |rho| {
+        zcdp_plan(n, self.config.common.private, budget, prior, "MST", |rho| {
             format!(
                 "ρ = {rho:.4} zCDP in three thirds: noisy counts of every column, a tree of column pairs chosen by the exponential mechanism, noisy counts of the tree's pairs; then a graphical model fitted to them ({} iterations, free)",
                 self.config.iters
@@ -208,7 +213,7 @@ impl Synthesizer for Mst {
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
-        let private = c.private;
+        let private = c.common.private;
         let (domain, data) = discrete_rows(&s, c.bins)?;
         let sizes = domain.sizes();
         let d = sizes.len();
@@ -353,7 +358,7 @@ impl Synthesizer for Mst {
         Ok(release(
             &s,
             private,
-            (INFO.id, &c.preset),
+            (INFO.id, &c.common.preset),
             config,
             domain,
             &est,

@@ -37,8 +37,8 @@ use candle_core::Tensor;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::gan_phase::{Accounting, statement};
 use super::released::{Draw, Mixture, MixtureSet, ReleasedModel};
+use super::statement::{Accounting, statement};
 use super::{
     Checkpoint, Flow, MethodError, Plan, Progress, Result, Snapshots, Synthesizer, TrainSetup,
 };

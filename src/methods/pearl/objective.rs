@@ -1,0 +1,202 @@
+//! The generator's objective: the distance between the released embedding and the
+//! generated rows' embedding, its gradient by hand, and the critic that reweights the
+//! frequencies (all post-processing of the releases).
+
+use candle_core::Tensor;
+
+use crate::methods::Result;
+use crate::methods::embedding::{LabelSpan, features};
+use crate::methods::released::with_label;
+use crate::nn::layers::loss_grad;
+
+use super::releases::*;
+
+/// The generated rows' joint embedding [C, 2k] and class shares [1, C].
+pub(super) fn generated(
+    y: &Tensor,
+    omega: &Tensor,
+    label: Option<LabelSpan>,
+) -> candle_core::Result<(Tensor, Option<Tensor>)> {
+    let b = y.dims()[0] as f64;
+    let phi = features(y, omega)?;
+    match label {
+        Some(l) => {
+            let m = l.membership(y)?;
+            Ok(((m.t()?.matmul(&phi)? / b)?, Some(m.mean_keepdim(0)?)))
+        }
+        None => Ok((phi.mean_keepdim(0)?, None)),
+    }
+}
+
+/// The generator's loss: Σ_j w_j Σ_c |Φ̃_c(t_j) − Φ̂_c(t_j)|² (w from the critic, k·p so a
+/// uniform critic gives the plain squared distance), plus the class-proportion gap.
+pub(super) fn distance(
+    y: &Tensor,
+    omega: &Tensor,
+    r: &Released,
+    w: &Tensor,
+) -> candle_core::Result<Tensor> {
+    let (emb, shares) = generated(y, omega, r.label)?;
+    let cf = (r.target.clone() - emb)?
+        .sqr()?
+        .broadcast_mul(w)?
+        .sum_all()?;
+    match (shares, &r.proportions) {
+        (Some(g), Some(p)) => cf + (p - g)?.sqr()?.sum_all()?,
+        _ => Ok(cf),
+    }
+}
+
+/// [`distance`] of `y` (its label span set by `fix`) and its gradient with respect to `y`,
+/// by hand. Candle's backward of the product `y · ω` also forms the gradient of the
+/// constant frequencies — as much arithmetic as the product itself and a fresh [width, k]
+/// matrix every step, all thrown away. The label columns carry no gradient (`fix` sets
+/// them), so membership is a constant; without `fix` but with a label the memberships are
+/// the generator's soft class outputs and the autograd path keeps their gradient.
+pub(super) fn distance_grad(
+    y: &Tensor,
+    fix: &Option<(Tensor, Tensor)>,
+    (omega, omega_t): (&Tensor, &Tensor),
+    r: &Released,
+    w: &Tensor,
+) -> Result<(f64, Tensor)> {
+    if r.label.is_some() && fix.is_none() {
+        return Ok(loss_grad(y, |y| {
+            distance(&with_label(y, fix)?, omega, r, w)
+        })?);
+    }
+    let yl = with_label(&y.detach(), fix)?;
+    let b = yl.dims()[0] as f64;
+    let k = omega.dims()[1];
+    let proj = yl.matmul(omega)?;
+    let (cos, sin) = (proj.cos()?, proj.sin()?);
+    let phi = (Tensor::cat(&[&cos, &sin], 1)? / (k as f64).sqrt())?;
+    let membership = r.label.map(|l| l.membership(&yl)).transpose()?;
+    let emb = match &membership {
+        Some(m) => (m.t()?.matmul(&phi)? / b)?,
+        None => phi.mean_keepdim(0)?,
+    };
+    let gap = (r.target.clone() - emb)?;
+    let mut loss = gap.sqr()?.broadcast_mul(w)?.sum_all()?.to_scalar::<f32>()? as f64;
+    if let (Some(m), Some(p)) = (&membership, &r.proportions) {
+        loss += (p - m.mean_keepdim(0)?)?
+            .sqr()?
+            .sum_all()?
+            .to_scalar::<f32>()? as f64;
+    }
+    // ∂L/∂emb = −2 w ⊙ gap; each row's share of it is its class's row, over b.
+    let d_emb = (gap.broadcast_mul(w)? * (-2.0 / b))?;
+    let d_phi = match &membership {
+        Some(m) => m.matmul(&d_emb)?,
+        None => d_emb.broadcast_as(phi.shape())?.contiguous()?,
+    };
+    let d_cos = d_phi.narrow(1, 0, k)?;
+    let d_sin = d_phi.narrow(1, k, k)?;
+    let d_proj = ((cos * d_sin)? - (sin * d_cos)?)? / (k as f64).sqrt();
+    let d_yl = d_proj?.matmul(omega_t)?;
+    let dy = match fix {
+        Some((mask, _)) => d_yl.broadcast_mul(mask)?,
+        None => d_yl,
+    };
+    Ok((loss, dy))
+}
+
+/// |Φ̃(t_j) − Φ̂(t_j)|² per frequency j, summed over classes: what the critic weighs.
+pub(super) fn per_frequency(y: &Tensor, omega: &Tensor, r: &Released) -> Result<Vec<f64>> {
+    let (emb, _) = generated(&y.detach(), omega, r.label)?;
+    let d: Vec<f32> = (r.target.clone() - emb)?.sqr()?.sum(0)?.to_vec1()?;
+    let k = d.len() / 2;
+    Ok((0..k).map(|j| (d[j] + d[k + j]) as f64).collect())
+}
+
+/// PEARL's critic: per-dimension log length scales s_k = ln(ℓ'_k / ℓ), re-weighting the
+/// fixed frequencies by N(0, diag(ℓ'⁻²)) / N(0, ℓ⁻²I), self-normalised (the softmax of
+/// the log ratio), so the weights stay a distribution whatever the critic does.
+pub(super) struct Critic {
+    /// t_kj² ℓ² / 2 for dimension k and frequency j, [width][k].
+    half_t2: Vec<Vec<f64>>,
+    pub(super) s: Vec<f64>,
+    /// Adam moments.
+    pub(super) m: Vec<f64>,
+    pub(super) v: Vec<f64>,
+    pub(super) steps: i32,
+    /// The current weights p_j.
+    pub(super) p: Vec<f64>,
+}
+
+impl Critic {
+    pub(super) fn new(omega: &Tensor, ell: f64) -> Result<Self> {
+        let t: Vec<Vec<f32>> = omega.to_vec2()?;
+        let half_t2: Vec<Vec<f64>> = t
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v| (*v as f64).powi(2) * ell * ell / 2.0)
+                    .collect()
+            })
+            .collect();
+        let (width, k) = (t.len(), t.first().map_or(0, |r| r.len()));
+        Ok(Self {
+            half_t2,
+            s: vec![0.0; width],
+            m: vec![0.0; width],
+            v: vec![0.0; width],
+            steps: 0,
+            p: vec![1.0 / k.max(1) as f64; k],
+        })
+    }
+
+    /// p_j ∝ exp(Σ_k t_kj² ℓ²/2 · (1 − e^{2 s_k})).
+    pub(super) fn reweigh(&mut self) {
+        let k = self.p.len();
+        let mut logw = vec![0.0; k];
+        for (row, s) in self.half_t2.iter().zip(&self.s) {
+            let a = 1.0 - (2.0 * s).exp();
+            if a == 0.0 {
+                continue;
+            }
+            for (l, t) in logw.iter_mut().zip(row) {
+                *l += t * a;
+            }
+        }
+        let max = logw.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = logw.iter().map(|l| (l - max).exp()).collect();
+        let z: f64 = e.iter().sum();
+        self.p = e.iter().map(|x| x / z).collect();
+    }
+
+    /// k·p as a [1, 2k] tensor (cos and sin parts of a frequency share its weight).
+    pub(super) fn weights_tensor(&self, dev: &candle_core::Device) -> Result<Tensor> {
+        let k = self.p.len() as f64;
+        let w: Vec<f32> = self
+            .p
+            .iter()
+            .chain(&self.p)
+            .map(|p| (p * k) as f32)
+            .collect();
+        let len = w.len();
+        Ok(Tensor::from_vec(w, (1, len), dev)?)
+    }
+
+    /// One Adam step up Σ_j p_j D_j in s: ∂/∂s_k = Σ_j p_j (D_j − D̄)(−t_kj² ℓ² e^{2 s_k}).
+    pub(super) fn ascend(&mut self, d: &[f64], lr: f64) {
+        let mean: f64 = self.p.iter().zip(d).map(|(p, d)| p * d).sum();
+        self.steps += 1;
+        let (b1, b2) = (0.9f64, 0.999f64);
+        for (k, row) in self.half_t2.iter().enumerate() {
+            let e = (2.0 * self.s[k]).exp();
+            let g: f64 = row
+                .iter()
+                .zip(self.p.iter().zip(d))
+                .map(|(t, (p, dj))| p * (dj - mean) * (-2.0 * t * e))
+                .sum();
+            self.m[k] = b1 * self.m[k] + (1.0 - b1) * g;
+            self.v[k] = b2 * self.v[k] + (1.0 - b2) * g * g;
+            let mh = self.m[k] / (1.0 - b1.powi(self.steps));
+            let vh = self.v[k] / (1.0 - b2.powi(self.steps));
+            // Ascent, kept within a factor e³ of the released scale.
+            self.s[k] = (self.s[k] + lr * mh / (vh.sqrt() + 1e-12)).clamp(-3.0, 3.0);
+        }
+        self.reweigh();
+    }
+}

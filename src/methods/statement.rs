@@ -1,0 +1,120 @@
+//! What every method releases: the model header with its privacy statement. One builder
+//! for all methods (the GANs, the embedding methods, the marginal methods and boosting),
+//! so that a statement says the same things in the same words whichever method made it.
+
+use super::released::{MODEL_FORMAT, ModelHeader, PrivacyStatement, ReleasedModel};
+use super::{Result, TrainSetup};
+use crate::nn::layers::Net;
+
+/// Which accountants a release's statement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Accounting {
+    /// RDP and PLD, reporting the tighter: the final model.
+    Best,
+    /// The accountant's cheap upper bound ([`crate::privacy::Accountant::spent_upper`]:
+    /// RDP, or the PLD figure of the covering plan mark): the per-epoch checkpoints.
+    Quick,
+}
+
+/// The method name a model file carries: a `dp-…` method trained at ε = ∞ is not that
+/// method, and its file must not read as if it were (`dp-auto-gan` → `auto-gan
+/// (non-private)`).
+fn released_name(method: &str, private: bool) -> String {
+    match method.strip_prefix("dp-") {
+        Some(rest) if !private => format!("{rest} (non-private)"),
+        _ => method.to_string(),
+    }
+}
+
+/// The privacy statement of what `accountant` has charged so far.
+pub(crate) fn statement(
+    accountant: &crate::privacy::Accountant,
+    accounting: Accounting,
+    private: bool,
+    schema: &crate::data::schema::Schema,
+    seeded_by_user: bool,
+) -> PrivacyStatement {
+    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::Quick {
+        let rdp = accountant.spent().epsilon;
+        let quick = accountant.spent_upper();
+        let name = if quick < rdp {
+            "pld (plan mark)"
+        } else {
+            "rdp"
+        };
+        (Some(quick), name.to_string(), Some(rdp), None)
+    } else if private {
+        let rdp = accountant.spent().epsilon;
+        let pld = accountant.spent_pld();
+        let (best, name) = accountant.spent_best();
+        (Some(best), name.to_string(), Some(rdp), pld)
+    } else {
+        (None, "none".to_string(), None, None)
+    };
+    PrivacyStatement {
+        epsilon: eps,
+        delta: accountant.budget().delta,
+        accountant: acc_name,
+        epsilon_rdp: eps_rdp,
+        epsilon_pld: eps_pld,
+        mechanisms: accountant.history().to_vec(),
+        non_private_domains: schema
+            .non_private_domains()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+        non_private_kinds: schema
+            .non_private_kinds()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+        dropped_columns: schema
+            .dropped_by_estimate()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+        not_for_release: seeded_by_user,
+        public_rows: None,
+    }
+}
+
+/// Builds the released model: the generator and the privacy statement.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn release(
+    s: &TrainSetup<'_>,
+    accounting: Accounting,
+    private: bool,
+    method: &str,
+    preset: &str,
+    latent_dim: usize,
+    generator: Net,
+    config: serde_json::Value,
+) -> Result<ReleasedModel> {
+    let schema = s.encoding.schema.clone();
+    let header = ModelHeader {
+        format: MODEL_FORMAT.into(),
+        method: released_name(method, private),
+        preset: preset.into(),
+        library_version: env!("CARGO_PKG_VERSION").into(),
+        latent_dim,
+        generator: generator.spec()?,
+        privacy: statement(
+            s.accountant,
+            accounting,
+            private,
+            &schema,
+            s.noise.seeded_by_user,
+        ),
+        schema,
+        config,
+        conditioning: None,
+        mixture: None,
+        graphical: None,
+    };
+    Ok(ReleasedModel {
+        header,
+        generator,
+        mixture: None,
+        graphical: None,
+    })
+}
