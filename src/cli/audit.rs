@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use crate::job::audit::{self, AuditConfig, AuditReport, mechanisms};
+use crate::job::audit::{self, AuditConfig, AuditEvent, AuditReport, mechanisms};
 use crate::job::{self, Event, JobError, RunConfig};
 
 #[derive(Debug, clap::Args)]
@@ -108,26 +108,26 @@ pub fn run(a: AuditArgs) -> anyhow::Result<()> {
     }
     let handle = audit::spawn_audit(cfg, ledger, None);
     let mut err = std::io::stderr();
+    let mut result = None;
     for ev in handle.events.iter() {
         match ev {
-            Event::Started { summary, rows, .. } => {
+            AuditEvent::Run(Event::Started { summary, rows, .. }) => {
                 let _ = writeln!(err, "dpsynth: audited run: {rows} rows; plan: {summary}");
             }
-            Event::Progress(p) => {
+            AuditEvent::Run(Event::Progress(p)) => {
                 let _ = write!(err, "\r{} step {}/{}   ", p.phase, p.step, p.total);
                 let _ = err.flush();
             }
-            Event::Notice(m) => {
+            AuditEvent::Run(Event::Notice(m)) => {
                 let _ = writeln!(err, "dpsynth: note: {m}");
             }
-            _ => {}
+            AuditEvent::Run(_) => {}
+            AuditEvent::Done(r) => result = Some(r),
         }
     }
     let _ = writeln!(err);
-    let report = handle
-        .result
-        .recv()
-        .map_err(|_| JobError::Training("the audit stopped without a result".into()))??;
+    let report =
+        result.ok_or_else(|| JobError::Training("the audit stopped without a result".into()))??;
     if a.json {
         return super::print_json(&serde_json::to_value(&report)?);
     }

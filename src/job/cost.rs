@@ -138,16 +138,15 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     budget.validate().map_err(JobError::Usage)?;
     let method =
         info.instantiate_boosted(&req.preset, req.epsilon, &req.overrides, req.boost.as_ref())?;
-    let domain_plan = match (&req.schema, req.domains) {
-        (Some(schema), policy) => {
-            let (share, all) = match policy {
-                DomainPolicy::Estimate { share } => (share, true),
-                _ => (crate::data::estimate::DEFAULT_SHARE, false),
-            };
-            crate::data::estimate::plan_domains(schema, budget, share, all)
-                .map_err(|e| JobError::Usage(e.to_string()))?
-        }
-        _ => None,
+    let domain_plan = match &req.schema {
+        Some(schema) => super::plan::domains(
+            schema,
+            req.domains,
+            super::plan::Uncovered::Plan,
+            budget,
+            None,
+        )?,
+        None => None,
     };
     if let Some(schema) = &req.schema {
         c.not_covered = not_covered(schema, req.domains);
@@ -155,16 +154,12 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     if let (Some(d), Some(schema), Some(profile)) = (&domain_plan, &req.schema, &req.profile) {
         c.domain_diagnostic = crate::data::estimate::diagnose(schema, d, profile);
     }
-    let prior = domain_plan
-        .as_ref()
-        .map(|d| d.charges.clone())
-        .unwrap_or_default();
-    let plan = method.plan(req.rows, budget, &prior)?;
+    let (plan, charges) =
+        super::plan::method_plan(method.as_ref(), req.rows, budget, domain_plan.as_ref())?;
     if let Some(schema) = req.schema.as_ref().or(req.fixed_schema.as_ref()) {
         if let Ok(enc) = crate::data::encode::Encoding::new(schema) {
-            let f = method.footprint(req.rows, enc.width);
-            c.resources = Some(super::resources::estimate(
-                &f,
+            c.resources = Some(super::plan::resources(
+                method.as_ref(),
                 req.rows,
                 schema.columns.len(),
                 enc.width,
@@ -172,7 +167,6 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
             ));
         }
     }
-    let charges: Vec<_> = prior.iter().chain(&plan.charges).copied().collect();
     let orders = ledger.orders();
     let rule = DeltaRule::of(&ledger, &req.dataset, req.delta)?;
     let (after, delta) = if st.budget_is_default || matches!(rule, DeltaRule::Adopt { .. }) {

@@ -18,6 +18,7 @@ mod error;
 pub mod eta;
 pub mod evaluation;
 pub mod paths;
+mod plan;
 pub mod report_store;
 pub mod resources;
 pub mod risk;
@@ -69,7 +70,9 @@ pub struct RunConfig {
     /// Training threads (default: all cores).
     #[serde(default)]
     pub threads: Option<usize>,
-    /// Ledger file (default: the user data folder).
+    /// Ledger file. Not read by the run (the ledger is passed beside the settings); kept
+    /// because kept run records written by earlier versions hold it and this type refuses
+    /// unknown fields.
     #[serde(default)]
     pub ledger: Option<PathBuf>,
     /// Advanced settings overriding the preset's, by field name (e.g. `{"gan_lr": 0.001}`).
@@ -281,20 +284,24 @@ pub struct DatasetBudget {
     pub run: f64,
 }
 
-/// A running job.
-pub struct JobHandle {
-    pub events: Receiver<Event>,
+/// Work on a worker thread (a run, a sweep, an audit): its events, the flag that asks it
+/// to stop, and the thread to wait for. One type for every kind of work, so the window and
+/// the CLI stop and wait for each the same way.
+pub struct Worker<E> {
+    pub events: Receiver<E>,
     cancel: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl JobHandle {
-    /// Asks the run to stop after the current step; it still settles the ledger and saves
-    /// the model trained so far.
+impl<E> Worker<E> {
+    /// Asks the work to stop after its current step: a run still settles the ledger and
+    /// saves the model trained so far; a sweep keeps the runs it finished, charged and
+    /// listed; an audit fails (a partial run proves nothing about the method).
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::SeqCst);
     }
 
+    /// Waits for the worker thread to end.
     pub fn join(mut self) {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -302,27 +309,30 @@ impl JobHandle {
     }
 }
 
+/// A running training job.
+pub type JobHandle = Worker<Event>;
+
 /// Called after each event (the window passes a repaint request).
 pub type Waker = Box<dyn Fn() + Send + Sync>;
 
 /// Runs `work` on a worker thread with `threads` CPU threads (default: all cores) for
-/// training, and returns its cancel flag. `work` gets the flag and a `send` that passes an
+/// training, and returns its [`Worker`]. `work` gets the flag and a `send` that passes an
 /// event to the receiver and wakes the window; its result goes last, through `finish`,
 /// and the window is woken once more.
 pub(crate) fn spawn_worker<E, T>(
     threads: Option<usize>,
     wake: Option<Waker>,
-    events: std::sync::mpsc::Sender<E>,
     work: impl FnOnce(&AtomicBool, &(dyn Fn(E) + Sync)) -> Result<T, JobError> + Send + 'static,
     finish: impl FnOnce(Result<T, JobError>, &(dyn Fn(E) + Sync)) + Send + 'static,
-) -> Arc<AtomicBool>
+) -> Worker<E>
 where
     E: Send + 'static,
     T: Send + 'static,
 {
+    let (events, received) = channel();
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
-    std::thread::spawn(move || {
+    let thread = std::thread::spawn(move || {
         let send = |e: E| {
             let _ = events.send(e);
             if let Some(w) = &wake {
@@ -339,34 +349,21 @@ where
             w();
         }
     });
-    cancel
-}
-
-/// Starts `cfg` on a worker thread; `wake` is called after each event.
-pub fn spawn(cfg: RunConfig, ledger_path: PathBuf, wake: Option<Waker>) -> JobHandle {
-    let (tx, rx) = channel();
-    let cancel = Arc::new(AtomicBool::new(false));
-    let c2 = cancel.clone();
-    let thread = std::thread::spawn(move || {
-        let send = move |e: Event| {
-            let _ = tx.send(e);
-            if let Some(w) = &wake {
-                w();
-            }
-        };
-        let threads = cfg
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let result = crate::nn::device::with_cpu_threads(threads, || {
-            run::run(&cfg, &ledger_path, &send, &c2)
-        })
-        .map_err(|e| JobError::Training(e.to_string()))
-        .and_then(|r| r);
-        send(Event::Finished(result));
-    });
-    JobHandle {
-        events: rx,
+    Worker {
+        events: received,
         cancel,
         thread: Some(thread),
     }
+}
+
+/// Starts `cfg` on a worker thread; `wake` is called after each event. The run's result
+/// comes last, as [`Event::Finished`].
+pub fn spawn(cfg: RunConfig, ledger_path: PathBuf, wake: Option<Waker>) -> JobHandle {
+    let threads = cfg.threads;
+    spawn_worker(
+        threads,
+        wake,
+        move |cancel, send| run::run(&cfg, &ledger_path, send, cancel),
+        |result, send| send(Event::Finished(result)),
+    )
 }

@@ -6,7 +6,7 @@ use egui_plot::{Bar, BarChart, Legend, Plot};
 
 use crate::eval::html::AuditFigure;
 use crate::job::RunConfig;
-use crate::job::audit::{AuditConfig, AuditHandle, AuditReport, spawn_audit};
+use crate::job::audit::{AuditConfig, AuditEvent, AuditHandle, AuditReport, spawn_audit};
 
 enum State {
     Idle,
@@ -71,15 +71,20 @@ impl AuditView {
         let State::Running { handle, line } = &mut self.state else {
             return;
         };
+        let mut done = None;
         while let Ok(ev) = handle.events.try_recv() {
-            if let crate::job::Event::Progress(p) = ev {
-                *line = format!(
-                    "training with canaries: {} step {}/{}",
-                    p.phase, p.step, p.total
-                );
+            match ev {
+                AuditEvent::Run(crate::job::Event::Progress(p)) => {
+                    *line = format!(
+                        "training with canaries: {} step {}/{}",
+                        p.phase, p.step, p.total
+                    );
+                }
+                AuditEvent::Run(_) => {}
+                AuditEvent::Done(r) => done = Some(r),
             }
         }
-        if let Ok(r) = handle.result.try_recv() {
+        if let Some(r) = done {
             self.state = match r {
                 Ok(rep) => State::Done(Box::new(rep)),
                 Err(e) => State::Failed(e.to_string()),

@@ -406,33 +406,24 @@ fn critic_scores(
     Ok(Some(sum))
 }
 
-/// An audit on a worker thread: the training run's events, then the report.
-pub struct AuditHandle {
-    /// The audited run's events (no `Finished`: the report comes on `result`).
-    pub events: std::sync::mpsc::Receiver<Event>,
-    pub result: std::sync::mpsc::Receiver<Result<AuditReport, JobError>>,
-    cancel: std::sync::Arc<AtomicBool>,
+/// What an audit on a worker thread reports: the audited run's events (no `Finished`),
+/// then the report.
+pub enum AuditEvent {
+    Run(Event),
+    Done(Result<AuditReport, JobError>),
 }
 
-impl AuditHandle {
-    /// Stops the audited run after its current step (the audit then fails: a partial run
-    /// proves nothing about the method).
-    pub fn cancel(&self) {
-        self.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-}
+/// An audit on a worker thread.
+pub type AuditHandle = super::Worker<AuditEvent>;
 
 /// Starts `cfg` on a worker thread; `wake` is called after each event and at the end.
 pub fn spawn_audit(cfg: AuditConfig, ledger: PathBuf, wake: Option<super::Waker>) -> AuditHandle {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (rtx, rrx) = std::sync::mpsc::channel();
     let threads = cfg.run.threads;
-    let cancel = super::spawn_worker(
+    super::spawn_worker(
         threads,
         wake,
-        tx,
         move |cancel, send| {
-            let r = run_audit(&cfg, &ledger, send, cancel)?;
+            let r = run_audit(&cfg, &ledger, &|e| send(AuditEvent::Run(e)), cancel)?;
             if cancel.load(std::sync::atomic::Ordering::SeqCst) {
                 return Err(JobError::Training(
                     "the audit was stopped before its run finished: a partial run proves nothing"
@@ -441,13 +432,6 @@ pub fn spawn_audit(cfg: AuditConfig, ledger: PathBuf, wake: Option<super::Waker>
             }
             Ok(r)
         },
-        move |result, _| {
-            let _ = rtx.send(result);
-        },
-    );
-    AuditHandle {
-        events: rx,
-        result: rrx,
-        cancel,
-    }
+        |result, send| send(AuditEvent::Done(result)),
+    )
 }

@@ -364,27 +364,15 @@ pub enum SweepEvent {
 }
 
 /// A sweep on a worker thread.
-pub struct SweepHandle {
-    pub events: std::sync::mpsc::Receiver<SweepEvent>,
-    cancel: std::sync::Arc<AtomicBool>,
-}
-
-impl SweepHandle {
-    /// Stops after the current run's step; runs already finished stay charged and listed.
-    pub fn cancel(&self) {
-        self.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-}
+pub type SweepHandle = super::Worker<SweepEvent>;
 
 /// Starts `cfg` on a worker thread with the base run's thread count; `wake` is called
 /// after each event.
 pub fn spawn_sweep(cfg: SweepConfig, ledger: PathBuf, wake: Option<super::Waker>) -> SweepHandle {
-    let (tx, rx) = std::sync::mpsc::channel();
     let threads = cfg.base.threads;
-    let cancel = super::spawn_worker(
+    super::spawn_worker(
         threads,
         wake,
-        tx,
         move |cancel, send| {
             run_sweep_with(
                 &cfg,
@@ -396,6 +384,5 @@ pub fn spawn_sweep(cfg: SweepConfig, ledger: PathBuf, wake: Option<super::Waker>
             )
         },
         |result, send| send(SweepEvent::Done(result.map(Box::new))),
-    );
-    SweepHandle { events: rx, cancel }
+    )
 }

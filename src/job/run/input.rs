@@ -1,0 +1,314 @@
+//! A run's input, checked before anything is spent: the data opened once with its ledger
+//! keys, the method and device it asks for, the record count, the domain policy, and the
+//! memory estimate.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::data;
+use crate::data::encode::{EncodedData, Encoding};
+use crate::data::estimate::{self, DomainPlan};
+use crate::data::schema::Provenance;
+use crate::data::schema::Schema;
+use crate::data::table::Table;
+use crate::job::workspace::Rows;
+use crate::job::{Event, JobError, RunConfig};
+use crate::methods::registry::{DataKind, MethodInfo};
+use crate::privacy::Budget;
+use crate::privacy::ledger::Ledger;
+
+/// The private data, encoded, and what kind it is.
+pub(super) struct Encoded {
+    pub(super) encoding: Encoding,
+    pub(super) data: EncodedData,
+    pub(super) kind: DataKind,
+}
+
+/// The private data as opened: a table with its schema (given, else guessed), or an
+/// image set already encoded under its fixed, public image schema.
+pub(super) enum Loaded {
+    Table { table: Arc<Table>, schema: Schema },
+    Images(Encoded),
+}
+
+impl Loaded {
+    pub(super) fn kind(&self) -> DataKind {
+        match self {
+            Loaded::Table { .. } => DataKind::Table,
+            Loaded::Images(_) => DataKind::Images,
+        }
+    }
+
+    pub(super) fn rows(&self) -> usize {
+        match self {
+            Loaded::Table { table, .. } => table.n_rows,
+            Loaded::Images(e) => e.data.n_rows,
+        }
+    }
+}
+
+/// The ledger's two keys for the run's dataset: the content key its budget is kept under,
+/// and the file's byte key recorded as an alias of it.
+pub(super) struct Keys {
+    pub(super) content: String,
+    pub(super) bytes: String,
+}
+
+/// The run's data: the rows the window already opened when it handed them over for this
+/// very file, else the file read once now ([`crate::job::workspace::open`]).
+pub(super) fn opened(cfg: &RunConfig) -> Result<Arc<crate::job::workspace::Opened>, JobError> {
+    match &cfg.opened {
+        Some(s) if s.0.path == cfg.data => Ok(s.0.clone()),
+        _ => Ok(Arc::new(crate::job::workspace::open(
+            &cfg.data,
+            &mut |_, _| {},
+        )?)),
+    }
+}
+
+/// Opens the data, with its ledger keys ([`crate::data::digest`]): those of `charge_to`
+/// when the run is paid by another file (an audit's working copy).
+pub(super) fn load(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
+    let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
+    let opened = opened(cfg)?;
+    let keys = match &cfg.charge_to {
+        None => Keys {
+            content: opened.content_key.clone(),
+            bytes: opened.byte_key.clone(),
+        },
+        Some(original) => {
+            let o = crate::job::workspace::open(original, &mut |_, _| {})?;
+            Keys {
+                content: o.content_key,
+                bytes: o.byte_key,
+            }
+        }
+    };
+    let loaded = match &opened.rows {
+        Rows::Table(table) => {
+            let mut schema = match (&cfg.inline_schema, &cfg.schema) {
+                (Some(s), _) => s.clone(),
+                (None, Some(p)) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
+                (None, None) => data::infer::infer_schema(table).map_err(|e| at(&e))?.schema,
+            };
+            if cfg.public_kinds {
+                schema.confirm_kinds();
+            }
+            if cfg.public_codebook {
+                schema.confirm_codebook();
+            }
+            Loaded::Table {
+                table: table.clone(),
+                schema,
+            }
+        }
+        Rows::Images(set) => {
+            if cfg.schema.is_some() || cfg.inline_schema.is_some() {
+                return Err(at(
+                    &"image sets have a fixed schema (label 0–9, pixels 0–255); run without a schema file",
+                ));
+            }
+            let encoding = Encoding::new(&set.schema()).map_err(|e| at(&e))?;
+            let data = set.encode().map_err(|e| at(&e))?;
+            Loaded::Images(Encoded {
+                encoding,
+                data,
+                kind: DataKind::Images,
+            })
+        }
+    };
+    Ok((loaded, keys))
+}
+
+/// Opens the ledger and records that the file's bytes are the dataset `keys.content`.
+pub(super) fn open_ledger(ledger_path: &Path, keys: &Keys) -> Result<Ledger, JobError> {
+    let mut ledger = Ledger::open(ledger_path)?;
+    ledger.adopt_key(&keys.bytes, &keys.content)?;
+    Ok(ledger)
+}
+
+pub(super) fn encode(cfg: &RunConfig, table: &Table, schema: &Schema) -> Result<Encoded, JobError> {
+    let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
+    let encoding = Encoding::new(schema).map_err(|e| at(&e))?;
+    let data = encoding.encode(table).map_err(|e| at(&e))?;
+    Ok(Encoded {
+        encoding,
+        data,
+        kind: DataKind::Table,
+    })
+}
+
+/// Applies the run's [`DomainPolicy`] to domains read off the rows ([`crate::job::plan::domains`]):
+/// refuses (naming them), plans their private estimate, or lets them through (the
+/// statement then says they are not covered). Non-private runs guarantee nothing and are
+/// let through.
+pub(super) fn domain_step(
+    cfg: &RunConfig,
+    loaded: &Loaded,
+    private: bool,
+    budget: Budget,
+) -> Result<Option<DomainPlan>, JobError> {
+    let Loaded::Table { schema, .. } = loaded else {
+        return Ok(None);
+    };
+    if !private {
+        return Ok(None);
+    }
+    crate::job::plan::domains(
+        schema,
+        cfg.domains,
+        crate::job::plan::Uncovered::Refuse,
+        budget,
+        cfg.public_rows,
+    )
+}
+
+/// Everything a run needs besides the data, checked before the data is read and before
+/// the ledger reserves anything: a typo in a device or a path costs no budget.
+pub(super) fn preflight(cfg: &RunConfig) -> Result<candle_core::Device, JobError> {
+    // The file itself: `data` may name a sheet of it (`book.xlsx#sheet`).
+    let file = crate::data::source::Source::parse(&cfg.data).file;
+    std::fs::metadata(&file).map_err(|e| JobError::file(&cfg.data, e))?;
+    let device = cfg
+        .device
+        .open()
+        .map_err(|e| JobError::Usage(e.to_string()))?;
+    if let Some(dir) = &cfg.checkpoints {
+        std::fs::create_dir_all(dir).map_err(|e| JobError::write(dir, e))?;
+        probe_writable(dir).map_err(|e| JobError::write(dir, e))?;
+    }
+    if cfg.out.is_dir() {
+        return Err(JobError::Usage(format!(
+            "--out {} is a folder; give the model file's name (e.g. {}/model.dpsynth)",
+            cfg.out.display(),
+            cfg.out.display()
+        )));
+    }
+    let parent = match cfg.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(JobError::write(
+            &cfg.out,
+            format!("its folder {} does not exist", parent.display()),
+        ));
+    }
+    probe_writable(&parent).map_err(|e| JobError::write(&cfg.out, e))?;
+    Ok(device)
+}
+
+/// Whether a file can be created in `dir` (the way the atomic writes will create theirs).
+pub(super) fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    tempfile::Builder::new()
+        .prefix(".dpsynth-probe")
+        .tempfile_in(dir)
+        .map(drop)
+}
+
+/// The run's memory and time estimate; refused (before anything is reserved) when the
+/// memory is not there, unless the user forces it.
+pub(super) fn estimate_resources(
+    cfg: &RunConfig,
+    loaded: &Loaded,
+    method: &(dyn crate::methods::Synthesizer + Send),
+) -> Result<crate::job::resources::Resources, JobError> {
+    let (rows, columns, width) = match loaded {
+        Loaded::Table { table, schema } => {
+            let width = Encoding::new(schema)
+                .map_err(|e| JobError::file(&cfg.data, e))?
+                .width;
+            (table.n_rows, table.n_cols(), width)
+        }
+        Loaded::Images(e) => (e.data.n_rows, 0, e.data.width),
+    };
+    let r = crate::job::plan::resources(method, rows, columns, width, cfg.device.resolves_to_cpu());
+    if let Some(why) = r.refusal().filter(|_| !cfg.force_memory) {
+        return Err(JobError::CannotPlan(why));
+    }
+    Ok(r)
+}
+
+/// The method a run asks for, after checking that it fits the request.
+pub(super) fn method_for(cfg: &RunConfig) -> Result<(&'static MethodInfo, bool), JobError> {
+    let info = crate::job::method(&cfg.method)?;
+    let private = info.is_private_at(cfg.epsilon);
+    if private && !(cfg.epsilon > 0.0 && cfg.delta > 0.0 && cfg.delta < 1.0) {
+        return Err(JobError::Usage(format!(
+            "need ε > 0 and 0 < δ < 1, got ε = {}, δ = {}",
+            cfg.epsilon, cfg.delta
+        )));
+    }
+    Ok((info, private))
+}
+
+/// Opens the data and checks that the method takes it and that δ is below 1/n.
+pub(super) fn checked_input(
+    cfg: &RunConfig,
+    info: &MethodInfo,
+    private: bool,
+) -> Result<(Loaded, Keys), JobError> {
+    let (loaded, key) = load(cfg)?;
+    if !info.accepts(loaded.kind()) {
+        return Err(JobError::Usage(format!(
+            "{} cannot train on {}; pick a method that accepts them (`dpsynth methods`)",
+            info.id,
+            match loaded.kind() {
+                DataKind::Table => "tables",
+                DataKind::Images => "images",
+            }
+        )));
+    }
+    let n = records(cfg, loaded.rows())?;
+    if private && cfg.delta * n as f64 >= 1.0 && !cfg.force_delta {
+        return Err(JobError::Usage(format!(
+            "δ = {} is at least 1/n = 1/{n}: a mechanism may then publish one record outright and still meet (ε, δ). Use δ well below 1/n (e.g. {:.0e}), or --force",
+            cfg.delta,
+            0.1 / n as f64
+        )));
+    }
+    Ok((loaded, key))
+}
+
+/// N as the run plans with it: the public number of records the user gave, else the
+/// rows' count (then treated as public, the usual convention; the statement says which).
+pub(super) fn records(cfg: &RunConfig, rows: usize) -> Result<usize, JobError> {
+    match cfg.public_rows {
+        Some(0) => Err(JobError::Usage(
+            "the public number of records must be at least 1".into(),
+        )),
+        Some(p) => Ok(p),
+        None => Ok(rows),
+    }
+}
+
+/// A schema file can call any domain `dp_estimated`; only estimates this dataset's
+/// ledger recorded stay so, the others are treated as read off the data.
+pub(super) fn distrust_claims(
+    ledger_path: &Path,
+    keys: &Keys,
+    loaded: &mut Loaded,
+    send: &(dyn Fn(Event) + Sync),
+) -> Result<(), JobError> {
+    let key = keys.content.as_str();
+    let Loaded::Table { schema, .. } = loaded else {
+        return Ok(());
+    };
+    let claims = schema
+        .columns
+        .iter()
+        .any(|c| matches!(c.provenance, Provenance::DpEstimated { .. }));
+    if !claims {
+        return Ok(());
+    }
+    let ledger = open_ledger(ledger_path, keys)?;
+    let demoted =
+        estimate::distrust_unrecorded(schema, |d| ledger.has_estimate(key, d).unwrap_or(false));
+    if !demoted.is_empty() {
+        send(Event::Notice(format!(
+            "the schema calls the domains of {} DP-estimated, but this dataset's ledger has no such estimate: they are treated as read off the data",
+            demoted.join(", ")
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,342 @@
+//! One training run on the worker thread: load → plan → reserve → train → settle → save.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use candle_core::Tensor;
+
+use super::{Event, JobError, RunConfig, RunSummary};
+use crate::data::estimate::{self, DomainPlan};
+use crate::methods::registry::DataKind;
+use crate::methods::released::save_net;
+use crate::methods::{Checkpoint, Flow, Progress, TrainSetup};
+use crate::nn::dpsgd::NoiseSource;
+use crate::privacy::{Accountant, Budget};
+
+mod input;
+mod reservation;
+use input::*;
+use reservation::*;
+
+/// Estimates the planned domains (charging the accountant), records them in the ledger,
+/// and encodes the data. An estimate that fails settles the reservation to what it spent.
+fn estimate_and_encode(
+    cfg: &RunConfig,
+    loaded: Loaded,
+    domains: Option<&DomainPlan>,
+    accountant: &mut Accountant,
+    noise: &mut NoiseSource,
+    reservation: &mut Option<Reservation>,
+) -> Result<(Encoded, Vec<String>), JobError> {
+    let (table, schema) = match loaded {
+        Loaded::Images(e) => return Ok((e, Vec::new())),
+        Loaded::Table { table, schema } => (table, schema),
+    };
+    let Some(d) = domains else {
+        return Ok((encode(cfg, &table, &schema)?, Vec::new()));
+    };
+    let schema = match estimate::estimate_domains(&table, &schema, d, accountant, noise.rng()) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(r) = reservation.take() {
+                r.settle(accountant)?;
+            }
+            return Err(JobError::Usage(e.to_string()));
+        }
+    };
+    if let Some(r) = reservation.as_mut() {
+        for spec in d.columns.iter().filter_map(|c| schema.column(c)) {
+            r.ledger
+                .record_estimate(&r.key, &estimate::spec_digest(spec))?;
+        }
+    }
+    Ok((encode(cfg, &table, &schema)?, d.columns.clone()))
+}
+
+/// The plan in words, with the domain estimate first when there is one.
+fn start_summary(domains: Option<&DomainPlan>, plan: &crate::methods::Plan) -> String {
+    match domains {
+        Some(d) => format!(
+            "domains: {} column(s) estimated privately (noise σ = {:.2}, ε {:.3} of the run's); {}",
+            d.columns.len(),
+            d.std,
+            d.epsilon,
+            plan.summary
+        ),
+        None => plan.summary.clone(),
+    }
+}
+
+/// What a run spends with: its accountant, its noise, and its ledger reservation.
+struct Spend<'a> {
+    accountant: &'a mut Accountant,
+    noise: &'a mut NoiseSource,
+    reservation: Option<Reservation>,
+}
+
+/// Trains, settles the reservation to what was charged (whatever happened), and saves the
+/// released model. Returns it with the last step reached and whether it was cancelled.
+fn train_and_save(
+    cfg: &RunConfig,
+    method: &mut dyn crate::methods::Synthesizer,
+    plan: &crate::methods::Plan,
+    mut enc: Encoded,
+    device: &candle_core::Device,
+    spend: Spend<'_>,
+    send: &(dyn Fn(Event) + Sync),
+    cancel: &AtomicBool,
+) -> Result<(crate::methods::released::ReleasedModel, u64, bool), JobError> {
+    let Spend {
+        accountant,
+        noise,
+        reservation,
+    } = spend;
+    let n = enc.data.n_rows;
+    let mut steps = 0u64;
+    let mut cancelled = false;
+    let mut observer = |p: Progress| {
+        steps = steps.max(p.step);
+        if let Some(r) = &reservation {
+            send(Event::Budget {
+                run: p.epsilon_spent,
+                dataset: Some(r.standing(&p)),
+            });
+        }
+        send(Event::Progress(p));
+        if cancel.load(Ordering::SeqCst) {
+            cancelled = true;
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    };
+    let images = enc.kind == DataKind::Images;
+    let mut checkpoint = |c: Checkpoint| checkpoint_sink(cfg, images, c, send);
+    let trained = (|| -> Result<_, JobError> {
+        // Moved, not copied: the encoded rows exist once (a tall table's largest buffer).
+        let values = std::mem::take(&mut enc.data.values);
+        let data = Tensor::from_vec(values, (n, enc.data.width), device)
+            .map_err(|e| JobError::Training(e.to_string()))?;
+        Ok(method.train(TrainSetup {
+            plan,
+            data: &data,
+            records: records(cfg, n)?,
+            encoding: &enc.encoding,
+            accountant,
+            noise,
+            device,
+            observer: &mut observer,
+            checkpoint: Some(&mut checkpoint),
+            snapshots: None,
+        })?)
+    })();
+    // A run that ended before its plan did (a cancel, a skipped phase, an error after the
+    // rows were read) stopped where its outputs led it: it is charged the rest of its
+    // plan, so its figure is the plan's, fixed before any row was read (invariant 6,
+    // [`Accountant::charge_rest_of_plan`]). Then the reservation settles to that.
+    // The steps the run made (its charges so far), before the rest is charged.
+    let ran: u64 = accountant.history().iter().map(|c| c.count).sum();
+    let steps = steps.max(ran);
+    let rest = accountant
+        .charge_rest_of_plan()
+        .map_err(|e| JobError::Training(format!("charging the rest of the plan: {e}")))?;
+    if let Some(r) = reservation {
+        r.settle(accountant)?;
+    }
+    let mut model = trained?;
+    if !rest.is_empty() {
+        let p = &model.header.privacy;
+        model.header.privacy = crate::methods::restate(
+            accountant,
+            p.epsilon.is_some(),
+            &model.header.schema,
+            p.not_for_release,
+        );
+    }
+    model.header.privacy.public_rows = cfg.public_rows;
+    model
+        .save(&cfg.out)
+        .map_err(|e| JobError::write(&cfg.out, e))?;
+    Ok((model, steps, cancelled))
+}
+
+/// Runs `cfg` to the end, sending events through `send`.
+pub(super) fn run(
+    cfg: &RunConfig,
+    ledger_path: &Path,
+    send: &(dyn Fn(Event) + Sync),
+    cancel: &AtomicBool,
+) -> Result<RunSummary, JobError> {
+    let t0 = Instant::now();
+    let (info, private) = method_for(cfg)?;
+    let mut method =
+        info.instantiate_boosted(&cfg.preset, cfg.epsilon, &cfg.overrides, cfg.boost.as_ref())?;
+    let device = preflight(cfg)?;
+    let (mut loaded, keys) = checked_input(cfg, info, private)?;
+    let key = keys.content.clone();
+    let n = records(cfg, loaded.rows())?;
+    if let Some(p) = cfg.public_rows {
+        let actual = loaded.rows() as f64;
+        if (p as f64 - actual).abs() > 0.1 * actual {
+            send(Event::Notice(format!(
+                "the public number of records you gave ({p}) is far from the file's: sampling rates and means assume {p}, so the batches are larger or smaller than the preset's (the guarantee holds either way)"
+            )));
+        }
+    }
+    let budget = Budget {
+        epsilon: if private { cfg.epsilon } else { f64::MAX },
+        delta: cfg.delta,
+    };
+    if private {
+        distrust_claims(ledger_path, &keys, &mut loaded, send)?;
+    }
+    let domain_plan = domain_step(cfg, &loaded, private, budget)?;
+    // Every fact the encoding relies on is checked now, before the ledger reserves
+    // anything: a mismatch between the schema and the rows costs nothing.
+    if let Loaded::Table { table, schema } = &loaded {
+        // What the estimate will cost the data, for its owner, before anything is spent.
+        if let Some(d) = &domain_plan {
+            if let Some(m) = estimate::diagnose(schema, d, &estimate::profile(table)) {
+                send(Event::Notice(m));
+            }
+        }
+        let estimated = domain_plan
+            .as_ref()
+            .map(|d| d.columns.clone())
+            .unwrap_or_default();
+        schema
+            .check_fits(table, &estimated)
+            .map_err(|e| JobError::file(&cfg.data, e))?;
+    }
+    let (plan, charges) =
+        super::plan::method_plan(method.as_ref(), n, budget, domain_plan.as_ref())?;
+    if let Some(w) = plan.noise_warning() {
+        send(Event::Notice(w));
+    }
+    let resources = estimate_resources(cfg, &loaded, method.as_ref())?;
+    // Checked before the ledger reserves anything: a plan that fails here costs nothing.
+    let mut accountant = if private {
+        Accountant::for_plan(budget, &charges)
+            .map_err(|e| JobError::Training(format!("the plan does not fit its budget: {e}")))?
+    } else {
+        Accountant::new(budget)
+    };
+    let mut reservation = if private {
+        let r = Reservation::make(cfg, ledger_path, &keys, &charges)?;
+        if let Some(old) = r.adopted_from {
+            send(Event::Notice(format!(
+                "nothing had been spent on this dataset yet: its δ is now this run's, {} (was {old}), so every figure is read at one δ",
+                r.budget.delta
+            )));
+        }
+        if r.created_default {
+            send(Event::Notice(format!(
+                "this dataset had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",
+                r.budget.epsilon, r.budget.delta
+            )));
+        }
+        Some(r)
+    } else {
+        // Nothing to spend, but the book shows the data were read without protection.
+        let desc = format!("{} ({}) ε=∞: NOT private", cfg.method, cfg.preset);
+        open_ledger(ledger_path, &keys)?.record_exposure(&key, &desc)?;
+        None
+    };
+    // From here on the rows feed mechanisms: a run killed after this mark stays spent.
+    if let Some(r) = reservation.as_mut() {
+        r.ledger.mark_touched(r.id)?;
+    }
+    let mut noise = match cfg.seed {
+        Some(s) => NoiseSource::from_seed(s),
+        None => NoiseSource::from_os(),
+    };
+    let (enc, estimated) = estimate_and_encode(
+        cfg,
+        loaded,
+        domain_plan.as_ref(),
+        &mut accountant,
+        &mut noise,
+        &mut reservation,
+    )?;
+    send(Event::Started {
+        summary: start_summary(domain_plan.as_ref(), &plan),
+        // The whole plan's figure (domain estimate included): what a stop will cost.
+        planned_epsilon: accountant
+            .plan_epsilon()
+            .map_or(plan.epsilon, |c| c.epsilon),
+        rows: n,
+        width: enc.data.width,
+        resources,
+    });
+    let (model, steps, cancelled) = train_and_save(
+        cfg,
+        method.as_mut(),
+        &plan,
+        enc,
+        &device,
+        Spend {
+            accountant: &mut accountant,
+            noise: &mut noise,
+            reservation,
+        },
+        send,
+        cancel,
+    )?;
+    Ok(RunSummary {
+        epsilon_spent: model.header.privacy.epsilon,
+        non_private_domains: model.header.privacy.non_private_domains.clone(),
+        non_private_kinds: model.header.privacy.non_private_kinds.clone(),
+        estimated_domains: estimated,
+        delta: cfg.delta,
+        accountant: model.header.privacy.accountant.clone(),
+        // What ran, not what was charged (a stopped run is charged its whole plan).
+        steps,
+        model: cfg.out.clone(),
+        seconds: t0.elapsed().as_secs_f64(),
+        cancelled,
+        not_for_release: model.header.privacy.not_for_release,
+        boosted: model.mixture.is_some(),
+        device: crate::nn::device::describe(&device),
+    })
+}
+
+/// Keeps an epoch's checkpoint when the run asked for them, and sends 100 samples of an
+/// image generator for the live preview (sampling is post-processing: free).
+fn checkpoint_sink(
+    cfg: &RunConfig,
+    images: bool,
+    c: Checkpoint,
+    send: &(dyn Fn(Event) + Sync),
+) -> Result<(), String> {
+    let saved = match &cfg.checkpoints {
+        Some(dir) => {
+            let gen_path = dir.join(format!("epoch-{:03}.dpsynth", c.epoch));
+            c.generator.save(&gen_path).map_err(|e| e.to_string())?;
+            if let Some(critic) = &c.critic {
+                save_net(
+                    critic,
+                    &dir.join(format!("epoch-{:03}.critic.safetensors", c.epoch)),
+                )
+                .map_err(|e| e.to_string())?;
+            }
+            Some(gen_path)
+        }
+        None => None,
+    };
+    send(Event::Checkpoint {
+        epoch: c.epoch,
+        step: c.step,
+        saved,
+    });
+    if images {
+        if let Ok(table) = c.generator.sample(100, Some(c.epoch)) {
+            send(Event::Samples {
+                epoch: c.epoch,
+                table: Arc::new(table),
+            });
+        }
+    }
+    Ok(())
+}
