@@ -1,0 +1,292 @@
+//! The column table: each column's kind, domain and provenance cells, and what changing a
+//! kind does to its domain.
+
+use eframe::egui;
+
+use crate::data::schema::{ColumnSpec, Domain, Kind, Provenance, Schema};
+
+use super::DataPanel;
+use super::summary::*;
+
+impl DataPanel {
+    pub(super) fn columns_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        table: &crate::data::Table,
+        schema: &mut Schema,
+        stats: &[ColumnStats],
+    ) -> bool {
+        let mut changed = false;
+        egui::Grid::new("columns").striped(true).show(ui, |ui| {
+            for h in [
+                "column",
+                "kind",
+                "domain",
+                "provenance",
+                "missing",
+                "",
+                "warnings",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (i, spec) in schema.columns.iter_mut().enumerate() {
+                let col = table.column(&spec.name);
+                let st = stats.get(i).copied().unwrap_or_default();
+                ui.label(&spec.name);
+                let before = (spec.kind, spec.time_format.is_some());
+                let mut chosen = before;
+                egui::ComboBox::from_id_salt(("kind", &spec.name))
+                    .selected_text(spec.kind_label())
+                    .show_ui(ui, |ui| {
+                        for k in Kind::ALL {
+                            ui.selectable_value(&mut chosen, (k, false), k.label());
+                        }
+                        ui.selectable_value(&mut chosen, (Kind::Continuous, true), "date/time")
+                            .on_hover_text("Dates or times, learned as a number (days since 1970) between public bounds and written back in the file's own format");
+                    })
+                    .response
+                    .accessible_name(format!("kind of {}", spec.name));
+                if chosen != before {
+                    if let Some(col) = col {
+                        let old = spec.clone();
+                        spec.kind = chosen.0;
+                        spec.time_format = None;
+                        if chosen.1 {
+                            match date_format_of(col) {
+                                Some(f) => spec.time_format = Some(f.to_string()),
+                                None => {
+                                    *spec = old.clone();
+                                    self.message = Some(Err(format!(
+                                        "{}: no date/time format reads every cell (tried {}); fix the cells or give the format in a schema file (\"time_format\")",
+                                        spec.name,
+                                        crate::data::times::CANDIDATES.join(", ")
+                                    )));
+                                }
+                            }
+                        }
+                        if spec.kind != old.kind || spec.time_format != old.time_format {
+                            // A kind the user picks is theirs; a date format is still read
+                            // off the cells, so a date pick stays a guess until confirmed.
+                            spec.kind_from_data = chosen.1;
+                            retarget(spec, col);
+                            self.date_text.remove(&spec.name);
+                            changed = true;
+                        }
+                    }
+                }
+                changed |= self.domain_cell(ui, spec);
+                changed |= provenance_cells(ui, spec, st);
+                let w = warnings(spec, st, table.n_rows);
+                if w.is_empty() {
+                    ui.label("");
+                } else {
+                    ui.colored_label(ui.visuals().warn_fg_color, w.join("; "));
+                }
+                ui.end_row();
+            }
+        });
+        changed
+    }
+
+    /// A column's domain: two bound fields, or the category summary with its editor.
+    pub(super) fn domain_cell(&mut self, ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
+        let mut changed = false;
+        let name = spec.name.clone();
+        let time_format = spec.time_format.clone();
+        match &mut spec.domain {
+            Some(Domain::Bounds { lower, upper }) if time_format.is_some() => {
+                let f = time_format.unwrap_or_default();
+                let text = self.date_text.entry(name.clone()).or_insert_with(|| {
+                    [
+                        crate::data::times::format(*lower, &f),
+                        crate::data::times::format(*upper, &f),
+                    ]
+                });
+                let mut typed = [false; 2];
+                ui.horizontal(|ui| {
+                    for (i, (prefix, bound)) in [("from", &mut *lower), ("to", &mut *upper)]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        ui.label(prefix);
+                        let parsed = crate::data::times::parse(&text[i], &f);
+                        let mut edit =
+                            egui::TextEdit::singleline(&mut text[i]).desired_width(130.0);
+                        if parsed.is_none() {
+                            edit = edit.text_color(ui.visuals().error_fg_color);
+                        }
+                        let r = ui
+                            .add(edit)
+                            .accessible_name(format!(
+                                "{} bound of {name}",
+                                if i == 0 { "lower" } else { "upper" }
+                            ))
+                            .on_hover_text(format!("a date/time in the format {f}"));
+                        if r.changed() {
+                            if let Some(x) = crate::data::times::parse(&text[i], &f) {
+                                *bound = x;
+                                typed[i] = true;
+                            }
+                        }
+                    }
+                    ui.weak(&f);
+                });
+                if typed[0] || typed[1] {
+                    let t = self.typed.entry(name.clone()).or_default();
+                    t[0] |= typed[0];
+                    t[1] |= typed[1];
+                    if spec.provenance.is_private() || (t[0] && t[1]) {
+                        spec.provenance = Provenance::UserProvided;
+                    }
+                    changed = true;
+                }
+            }
+            Some(Domain::Bounds { lower, upper }) => {
+                ui.horizontal(|ui| {
+                    let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
+                    let l = ui
+                        .add(egui::DragValue::new(lower).prefix("from ").speed(speed))
+                        .accessible_name(format!("lower bound of {name}"));
+                    let u = ui
+                        .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
+                        .accessible_name(format!("upper bound of {name}"));
+                    if l.changed() || u.changed() {
+                        let t = self.typed.entry(name.clone()).or_default();
+                        t[0] |= l.changed();
+                        t[1] |= u.changed();
+                        if spec.provenance.is_private() || (t[0] && t[1]) {
+                            spec.provenance = Provenance::UserProvided;
+                        }
+                        changed = true;
+                    }
+                });
+            }
+            Some(Domain::Categories(levels)) => {
+                let summary = spec_summary(levels, 40);
+                ui.horizontal(|ui| {
+                    ui.label(summary);
+                    if ui
+                        .small_button("edit")
+                        .accessible_name(format!("edit the categories of {name}"))
+                        .on_hover_text("Edit the category list (one per line)")
+                        .clicked()
+                    {
+                        let from_data = !spec.provenance.is_private();
+                        self.editing = Some(crate::gui::category_editor::CategoryEdit {
+                            column: name.clone(),
+                            text: if from_data {
+                                String::new()
+                            } else {
+                                levels.join("\n")
+                            },
+                            hint: from_data.then(|| levels.join(", ")),
+                            error: None,
+                        });
+                    }
+                });
+            }
+            None => {
+                ui.label("-");
+            }
+        }
+        changed
+    }
+}
+
+/// A column's provenance badge, missing count and "Estimate privately" button.
+pub(super) fn provenance_cells(ui: &mut egui::Ui, spec: &mut ColumnSpec, st: ColumnStats) -> bool {
+    let mut changed = false;
+    if spec.kind == Kind::Ignored {
+        ui.label("-");
+    } else if spec.provenance.is_private() {
+        ui.colored_label(
+            egui::Color32::from_rgb(80, 170, 90),
+            spec.provenance.badge(),
+        );
+    } else if spec.provenance == Provenance::ToEstimate {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "estimated privately when training",
+        )
+        .on_hover_text(
+            "The values shown are the data's, a hint only: the model gets a noisy estimate",
+        );
+    } else {
+        ui.colored_label(ui.visuals().warn_fg_color, "from the data: not protected");
+    }
+    ui.label(st.missing.to_string());
+    if spec.kind != Kind::Ignored && spec.provenance == Provenance::FromData {
+        if ui
+            .button("Estimate privately")
+            .on_hover_text(
+                "Estimate this domain with noise when training (charged to the run) instead of copying the data's values",
+            )
+            .clicked()
+        {
+            spec.provenance = Provenance::ToEstimate;
+            changed = true;
+        }
+    } else {
+        ui.label("");
+    }
+    changed
+}
+
+/// "a, b, c, … (12)" within `max_chars`.
+pub(super) fn spec_summary(levels: &[String], max_chars: usize) -> String {
+    let mut s = String::new();
+    for (i, l) in levels.iter().enumerate() {
+        let next = if i == 0 { l.clone() } else { format!(", {l}") };
+        if s.chars().count() + next.chars().count() > max_chars {
+            s.push_str(", …");
+            break;
+        }
+        s.push_str(&next);
+    }
+    format!("{s} ({})", levels.len())
+}
+
+/// The date/time format that reads every cell of a text column.
+pub(super) fn date_format_of(col: &crate::data::Column) -> Option<&'static str> {
+    let levels = col.levels();
+    crate::data::times::detect(levels.iter().map(String::as_str))
+}
+
+/// After a kind change, give the column a domain of the new shape read off the data
+/// (marked `FromData` until the user confirms it).
+pub(super) fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
+    use crate::data::Values;
+    spec.provenance = Provenance::FromData;
+    spec.integer = false;
+    spec.domain = match spec.kind {
+        Kind::Ignored => None,
+        Kind::Binary | Kind::Categorical => {
+            let mut levels = col.levels();
+            if spec.kind == Kind::Binary {
+                levels.truncate(2);
+                if levels.len() < 2 {
+                    levels.push("other".into());
+                }
+            }
+            Some(Domain::Categories(levels))
+        }
+        Kind::Continuous if spec.time_format.is_some() => {
+            let days = spec.numbers(col).unwrap_or_default();
+            let f = spec.time_format.as_deref().unwrap_or_default();
+            spec.integer = !crate::data::times::has_time(f);
+            Some(crate::data::infer::bounds_around(&days))
+        }
+        Kind::Continuous => match &col.values {
+            Values::Number(v) => {
+                spec.integer = v.iter().flatten().all(|x| x.fract() == 0.0);
+                Some(crate::data::infer::bounds_around(v))
+            }
+            Values::Text(_) => {
+                // Text cannot be continuous: fall back.
+                spec.kind = Kind::Categorical;
+                Some(Domain::Categories(col.levels()))
+            }
+        },
+    };
+}
