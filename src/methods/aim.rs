@@ -291,7 +291,6 @@ impl Synthesizer for Aim {
             )));
         }
         let n = s.records as f64;
-        let rho = planned_rho(s.plan);
         // At least d planned rounds, so the 1-way marginals take at most 90 % of ρ.
         let rounds = if c.rounds > 0 {
             c.rounds.max(d as u64)
@@ -308,20 +307,14 @@ impl Synthesizer for Aim {
             .par_iter()
             .map(|(cl, _)| count(&data, &sizes, cl))
             .collect();
+        let mut budget = Schedule::new(private, planned_rho(s.plan), rounds);
 
-        let mut sigma = if private {
-            (rounds as f64 / (2.0 * 0.9 * rho)).sqrt()
-        } else {
-            1.0
-        };
-        let mut eps = (8.0 * 0.1 * rho / rounds as f64).sqrt();
-        let mut used = 0.0;
         // 1-way marginals.
-        let oneway = d as f64 / (2.0 * sigma * sigma);
+        let oneway = budget.oneway(d);
         if private {
             charge(&mut s, Mechanism::Zcdp { rho: oneway })?;
         }
-        used += oneway;
+        let sigma = budget.sigma;
         let mut measured: Vec<Measurement> = (0..d)
             .map(|a| measure(s.noise.rng(), &data, &sizes, &[a], sigma, private))
             .collect::<Result<_>>()?;
@@ -335,47 +328,12 @@ impl Synthesizer for Aim {
         let mut t = 0u64;
         while !stopped {
             t += 1;
-            let mut last = false;
-            let (round_eps, round_sigma, select_rho, measure_rho);
-            if private {
-                let per = 1.0 / (2.0 * sigma * sigma) + eps * eps / 8.0;
-                if rho - used < 2.0 * per {
-                    let left = (rho - used).max(0.0);
-                    if left <= 0.0 {
-                        break;
-                    }
-                    sigma = (1.0 / (2.0 * 0.9 * left)).sqrt();
-                    eps = (8.0 * 0.1 * left).sqrt();
-                    (select_rho, measure_rho) = (0.1 * left, left - 0.1 * left);
-                    last = true;
-                } else {
-                    (select_rho, measure_rho) = (eps * eps / 8.0, 1.0 / (2.0 * sigma * sigma));
-                }
-                used += select_rho + measure_rho;
-                (round_eps, round_sigma) = (eps, sigma);
-            } else {
-                last = t >= rounds;
-                (select_rho, measure_rho) = (0.0, 0.0);
-                (round_eps, round_sigma) = (f64::INFINITY, 1.0);
-                used = rho * t as f64 / rounds as f64;
-            }
-            let fraction = if private && rho > 0.0 {
-                (used / rho).min(1.0)
-            } else {
-                (t as f64 / rounds as f64).min(1.0)
+            let Some(round) = budget.next(t) else {
+                break;
             };
+            let fraction = budget.fraction(t);
             let limit = (c.max_cells as f64 * fraction) as usize;
-            let free = &est.tree;
-            let small: Vec<usize> = (0..all.len())
-                .filter(|i| {
-                    let cl = &all[*i].0;
-                    free.node_of(cl).is_some() || {
-                        let mut with = cliques.clone();
-                        with.push(cl.clone());
-                        model_cells(&sizes, &with) <= limit
-                    }
-                })
-                .collect();
+            let small = affordable(&all, &est, &cliques, &sizes, limit);
             if small.is_empty() {
                 break;
             }
@@ -387,53 +345,31 @@ impl Synthesizer for Aim {
             } else {
                 Vec::new()
             };
-            let bias_of = |cells: usize| {
-                if private {
-                    (2.0 / std::f64::consts::PI).sqrt() * round_sigma * cells as f64
-                } else {
-                    0.0
-                }
-            };
             if private {
-                charge(&mut s, Mechanism::Zcdp { rho: select_rho })?;
+                charge(
+                    &mut s,
+                    Mechanism::Zcdp {
+                        rho: round.select_rho,
+                    },
+                )?;
             }
-            let scores: Vec<f64> = small
-                .par_iter()
-                .map(|i| {
-                    let (cl, w) = &all[*i];
-                    let guess = model_marginal(&est, &sizes, cl, &rows);
-                    w * (l1(&answers[*i], &guess) - bias_of(answers[*i].len()))
-                })
-                .collect();
-            let sensitivity = small
-                .iter()
-                .map(|i| all[*i].1)
-                .fold(0.0f64, f64::max)
-                .max(1e-12);
-            let pick = if private {
-                crate::privacy::exponential::select(
-                    &scores,
-                    round_eps,
-                    sensitivity,
-                    false,
-                    s.noise.rng(),
-                )
-            } else {
-                (0..scores.len())
-                    .max_by(|i, j| scores[*i].total_cmp(&scores[*j]))
-                    .unwrap_or(0)
-            };
+            let pick = worst_answered(&all, &answers, &small, &est, &sizes, &rows, &round, &mut s);
             let chosen = small[pick];
             let cl = all[chosen].0.clone();
             if private {
-                charge(&mut s, Mechanism::Zcdp { rho: measure_rho })?;
+                charge(
+                    &mut s,
+                    Mechanism::Zcdp {
+                        rho: round.measure_rho,
+                    },
+                )?;
             }
             measured.push(measure(
                 s.noise.rng(),
                 &data,
                 &sizes,
                 &cl,
-                round_sigma,
+                round.sigma,
                 private,
             )?);
             let before = model_marginal(&est, &sizes, &cl, &rows);
@@ -445,62 +381,45 @@ impl Synthesizer for Aim {
             }
             let loss = est.fit(&measured, c.round_iters);
             let after = est.project(&cl).unwrap_or_default();
-            if private && l1(&after, &before) <= bias_of(after.len()) {
-                sigma /= 2.0;
-                eps *= 2.0;
+            if private && l1(&after, &before) <= round.bias(after.len()) {
+                budget.anneal();
             }
-            // A private run ends when ρ is spent, usually long before the planned rounds
-            // (annealing halves σ): the bar follows the share of ρ spent, which is what
-            // the remaining time depends on.
-            let done = if private {
-                ((fraction * rounds as f64).round() as u64).min(rounds)
-            } else {
-                t.min(rounds)
-            };
             let mut p = Progress::at(
                 &s,
                 private,
                 "measuring marginals",
-                (done, rounds),
+                (budget.progress(t, fraction), rounds),
                 vec![
                     ("fit loss".into(), loss),
                     ("model cells".into(), est.tree.cells(&sizes) as f64),
                 ],
             );
             p.note = Some(format!(
-                "round {t}: {} (σ = {round_sigma:.1})",
-                domain.describe(&cl)
+                "round {t}: {} (σ = {:.1})",
+                domain.describe(&cl),
+                round.sigma
             ));
             if (s.observer)(p) == Flow::Stop {
                 stopped = true;
                 break;
             }
-            if last {
+            if round.last {
                 break;
             }
         }
         // A run stopped early (or out of candidates) settles the whole pool: its figure
         // is the plan's, never one that depends on where the data made it stop.
-        if private && used < rho {
-            let rest = rho - used;
+        if let Some(rest) = budget.unspent() {
             charge(&mut s, Mechanism::Zcdp { rho: rest })?;
         }
-        let mut left = if stopped { 0 } else { c.iters };
-        while left > 0 {
-            let k = left.min(250);
-            let loss = est.fit(&measured, k);
-            left -= k;
-            let p = Progress::at(
-                &s,
-                private,
-                "final fit",
-                (rounds, rounds),
-                vec![("fit loss".into(), loss)],
-            );
-            if (s.observer)(p) == Flow::Stop {
-                break;
-            }
-        }
+        final_fit(
+            &mut s,
+            &mut est,
+            &measured,
+            if stopped { 0 } else { c.iters },
+            rounds,
+            private,
+        );
         let config = serde_json::to_value(&c).unwrap_or_default();
         Ok(release(
             &s,
@@ -511,6 +430,231 @@ impl Synthesizer for Aim {
             &est,
             &measured,
         ))
+    }
+}
+
+/// How AIM spends its zCDP pool ρ round by round: σ and ε start from the planned rounds
+/// (90 % of ρ for measurements, 10 % for selections), halve and double when a measurement
+/// barely moved the model (annealing), and the last round that fits spends exactly what is
+/// left. A non-private run has no pool: it plays the planned rounds at σ = 1.
+struct Schedule {
+    private: bool,
+    rho: f64,
+    rounds: u64,
+    /// ρ spent so far (by a non-private run: the planned share of its rounds).
+    used: f64,
+    /// The measurement noise and the selection's ε of the next round.
+    sigma: f64,
+    eps: f64,
+}
+
+/// One round's share of ρ.
+struct Round {
+    /// The exponential mechanism's ε (∞ without privacy) and its zCDP cost ε²/8.
+    eps: f64,
+    select_rho: f64,
+    /// The measurement's noise and its zCDP cost 1/(2σ²).
+    sigma: f64,
+    measure_rho: f64,
+    private: bool,
+    /// This round spends what was left: the loop ends after it.
+    last: bool,
+}
+
+impl Round {
+    /// The expected L1 size of this round's noise on `cells` cells (√(2/π)·σ per cell):
+    /// what a candidate's error is corrected by, and how little a measurement must move
+    /// the model for the budget to anneal.
+    fn bias(&self, cells: usize) -> f64 {
+        if self.private {
+            (2.0 / std::f64::consts::PI).sqrt() * self.sigma * cells as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Schedule {
+    fn new(private: bool, rho: f64, rounds: u64) -> Self {
+        let sigma = if private {
+            (rounds as f64 / (2.0 * 0.9 * rho)).sqrt()
+        } else {
+            1.0
+        };
+        Self {
+            private,
+            rho,
+            rounds,
+            used: 0.0,
+            sigma,
+            eps: (8.0 * 0.1 * rho / rounds as f64).sqrt(),
+        }
+    }
+
+    /// The zCDP cost of measuring all `d` 1-way marginals at the first σ, counted as used.
+    fn oneway(&mut self, d: usize) -> f64 {
+        let oneway = d as f64 / (2.0 * self.sigma * self.sigma);
+        self.used += oneway;
+        oneway
+    }
+
+    /// Round `t`'s budget, counted as used; `None` when nothing is left to spend.
+    fn next(&mut self, t: u64) -> Option<Round> {
+        if !self.private {
+            self.used = self.rho * t as f64 / self.rounds as f64;
+            return Some(Round {
+                eps: f64::INFINITY,
+                select_rho: 0.0,
+                sigma: 1.0,
+                measure_rho: 0.0,
+                private: false,
+                last: t >= self.rounds,
+            });
+        }
+        let per = 1.0 / (2.0 * self.sigma * self.sigma) + self.eps * self.eps / 8.0;
+        let mut last = false;
+        let (select_rho, measure_rho);
+        if self.rho - self.used < 2.0 * per {
+            let left = (self.rho - self.used).max(0.0);
+            if left <= 0.0 {
+                return None;
+            }
+            self.sigma = (1.0 / (2.0 * 0.9 * left)).sqrt();
+            self.eps = (8.0 * 0.1 * left).sqrt();
+            (select_rho, measure_rho) = (0.1 * left, left - 0.1 * left);
+            last = true;
+        } else {
+            (select_rho, measure_rho) = (
+                self.eps * self.eps / 8.0,
+                1.0 / (2.0 * self.sigma * self.sigma),
+            );
+        }
+        self.used += select_rho + measure_rho;
+        Some(Round {
+            eps: self.eps,
+            select_rho,
+            sigma: self.sigma,
+            measure_rho,
+            private: true,
+            last,
+        })
+    }
+
+    /// The share of the run done after round `t`: of ρ spent (private), else of the rounds.
+    fn fraction(&self, t: u64) -> f64 {
+        if self.private && self.rho > 0.0 {
+            (self.used / self.rho).min(1.0)
+        } else {
+            (t as f64 / self.rounds as f64).min(1.0)
+        }
+    }
+
+    /// The progress bar's step: a private run ends when ρ is spent, usually long before
+    /// the planned rounds (annealing halves σ), so its bar follows the share of ρ spent,
+    /// which is what the remaining time depends on.
+    fn progress(&self, t: u64, fraction: f64) -> u64 {
+        if self.private {
+            ((fraction * self.rounds as f64).round() as u64).min(self.rounds)
+        } else {
+            t.min(self.rounds)
+        }
+    }
+
+    /// A measurement barely moved the model: spend the rest in fewer, more accurate rounds.
+    fn anneal(&mut self) {
+        self.sigma /= 2.0;
+        self.eps *= 2.0;
+    }
+
+    /// What is left of ρ when the loop ends early (the run charges it before releasing).
+    fn unspent(&self) -> Option<f64> {
+        (self.private && self.used < self.rho).then(|| self.rho - self.used)
+    }
+}
+
+/// The candidates (indices into `all`) the model can take now: those a junction-tree node
+/// already holds, and those whose clique keeps the model within `limit` cells.
+fn affordable(
+    all: &[(Vec<usize>, f64)],
+    est: &Estimate,
+    cliques: &[Vec<usize>],
+    sizes: &[usize],
+    limit: usize,
+) -> Vec<usize> {
+    (0..all.len())
+        .filter(|i| {
+            let cl = &all[*i].0;
+            est.tree.node_of(cl).is_some() || {
+                let mut with = cliques.to_vec();
+                with.push(cl.clone());
+                model_cells(sizes, &with) <= limit
+            }
+        })
+        .collect()
+}
+
+/// The position in `small` of the candidate the model answers worst, picked by the
+/// exponential mechanism at the round's ε over the utilities wᵢ·(‖xᵢ − x̂ᵢ‖₁ − bias)
+/// (sensitivity max wᵢ; see the module doc), or exactly without privacy. The round's
+/// selection must be charged before this is called.
+#[allow(clippy::too_many_arguments)]
+fn worst_answered(
+    all: &[(Vec<usize>, f64)],
+    answers: &[Vec<f64>],
+    small: &[usize],
+    est: &Estimate,
+    sizes: &[usize],
+    rows: &[Vec<u32>],
+    round: &Round,
+    s: &mut TrainSetup<'_>,
+) -> usize {
+    let scores: Vec<f64> = small
+        .par_iter()
+        .map(|i| {
+            let (cl, w) = &all[*i];
+            let guess = model_marginal(est, sizes, cl, rows);
+            w * (l1(&answers[*i], &guess) - round.bias(answers[*i].len()))
+        })
+        .collect();
+    let sensitivity = small
+        .iter()
+        .map(|i| all[*i].1)
+        .fold(0.0f64, f64::max)
+        .max(1e-12);
+    if round.private {
+        crate::privacy::exponential::select(&scores, round.eps, sensitivity, false, s.noise.rng())
+    } else {
+        (0..scores.len())
+            .max_by(|i, j| scores[*i].total_cmp(&scores[*j]))
+            .unwrap_or(0)
+    }
+}
+
+/// The long final fit of the model to every measurement (post-processing), in chunks so
+/// the progress bar moves and a stop is heard.
+fn final_fit(
+    s: &mut TrainSetup<'_>,
+    est: &mut Estimate,
+    measured: &[Measurement],
+    iters: usize,
+    rounds: u64,
+    private: bool,
+) {
+    let mut left = iters;
+    while left > 0 {
+        let k = left.min(250);
+        let loss = est.fit(measured, k);
+        left -= k;
+        let p = Progress::at(
+            s,
+            private,
+            "final fit",
+            (rounds, rounds),
+            vec![("fit loss".into(), loss)],
+        );
+        if (s.observer)(p) == Flow::Stop {
+            break;
+        }
     }
 }
 

@@ -260,52 +260,8 @@ impl Synthesizer for Mst {
                 charge(&mut s, Mechanism::Zcdp { rho: third })?;
             }
             let eps0 = (8.0 * third / (d - 1) as f64).sqrt();
-            let mut pairs: Vec<(usize, usize, f64)> = Vec::new();
-            for a in 0..d {
-                for b in a + 1..d {
-                    // A pair too large to measure usefully is left out, by its public
-                    // size alone (the tree may then be a forest).
-                    if sizes[a].saturating_mul(sizes[b]) > MAX_PAIR_CELLS {
-                        continue;
-                    }
-                    let truth = count(&data, &sizes, &[a, b]);
-                    let pa = est.project(&[a]).unwrap_or_default();
-                    let pb = est.project(&[b]).unwrap_or_default();
-                    let guess: Vec<f64> = pa
-                        .iter()
-                        .flat_map(|x| pb.iter().map(move |y| x * y / n.max(1.0)))
-                        .collect();
-                    pairs.push((a, b, l1(&truth, &guess)));
-                }
-            }
-            let mut comp: Vec<usize> = (0..d).collect();
-            let root = |comp: &[usize], mut x: usize| {
-                while comp[x] != x {
-                    x = comp[x];
-                }
-                x
-            };
-            for _ in 0..d - 1 {
-                let open: Vec<&(usize, usize, f64)> = pairs
-                    .iter()
-                    .filter(|(a, b, _)| root(&comp, *a) != root(&comp, *b))
-                    .collect();
-                if open.is_empty() {
-                    break;
-                }
-                let scores: Vec<f64> = open.iter().map(|p| p.2).collect();
-                let pick = if private {
-                    crate::privacy::exponential::select(&scores, eps0, 1.0, false, s.noise.rng())
-                } else {
-                    (0..scores.len())
-                        .max_by(|i, j| scores[*i].total_cmp(&scores[*j]))
-                        .unwrap_or(0)
-                };
-                let (a, b, _) = *open[pick];
-                let (ra, rb) = (root(&comp, a), root(&comp, b));
-                comp[ra] = rb;
-                edges.push(vec![a, b]);
-            }
+            let pairs = pair_errors(&data, &sizes, &est, n);
+            edges = spanning_tree(&pairs, d, eps0, private, &mut s);
         }
         let stopped = stopped
             || report(
@@ -335,24 +291,7 @@ impl Synthesizer for Mst {
             let mut cliques = singles.clone();
             cliques.extend(edges.iter().cloned());
             est = Estimate::warm_from(&est, JunctionTree::build(&sizes, &cliques));
-            let mut step = 3;
-            let mut left = c.iters;
-            while left > 0 {
-                let k = left.min(100);
-                let loss = est.fit(&measured, k);
-                left -= k;
-                let flow = report(
-                    &mut s,
-                    "fitting the model",
-                    step.min(total_steps),
-                    vec![("fit loss".into(), loss)],
-                    None,
-                );
-                step += 1;
-                if flow == Flow::Stop {
-                    break;
-                }
-            }
+            fit(&mut s, &mut est, &measured, c.iters, total_steps, private);
         }
         let config = serde_json::to_value(&c).unwrap_or_default();
         Ok(release(
@@ -364,5 +303,108 @@ impl Synthesizer for Mst {
             &est,
             &measured,
         ))
+    }
+}
+
+/// Each pair of columns (a, b, error): how far the counts of the pair are from what the
+/// 1-way model predicts (their product), in L1. A record moves each error by at most 1, so
+/// the exponential mechanism over them has sensitivity 1. A pair too large to measure
+/// usefully is left out, by its public size alone (the tree may then be a forest).
+fn pair_errors(
+    data: &[Vec<u32>],
+    sizes: &[usize],
+    est: &Estimate,
+    n: f64,
+) -> Vec<(usize, usize, f64)> {
+    let d = sizes.len();
+    let mut pairs = Vec::new();
+    for a in 0..d {
+        for b in a + 1..d {
+            if sizes[a].saturating_mul(sizes[b]) > MAX_PAIR_CELLS {
+                continue;
+            }
+            let truth = count(data, sizes, &[a, b]);
+            let pa = est.project(&[a]).unwrap_or_default();
+            let pb = est.project(&[b]).unwrap_or_default();
+            let guess: Vec<f64> = pa
+                .iter()
+                .flat_map(|x| pb.iter().map(move |y| x * y / n.max(1.0)))
+                .collect();
+            pairs.push((a, b, l1(&truth, &guess)));
+        }
+    }
+    pairs
+}
+
+/// A maximum spanning tree (or forest) of the `d` columns over the pair errors, each of its
+/// d − 1 edges picked by the exponential mechanism at `eps0` among the pairs that join two
+/// components (exactly the largest without privacy). The selections' ρ must be charged
+/// before this is called.
+fn spanning_tree(
+    pairs: &[(usize, usize, f64)],
+    d: usize,
+    eps0: f64,
+    private: bool,
+    s: &mut TrainSetup<'_>,
+) -> Vec<Vec<usize>> {
+    let mut edges = Vec::new();
+    let mut comp: Vec<usize> = (0..d).collect();
+    let root = |comp: &[usize], mut x: usize| {
+        while comp[x] != x {
+            x = comp[x];
+        }
+        x
+    };
+    for _ in 0..d - 1 {
+        let open: Vec<&(usize, usize, f64)> = pairs
+            .iter()
+            .filter(|(a, b, _)| root(&comp, *a) != root(&comp, *b))
+            .collect();
+        if open.is_empty() {
+            break;
+        }
+        let scores: Vec<f64> = open.iter().map(|p| p.2).collect();
+        let pick = if private {
+            crate::privacy::exponential::select(&scores, eps0, 1.0, false, s.noise.rng())
+        } else {
+            (0..scores.len())
+                .max_by(|i, j| scores[*i].total_cmp(&scores[*j]))
+                .unwrap_or(0)
+        };
+        let (a, b, _) = *open[pick];
+        let (ra, rb) = (root(&comp, a), root(&comp, b));
+        comp[ra] = rb;
+        edges.push(vec![a, b]);
+    }
+    edges
+}
+
+/// The final fit to every measurement (post-processing), 100 iterations a step so the
+/// progress bar moves and a stop is heard.
+fn fit(
+    s: &mut TrainSetup<'_>,
+    est: &mut Estimate,
+    measured: &[Measurement],
+    iters: usize,
+    total_steps: u64,
+    private: bool,
+) {
+    let mut step = 3;
+    let mut left = iters;
+    while left > 0 {
+        let k = left.min(100);
+        let loss = est.fit(measured, k);
+        left -= k;
+        let p = Progress::at(
+            s,
+            private,
+            "fitting the model",
+            (step.min(total_steps), total_steps),
+            vec![("fit loss".into(), loss)],
+        );
+        step += 1;
+        if (s.observer)(p) == Flow::Stop {
+            break;
+        }
     }
 }

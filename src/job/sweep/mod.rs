@@ -53,27 +53,7 @@ pub fn run_sweep_with(
     let data_path = &cfg.base.data;
     let scorer = Scorer::open(&cfg.base)?;
     std::fs::create_dir_all(&cfg.out_dir).map_err(|e| JobError::write(&cfg.out_dir, e))?;
-    let scratch = cfg.out_dir.join("sweep-scratch-ledger.sqlite3");
-    let ledger = if cfg.public {
-        // A fresh scratch book whose total fits the whole sweep: public data has nothing
-        // to spend, and earlier sweeps must not refuse this one.
-        let _ = std::fs::remove_file(&scratch);
-        let total = cfg.planned_total().max(1.0);
-        let key = match cfg.base.opened.as_ref().filter(|o| o.0.path == *data_path) {
-            Some(o) => o.0.content_key.clone(),
-            None => super::cost::dataset_key(data_path, &scratch)?,
-        };
-        crate::privacy::ledger::Ledger::open(&scratch)?.set_budget(
-            &key,
-            crate::privacy::Budget {
-                epsilon: total * 1.01,
-                delta: cfg.base.delta,
-            },
-        )?;
-        scratch
-    } else {
-        ledger.to_path_buf()
-    };
+    let ledger = sweep_ledger(cfg, ledger)?;
     let mut points = Vec::new();
     let kept = store::read_kept(cfg);
     let mut refs = kept.as_ref().map_or((None, None, None), |k| {
@@ -107,14 +87,12 @@ pub fn run_sweep_with(
                     on_point(p);
                     continue;
                 }
-                let name = format!(
-                    "{method}-eps{}-{repeat}",
-                    if eps.is_finite() {
-                        eps.to_string()
-                    } else {
-                        "inf".into()
-                    }
-                );
+                let eps_name = if eps.is_finite() {
+                    eps.to_string()
+                } else {
+                    "inf".into()
+                };
+                let name = format!("{method}-eps{eps_name}-{repeat}");
                 progress(&format!("run {k}/{total}: {method} at ε = {eps}"));
                 let run = RunConfig {
                     method: method.clone(),
@@ -142,20 +120,7 @@ pub fn run_sweep_with(
                         if refs.0.is_none() {
                             refs = scores.refs;
                         }
-                        SweepPoint {
-                            method: method.clone(),
-                            epsilon: asked,
-                            epsilon_spent: summary.epsilon_spent,
-                            repeat,
-                            tstr_accuracy: scores.accuracy,
-                            tstr_auroc: scores.auroc,
-                            tv_1way: scores.tv,
-                            pca_score: scores.pca,
-                            seconds: summary.seconds,
-                            model: summary.model.clone(),
-                            failed: None,
-                            config: Some(Box::new(run.clone())),
-                        }
+                        scores.point(&run, asked, repeat, &summary)
                     }
                     // A stop is the user's: the sweep ends (its points are kept).
                     Err(e) if cancel.load(std::sync::atomic::Ordering::SeqCst) => {
@@ -168,20 +133,7 @@ pub fn run_sweep_with(
                         progress(&format!(
                             "run {k}/{total}: {method} at ε = {eps} failed: {e}"
                         ));
-                        SweepPoint {
-                            method: method.clone(),
-                            epsilon: asked,
-                            epsilon_spent: None,
-                            repeat,
-                            tstr_accuracy: None,
-                            tstr_auroc: None,
-                            tv_1way: f64::NAN,
-                            pca_score: f64::NAN,
-                            seconds: 0.0,
-                            model: run.out.clone(),
-                            failed: Some(e.to_string()),
-                            config: Some(Box::new(run.clone())),
-                        }
+                        SweepPoint::failed(&run, asked, repeat, &e)
                     }
                 };
                 points.push(point);
@@ -205,6 +157,31 @@ pub fn run_sweep_with(
     })
 }
 
+/// The ledger the sweep's runs are charged to: the dataset's, or on data the user declares
+/// public a fresh scratch book in the sweep's folder whose total fits the whole sweep
+/// (public data has nothing to spend, and earlier sweeps must not refuse this one).
+fn sweep_ledger(cfg: &SweepConfig, ledger: &Path) -> Result<PathBuf, JobError> {
+    if !cfg.public {
+        return Ok(ledger.to_path_buf());
+    }
+    let data_path = &cfg.base.data;
+    let scratch = cfg.out_dir.join("sweep-scratch-ledger.sqlite3");
+    let _ = std::fs::remove_file(&scratch);
+    let total = cfg.planned_total().max(1.0);
+    let key = match cfg.base.opened.as_ref().filter(|o| o.0.path == *data_path) {
+        Some(o) => o.0.content_key.clone(),
+        None => super::cost::dataset_key(data_path, &scratch)?,
+    };
+    crate::privacy::ledger::Ledger::open(&scratch)?.set_budget(
+        &key,
+        crate::privacy::Budget {
+            epsilon: total * 1.01,
+            delta: cfg.base.delta,
+        },
+    )?;
+    Ok(scratch)
+}
+
 /// One run's headline scores, and the reference lines (real accuracy, real AUROC, floor).
 struct Scores {
     accuracy: Option<f64>,
@@ -212,6 +189,32 @@ struct Scores {
     tv: f64,
     pca: f64,
     refs: (Option<f64>, Option<f64>, Option<f64>),
+}
+
+impl Scores {
+    /// The point of a finished run with these scores.
+    fn point(
+        &self,
+        run: &RunConfig,
+        asked: Option<f64>,
+        repeat: usize,
+        summary: &super::RunSummary,
+    ) -> SweepPoint {
+        SweepPoint {
+            method: run.method.clone(),
+            epsilon: asked,
+            epsilon_spent: summary.epsilon_spent,
+            repeat,
+            tstr_accuracy: self.accuracy,
+            tstr_auroc: self.auroc,
+            tv_1way: self.tv,
+            pca_score: self.pca,
+            seconds: summary.seconds,
+            model: summary.model.clone(),
+            failed: None,
+            config: Some(Box::new(run.clone())),
+        }
+    }
 }
 
 /// How a sweep scores its runs: a table by the window's evaluation pipeline; images by the

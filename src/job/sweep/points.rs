@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::job::RunConfig;
+use crate::job::{JobError, RunConfig};
 
 /// What a sweep runs.
 #[derive(Debug, Clone)]
@@ -76,6 +76,26 @@ impl SweepPoint {
             Some(self.pca_score),
         ]
         .map(|v| v.filter(|x| x.is_finite()))
+    }
+}
+
+impl SweepPoint {
+    /// The point of a run that failed: marked with why, scored nothing; the sweep goes on.
+    pub(super) fn failed(run: &RunConfig, asked: Option<f64>, repeat: usize, e: &JobError) -> Self {
+        Self {
+            method: run.method.clone(),
+            epsilon: asked,
+            epsilon_spent: None,
+            repeat,
+            tstr_accuracy: None,
+            tstr_auroc: None,
+            tv_1way: f64::NAN,
+            pca_score: f64::NAN,
+            seconds: 0.0,
+            model: run.out.clone(),
+            failed: Some(e.to_string()),
+            config: Some(Box::new(run.clone())),
+        }
     }
 }
 
