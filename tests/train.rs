@@ -910,3 +910,40 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
     let after = Ledger::open(&ledger).unwrap().standing(&key).unwrap();
     assert_eq!(after.entries.len(), st.entries.len());
 }
+
+/// The header alone reads as the full load's, without the weights: a file whose weights
+/// are cut off still gives its header (and the full load refuses it).
+#[test]
+fn the_header_reads_without_the_weights() {
+    use candle_core::Device;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite3");
+    let path = run(config(dir.path(), "mst", 1.0, "tiny"), &ledger, None)
+        .unwrap()
+        .model;
+    let full = ReleasedModel::load(&path, &Device::Cpu).unwrap();
+    let header = ReleasedModel::read_header(&path).unwrap();
+    assert_eq!(
+        serde_json::to_value(&header).unwrap(),
+        serde_json::to_value(&full.header).unwrap()
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.dpsynth");
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    std::fs::write(&cut, &bytes[..8 + n + 4]).unwrap();
+    assert!(ReleasedModel::load(&cut, &Device::Cpu).is_err());
+    assert_eq!(
+        serde_json::to_value(ReleasedModel::read_header(&cut).unwrap()).unwrap(),
+        serde_json::to_value(&full.header).unwrap()
+    );
+    // Not a model: clear errors, no panic.
+    let junk = dir.path().join("junk.dpsynth");
+    std::fs::write(&junk, b"abc").unwrap();
+    let e = ReleasedModel::read_header(&junk).unwrap_err().to_string();
+    assert!(e.contains("not a dpsynth model file"), "{e}");
+    std::fs::write(&junk, [&u64::MAX.to_le_bytes()[..], b"{}"].concat()).unwrap();
+    assert!(ReleasedModel::read_header(&junk).is_err());
+    std::fs::write(&junk, [&20u64.to_le_bytes()[..], b"{}"].concat()).unwrap();
+    let e = ReleasedModel::read_header(&junk).unwrap_err().to_string();
+    assert!(e.contains("cut short"), "{e}");
+}

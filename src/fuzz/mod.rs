@@ -266,8 +266,15 @@ fn schema(input: &[u8]) -> Result<(), String> {
 }
 
 fn model(input: &[u8]) -> Result<(), String> {
+    // The header alone (the kept-runs list reads only it) must fail cleanly too.
+    let header = ReleasedModel::header_from(input, "fuzz.dpsynth");
     let m = ReleasedModel::from_bytes(input, "fuzz.dpsynth", &candle_core::Device::Cpu)
         .map_err(|e| e.to_string())?;
+    // What loads whole has the header the header alone gives.
+    assert!(
+        header.is_ok(),
+        "the full load accepted a file whose header alone was refused: {header:?}"
+    );
     let draw = if m.mixture.is_some() {
         Draw::Boosted
     } else {

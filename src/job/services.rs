@@ -30,6 +30,15 @@ fn load(path: &Path) -> Result<ReleasedModel, JobError> {
     ReleasedModel::load(path, &candle_core::Device::Cpu).map_err(|e| JobError::file(path, e))
 }
 
+/// A model file's privacy statement, read from its header alone (no weights: cheap enough
+/// to list every kept run's). Not checked against the weights' checksum; sampling loads
+/// and checks the whole file.
+pub fn read_statement(path: &Path) -> Result<PrivacyStatement, JobError> {
+    ReleasedModel::read_header(path)
+        .map(|h| h.privacy)
+        .map_err(|e| JobError::file(path, e))
+}
+
 /// Reads a model file's header (and checks its weights load).
 pub fn read_model(path: &Path) -> Result<ModelSummary, JobError> {
     let m = load(path)?;

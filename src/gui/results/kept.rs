@@ -20,12 +20,12 @@ pub struct Found {
 }
 
 /// The runs kept for the file at `data`, oldest first: reads every record and model
-/// header, so call it on a worker.
+/// header (never the weights), so call it on a worker.
 pub fn find(data: &Path) -> Vec<Found> {
     run_store::list(&run_store::models_dir(), Some(data))
         .into_iter()
         .filter_map(|k| {
-            let summary = crate::job::services::read_model(&k.model).ok()?;
+            let statement = crate::job::services::read_statement(&k.model).ok()?;
             // Scores computed before on exactly these files and settings show at once.
             let stored = k.record.schema.as_ref().and_then(|schema| {
                 let key = crate::job::report_store::ReportKey::new(&k.model, data, schema, None)?;
@@ -34,7 +34,7 @@ pub fn find(data: &Path) -> Vec<Found> {
             Some(Found {
                 model: k.model,
                 run: k.record,
-                statement: summary.statement,
+                statement,
                 stored,
             })
         })
