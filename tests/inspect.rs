@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{dpsynth, repo, stdout};
+use common::{dpsynth, repo, stderr, stdout};
 use dpsynth::data::schema::{Kind, Provenance, Schema};
 
 fn column<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -182,4 +182,30 @@ fn inspect_reports_images() {
         .map(|c| c.as_u64().unwrap())
         .sum();
     assert_eq!(total, 2000);
+}
+
+/// `inspect` opens a file the way a run does (`job::workspace`): it names the ledger key the
+/// file's budget is kept under, the same for the same rows in another format and different
+/// for other rows.
+#[test]
+fn inspect_names_the_ledger_key_shared_across_formats() {
+    let key = |file: &str| {
+        let out = dpsynth(&["inspect", repo(file).to_str().unwrap(), "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v["dataset_key"].as_str().unwrap_or_default().to_string()
+    };
+    let csv = key("tests/data/formats/adult_1k.csv");
+    assert!(csv.len() >= 32, "{csv}");
+    assert_eq!(key("tests/data/formats/adult_1k.parquet"), csv);
+    assert_ne!(key("tests/data/formats/adult_200.tsv"), csv);
+    let out = dpsynth(&[
+        "inspect",
+        repo("tests/data/formats/adult_1k.csv").to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&out).contains(&format!("ledger key: {}", &csv[..16])),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -6,7 +6,8 @@ use anyhow::Context as _;
 use serde_json::json;
 
 use crate::data::schema::Schema;
-use crate::data::{self, Dataset, Table};
+use crate::data::{self, Table};
+use crate::job::workspace::Rows;
 
 #[derive(Debug, clap::Args)]
 pub struct InspectArgs {
@@ -34,13 +35,15 @@ pub fn run(a: InspectArgs) -> anyhow::Result<()> {
         missing_tokens: super::missing_tokens(&a.missing),
         delimiter: super::delimiter(&a.delimiter)?,
     };
-    match data::open(&a.data, &opts)? {
-        Dataset::Table(t) => inspect_table(&a, &t),
-        Dataset::Images(set) => inspect_images(&a, &set),
+    // Opened the way a run opens it: one parse, and the key its budget is kept under.
+    let opened = crate::job::workspace::open_with(&a.data, &opts, &mut |_, _| {})?;
+    match &opened.rows {
+        Rows::Table(t) => inspect_table(&a, t, &opened.content_key),
+        Rows::Images(set) => inspect_images(&a, set, &opened.content_key),
     }
 }
 
-fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
+fn inspect_table(a: &InspectArgs, t: &Table, key: &str) -> anyhow::Result<()> {
     let file = a.data.display().to_string();
     let (schema, notes) = match &a.schema {
         Some(p) => {
@@ -94,6 +97,7 @@ fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
             .collect();
         return super::print_json(&json!({
             "file": file,
+            "dataset_key": key,
             "type": "table",
             "rows": t.n_rows,
             "columns": cols,
@@ -104,6 +108,10 @@ fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
         }));
     }
     println!("{file}: {} rows × {} columns", t.n_rows, t.n_cols());
+    println!(
+        "ledger key: {} (the same rows in any format or order share it)",
+        short(key)
+    );
     println!();
     let header = [
         "column",
@@ -164,7 +172,7 @@ fn inspect_table(a: &InspectArgs, t: &Table) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn inspect_images(a: &InspectArgs, set: &data::image::ImageSet) -> anyhow::Result<()> {
+fn inspect_images(a: &InspectArgs, set: &data::image::ImageSet, key: &str) -> anyhow::Result<()> {
     let file = a.data.display().to_string();
     let counts = set.label_counts();
     if a.json {
@@ -174,6 +182,7 @@ fn inspect_images(a: &InspectArgs, set: &data::image::ImageSet) -> anyhow::Resul
             .collect();
         return super::print_json(&json!({
             "file": file,
+            "dataset_key": key,
             "type": "images",
             "count": set.len(),
             "width": set.width,
@@ -188,6 +197,7 @@ fn inspect_images(a: &InspectArgs, set: &data::image::ImageSet) -> anyhow::Resul
         set.height,
         set.width
     );
+    println!("ledger key: {}", short(key));
     if counts.is_empty() {
         println!("no labels (no matching labels file found)");
     } else {
@@ -231,4 +241,9 @@ pub(crate) fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N
     for r in rows {
         line(r.iter().map(String::as_str).collect());
     }
+}
+
+/// The first 16 hex digits of a ledger key (the whole key is in `--json`).
+fn short(key: &str) -> &str {
+    key.get(..16).unwrap_or(key)
 }

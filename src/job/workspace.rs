@@ -52,8 +52,18 @@ pub struct Opened {
 /// Opens `path` (any format [`data::open`] reads): one parse, one hash of the rows, one of
 /// the bytes. `progress` gets `(bytes read, file size)` while a CSV file is read.
 pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Opened, JobError> {
-    let dataset = data::open_with_progress(path, &Default::default(), progress)
-        .map_err(|e| JobError::file(path, e))?;
+    open_with(path, &Default::default(), progress)
+}
+
+/// [`open`] with the reader's options (missing-value tokens, separator), as `dpsynth
+/// inspect` takes them.
+pub fn open_with(
+    path: &Path,
+    options: &data::csv::LoadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Opened, JobError> {
+    let dataset =
+        data::open_with_progress(path, options, progress).map_err(|e| JobError::file(path, e))?;
     tally::note(Work::ContentHash, path);
     let content_key = data::digest::content_key(&dataset);
     let byte_key = byte_key(path).map_err(|e| JobError::file(path, e))?;
