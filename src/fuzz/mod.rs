@@ -11,7 +11,7 @@
 //! count of distinct outcomes is reported as a coarse coverage measure.
 //!
 //! Runs: `dpsynth fuzz --target all --executions 1000000` (hidden subcommand), and a short
-//! run in the test suite (`tests/fuzz.rs`).
+//! run in the test suite (`tests/engine/fuzz.rs`).
 
 pub mod mutate;
 

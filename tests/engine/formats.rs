@@ -3,7 +3,7 @@
 //! OpenDocument, Parquet, Arrow IPC, SPSS and Stata open with the CSV's kinds, share its
 //! ledger entry, and train AIM; broken files give errors a person can act on.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

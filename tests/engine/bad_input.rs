@@ -1,7 +1,7 @@
 //! Every malformed file in `tests/data/bad/` must give exit status 1 and a message naming
 //! the file and the fault — never a panic.
 
-mod common;
+use crate::common;
 
 use common::{dpsynth, repo, stderr};
 

@@ -1,7 +1,7 @@
 //! MST and AIM end to end on the bundled UCI Adult: what they charge against what their
 //! measurements' noise implies, the released graphical model, sampling, stopping early.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

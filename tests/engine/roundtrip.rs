@@ -1,6 +1,6 @@
 //! decode(encode(t)) == t for in-domain tables, and atomic CSV export that reads back.
 
-mod common;
+use crate::common;
 
 use dpsynth::data::csv::{LoadOptions, load_csv, parse_csv_bytes};
 use dpsynth::data::encode::{DecodeMode, Encoding};

@@ -1,7 +1,7 @@
 //! The evaluation metrics against `tests/fixtures/metrics_reference.json` (a copy of the shared reference) (scikit-learn,
 //! SciPy and POT on fixed inputs), within the tolerances of its README.
 
-mod common;
+use crate::common;
 
 use dpsynth::eval::{pca::Pca, scores, stats, transport};
 use serde_json::Value;

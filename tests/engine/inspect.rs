@@ -1,7 +1,7 @@
 //! `dpsynth inspect` on the real Adult data: the kinds a person expects, a JSON schema
 //! that round-trips, and the image loaders agreeing with each other.
 
-mod common;
+use crate::common;
 
 use common::{dpsynth, repo, stderr, stdout};
 use dpsynth::data::schema::{Kind, Provenance, Schema};
@@ -143,7 +143,7 @@ fn mnist_idx_and_csv_agree() {
 
 /// The whole MNIST training set and the label counts published with it (60,000 digits: not
 /// in the repository). Run it with the folder that holds `mnist/`:
-/// `DPSYNTH_DATA=<that folder> cargo test --release --test inspect -- --ignored`.
+/// `DPSYNTH_DATA=<that folder> cargo test --release --test engine inspect:: -- --ignored`.
 #[test]
 #[ignore = "needs the full MNIST files: set DPSYNTH_DATA to a folder holding mnist/"]
 fn full_mnist_has_the_published_label_counts() {

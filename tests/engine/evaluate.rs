@@ -2,7 +2,7 @@
 //! coincides; with a column-shuffled copy (relationships destroyed, marginals kept) the
 //! prediction and PCA scores drop while the 1-way marginals stay equal.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! method runs end to end, charging nothing on public data and the original dataset's
 //! ledger entry otherwise.
 
-mod common;
+use crate::common;
 
 use dpsynth::job::audit::mechanisms;
 use dpsynth::privacy::ledger::Ledger;

@@ -1,7 +1,7 @@
 //! `dpsynth sweep`: one run per (method, ε), scored, as a table and a figure; on public data
 //! nothing is charged to the user's ledger.
 
-mod common;
+use crate::common;
 
 #[test]
 fn a_small_sweep_writes_its_table_and_figure_and_charges_public_data_nothing() {

@@ -1,7 +1,7 @@
 //! The accountant against `tests/fixtures/accountant_reference.json` (a copy of the shared reference) (dp-accounting
 //! 0.6.0, prv-accountant, mpmath), with the tolerances the fixture README gives.
 
-mod common;
+use crate::common;
 
 use dpsynth::privacy::Mechanism;
 use dpsynth::privacy::calibrate::sigma_for;

@@ -1,6 +1,6 @@
 //! train → release → sample → decode → CSV, at small scale, with the budget discipline.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! two tables one record apart is a DP output, column kinds guessed from the rows are named
 //! as not covered, and a run that cannot use the rows costs nothing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! The budget ledger never loses a charge: SIGKILL at random points, and two processes
 //! racing for the same budget.
 
-mod common;
+use crate::common;
 
 use std::io::BufRead as _;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! small table (and on images where it accepts them), releases, samples and decodes; the
 //! CLI's `methods` command prints the same list.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,0 +1,28 @@
+//! The engine's integration tests, one binary (each file a module): the privacy core
+//! against its fixtures, the readers, the methods end to end, the ledger, sweeps and audits,
+//! the CLI as a user runs it. One binary links the crate once instead of once per file.
+//!
+//! The window's tests stay one binary each (`tests/gui*.rs`): each points the process's
+//! data folder and ledger (environment variables) at its own scratch folder, which only a
+//! process of its own may do.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod accountant_fixtures;
+mod audit;
+mod bad_input;
+mod dpsgd;
+mod evaluate;
+mod formats;
+mod fuzz;
+mod inspect;
+mod layering;
+mod ledger;
+mod marginal;
+mod metrics_fixtures;
+mod registry;
+mod release_facts;
+mod roundtrip;
+mod sweep;
+mod train;
