@@ -154,65 +154,6 @@ impl ReleasedModel {
         Self::from_bytes(&bytes, &name, dev)
     }
 
-    /// A model file's header alone, without reading its weights: the safetensors length
-    /// prefix, then the JSON it counts, whose metadata holds the dpsynth header. For lists
-    /// of kept runs, where loading every model's weights to show its statement would cost
-    /// seconds. Checked for format only: the checksum covers the weights too, so a model is
-    /// [`Self::load`]ed (and checked) before anything samples from it.
-    pub fn read_header(path: &Path) -> Result<ModelHeader> {
-        let name = path.display().to_string();
-        let f =
-            std::fs::File::open(path).map_err(|e| MethodError::Model(format!("{name}: {e}")))?;
-        Self::header_from(f, &name)
-    }
-
-    /// [`Self::read_header`] from any reader (the fuzzer feeds it bytes); `name` is for
-    /// messages.
-    pub fn header_from(mut f: impl std::io::Read, name: &str) -> Result<ModelHeader> {
-        use std::io::Read as _;
-        let bad = |m: String| MethodError::Model(format!("{name}: {m}"));
-        let mut len = [0u8; 8];
-        f.read_exact(&mut len)
-            .map_err(|_| bad("not a dpsynth model file (shorter than its length prefix)".into()))?;
-        let n = u64::from_le_bytes(len);
-        // safetensors' own limit on a header.
-        if n > 100_000_000 {
-            return Err(bad(format!(
-                "not a dpsynth model file (a header of {n} bytes)"
-            )));
-        }
-        let mut text = Vec::with_capacity(n as usize);
-        f.take(n)
-            .read_to_end(&mut text)
-            .map_err(|e| bad(e.to_string()))?;
-        if text.len() as u64 != n {
-            return Err(bad("the header is cut short".into()));
-        }
-        #[derive(serde::Deserialize)]
-        struct Outer {
-            #[serde(rename = "__metadata__")]
-            metadata: Option<HashMap<String, String>>,
-        }
-        let outer: Outer = serde_json::from_slice(&text)
-            .map_err(|e| bad(format!("not a dpsynth model file ({e})")))?;
-        let header = outer
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get(HEADER_KEY))
-            .ok_or_else(|| {
-                bad("a safetensors file without a dpsynth header (not a released model)".into())
-            })?;
-        let header: ModelHeader =
-            serde_json::from_str(header).map_err(|e| bad(format!("the header is damaged: {e}")))?;
-        if header.format != MODEL_FORMAT {
-            return Err(bad(format!(
-                "format '{}' is not {MODEL_FORMAT}",
-                header.format
-            )));
-        }
-        Ok(header)
-    }
-
     /// Parses a model file's bytes; `name` is for messages.
     pub fn from_bytes(bytes: &[u8], name: &str, dev: &Device) -> Result<Self> {
         let bad = |m: String| MethodError::Model(format!("{name}: {m}"));
