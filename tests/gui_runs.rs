@@ -172,7 +172,9 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label("3 · Results").click();
     h.run_steps(3);
     click(&mut h, "collapsed copy of one row");
-    assert!(h.query_by_label_contains("evaluating").is_none());
+    // Its verdict shows at once, from the kept report: an evaluation takes seconds. (Not
+    // "no 'evaluating' anywhere": the comparison table may still show another kept run
+    // being evaluated, which is what made this check flaky.)
     h.get_by_label_contains("Not useful");
     click(&mut h, "Delete run…");
     click(&mut h, "Yes, delete it");
