@@ -51,6 +51,15 @@ pub struct TrainArgs {
     /// the rows.
     #[arg(long)]
     pub public_codebook: bool,
+    /// Read the data in parts instead of into memory (MST and AIM only, CSV or Parquet):
+    /// a table of any number of rows trains in the memory of one part and the counts.
+    /// Needs --schema with every domain public; the file is read twice (a check and key
+    /// pass before anything is spent, then the counts)
+    #[arg(long)]
+    pub stream: bool,
+    /// Rows per part with --stream (default 262144): fewer use less memory
+    #[arg(long, value_name = "N", requires = "stream", value_parser = clap::value_parser!(u64).range(1..))]
+    pub part_rows: Option<u64>,
     /// The method (`dpsynth methods` lists them with their presets).
     #[arg(long)]
     pub method: String,
@@ -197,6 +206,8 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         charge_to: None,
         public_kinds: a.public_kinds,
         public_codebook: a.public_codebook,
+        stream: a.stream,
+        part_rows: a.part_rows.map(|n| n as usize),
         domains: if a.estimate_domains {
             job::DomainPolicy::Estimate {
                 share: a.domain_share,

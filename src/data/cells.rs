@@ -35,6 +35,26 @@ pub const MAX_ROWS: usize = 20_000_000;
 
 /// Applies the shared rules to `columns`; `name` names the file in messages.
 pub fn finish(name: &str, columns: Vec<RawColumn>, opts: &LoadOptions) -> Result<Table, DataError> {
+    finish_with(name, columns, opts, false)
+}
+
+/// [`finish`] for one part of a file read in parts ([`super::stream`]): a part may hold
+/// any number of rows (none, one, more than a whole table may), so only the whole file's
+/// count is checked, by the caller.
+pub fn finish_part(
+    name: &str,
+    columns: Vec<RawColumn>,
+    opts: &LoadOptions,
+) -> Result<Table, DataError> {
+    finish_with(name, columns, opts, true)
+}
+
+fn finish_with(
+    name: &str,
+    columns: Vec<RawColumn>,
+    opts: &LoadOptions,
+    part: bool,
+) -> Result<Table, DataError> {
     if columns.is_empty() {
         return Err(DataError::file(name, "holds no columns"));
     }
@@ -72,10 +92,12 @@ pub fn finish(name: &str, columns: Vec<RawColumn>, opts: &LoadOptions) -> Result
     if columns.iter().any(|c| c.cells.len() != n_rows) {
         return Err(DataError::file(name, "its columns have different lengths"));
     }
-    if n_rows > MAX_ROWS {
+    if n_rows > MAX_ROWS && !part {
         return Err(DataError::file(
             name,
-            format!("has {n_rows} rows; dpsynth reads at most {MAX_ROWS} (sample or split it)"),
+            format!(
+                "has {n_rows} rows; dpsynth reads at most {MAX_ROWS} in memory (sample or split it, or train MST or AIM with --stream)"
+            ),
         ));
     }
     let tokens = &opts.missing_tokens;
@@ -96,13 +118,13 @@ pub fn finish(name: &str, columns: Vec<RawColumn>, opts: &LoadOptions) -> Result
         }
     }
     let kept = keep.iter().filter(|k| **k).count();
-    if kept == 0 {
+    if kept == 0 && !part {
         return Err(DataError::file(
             name,
             "has a header but no data rows (is it the right sheet?)",
         ));
     }
-    if kept == 1 {
+    if kept == 1 && !part {
         return Err(DataError::file(
             name,
             "has only one data row; synthetic data needs a table of many rows",

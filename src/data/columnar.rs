@@ -93,7 +93,8 @@ fn read_here(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> 
     let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
         Format::Parquet => {
             let mut reader = ParquetReader::new(file);
-            check_parquet_sizes(&mut reader, size, &name).map(|_| reader.finish())
+            check_parquet_sizes(&mut reader, size, &name, super::cells::MAX_ROWS)
+                .map(|_| reader.finish())
         }
         _ => Ok(IpcReader::new(file).finish()),
     }))
@@ -115,22 +116,27 @@ fn read_here(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> 
             ),
         )
     })?;
+    frame_columns(&df, &name)
+}
+
+/// A polars frame's columns as cells, by the rules in the module's doc.
+pub(super) fn frame_columns(df: &DataFrame, name: &str) -> Result<Vec<RawColumn>, DataError> {
     let mut out = Vec::with_capacity(df.width());
     for col in df.columns() {
         let s = col.as_materialized_series();
         let cells: Vec<Cell> = if s.dtype().is_primitive_numeric() {
             let f = s
                 .cast(&DataType::Float64)
-                .map_err(|e| column_error(&name, s.name(), e))?;
-            let f = f.f64().map_err(|e| column_error(&name, s.name(), e))?;
+                .map_err(|e| column_error(name, s.name(), e))?;
+            let f = f.f64().map_err(|e| column_error(name, s.name(), e))?;
             f.iter()
                 .map(|v| v.map_or(Cell::Missing, Cell::Number))
                 .collect()
         } else {
             let t = s
                 .cast(&DataType::String)
-                .map_err(|e| column_error(&name, s.name(), e))?;
-            let t = t.str().map_err(|e| column_error(&name, s.name(), e))?;
+                .map_err(|e| column_error(name, s.name(), e))?;
+            let t = t.str().map_err(|e| column_error(name, s.name(), e))?;
             t.iter()
                 .map(|v| v.map_or(Cell::Missing, |x| Cell::Text(x.to_string())))
                 .collect()
@@ -146,11 +152,13 @@ fn read_here(src: &Source, format: Format) -> Result<Vec<RawColumn>, DataError> 
 
 /// Refuses a Parquet file whose footer declares more than it can hold, before polars reads
 /// the data: polars sizes its buffers from the footer, and an impossible size aborts the
-/// process instead of failing (found by `dpsynth fuzz --target columnar`).
-fn check_parquet_sizes(
+/// process instead of failing (found by `dpsynth fuzz --target columnar`). A file of more
+/// than `max_rows` rows is refused too (a streamed scan allows any number).
+pub(super) fn check_parquet_sizes(
     reader: &mut ParquetReader<std::fs::File>,
     file_size: u64,
     name: &str,
+    max_rows: usize,
 ) -> Result<(), DataError> {
     let damaged = |what: String| {
         DataError::file(
@@ -162,13 +170,12 @@ fn check_parquet_sizes(
         .get_metadata()
         .map_err(|e| damaged(e.to_string()))?
         .clone();
-    if meta.num_rows > super::cells::MAX_ROWS {
+    if meta.num_rows > max_rows {
         return Err(DataError::file(
             name,
             format!(
-                "has {} rows; dpsynth reads at most {} (sample or split it)",
+                "has {} rows; dpsynth reads at most {max_rows} in memory (sample or split it, or train MST or AIM with --stream)",
                 meta.num_rows,
-                super::cells::MAX_ROWS
             ),
         ));
     }

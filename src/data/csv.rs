@@ -75,10 +75,28 @@ pub fn load_csv_with_progress(
 }
 
 /// Parses CSV bytes; `name` is used in messages.
-pub fn parse_csv_bytes(
+pub fn parse_csv_bytes(bytes: Vec<u8>, name: &str, opts: &LoadOptions) -> Result<Table, DataError> {
+    parse(bytes, name, opts, false)
+}
+
+/// Parses one part of a CSV file read in parts ([`super::stream`]): the header line and
+/// whole records. A part may hold any number of records (a last part only one), so the
+/// whole file's count is checked by the caller; set `opts.delimiter` to the file's, so
+/// every part reads alike.
+pub fn parse_csv_part(bytes: Vec<u8>, name: &str, opts: &LoadOptions) -> Result<Table, DataError> {
+    parse(bytes, name, opts, true)
+}
+
+/// The separator [`load_csv`] would pick for a file starting with `bytes`.
+pub fn delimiter_of(bytes: &[u8], opts: &LoadOptions) -> u8 {
+    opts.delimiter.unwrap_or_else(|| sniff_delimiter(bytes))
+}
+
+fn parse(
     mut bytes: Vec<u8>,
     name: &str,
     opts: &LoadOptions,
+    part: bool,
 ) -> Result<Table, DataError> {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
         bytes.drain(..3);
@@ -135,10 +153,20 @@ pub fn parse_csv_bytes(
         .map_err(|e| DataError::file(name, format!("could not be parsed as CSV: {e}")))?;
 
     let n_rows = df.height();
+    if part && n_rows == 0 {
+        let columns = header
+            .into_iter()
+            .map(|name| Column {
+                name,
+                values: Values::Number(Vec::new()),
+            })
+            .collect();
+        return Ok(Table { columns, n_rows: 0 });
+    }
     if n_rows == 0 {
         return Err(DataError::file(name, "has a header but no data rows"));
     }
-    if n_rows == 1 {
+    if n_rows == 1 && !part {
         return Err(DataError::file(
             name,
             "has only one data row; synthetic data needs a table of many rows",
@@ -176,7 +204,7 @@ pub fn parse_csv_bytes(
             *k |= cell(v, tokens).is_some();
         }
     }
-    if keep.iter().filter(|k| **k).count() < 2 {
+    if keep.iter().filter(|k| **k).count() < 2 && !part {
         keep.iter_mut().for_each(|k| *k = true);
     }
     let n_rows = keep.iter().filter(|k| **k).count();

@@ -28,6 +28,7 @@ pub mod infer;
 pub mod schema;
 pub mod source;
 pub mod stat_files;
+pub mod stream;
 pub mod table;
 pub mod times;
 pub mod workbook;

@@ -160,7 +160,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         if let Ok(enc) = crate::data::encode::Encoding::new(schema) {
             c.resources = Some(super::plan::resources(
                 method.as_ref(),
-                req.rows,
+                (req.rows, req.rows),
                 schema.columns.len(),
                 enc.width,
                 req.device.resolves_to_cpu(),

@@ -112,6 +112,15 @@ pub struct RunConfig {
     /// columns whose categories came from it are covered ([`crate::data::schema::Schema::confirm_codebook`]).
     #[serde(default)]
     pub public_codebook: bool,
+    /// Read the file in parts instead of into memory (MST and AIM, which need only counts
+    /// of its rows): any number of rows in the memory of one part. Needs a schema whose
+    /// domains are all public ([`crate::data::stream`]).
+    #[serde(default)]
+    pub stream: bool,
+    /// Rows per part of a streamed run (default [`crate::data::stream::PART_ROWS`]): fewer
+    /// use less memory, more read faster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_rows: Option<usize>,
 }
 
 impl RunConfig {
@@ -142,6 +151,8 @@ impl RunConfig {
             charge_to: None,
             public_kinds: false,
             public_codebook: false,
+            stream: false,
+            part_rows: None,
         }
     }
 

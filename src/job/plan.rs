@@ -59,13 +59,13 @@ pub(super) fn method_plan(
 }
 
 /// Peak memory and time of training `method` on `rows` rows of `columns` columns encoded
-/// to `width` values.
+/// to `width` values, `held` of them in memory at once (all, or a streamed run's part).
 pub(super) fn resources(
     method: &dyn Synthesizer,
-    rows: usize,
+    (rows, held): (usize, usize),
     columns: usize,
     width: usize,
     cpu: bool,
 ) -> super::resources::Resources {
-    super::resources::estimate(&method.footprint(rows, width), rows, columns, width, cpu)
+    super::resources::estimate(&method.footprint(rows, width), held, columns, width, cpu)
 }

@@ -301,6 +301,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     critic: false,
+    streams: false,
     presets: &listed(&PRESETS),
     settings: settings::<DpMerfConfig>,
     build: build::<DpMerfConfig>,

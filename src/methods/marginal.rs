@@ -13,30 +13,12 @@ use crate::privacy::discrete::DiscreteGaussian;
 
 use super::pgm::domain::Domain;
 use super::pgm::estimate::{Estimate, Measurement};
+#[cfg(test)]
 use super::pgm::factor::count;
 use super::pgm::{GraphicalModel, factor};
 use super::released::{MODEL_FORMAT, ModelHeader, ReleasedModel};
 use super::{MethodError, Result, TrainSetup};
 use crate::privacy::{Budget, Charge, rdp::product_orders};
-
-/// The rows of a run as levels of the public discrete domain, column by column.
-pub(crate) fn discrete_rows(s: &TrainSetup<'_>, bins: usize) -> Result<(Domain, Vec<Vec<u32>>)> {
-    let domain = Domain::of_encoding(s.encoding, bins).map_err(MethodError::Plan)?;
-    let (n, w) = s.data.dims2()?;
-    if w != domain.width {
-        return Err(MethodError::Plan(format!(
-            "the data has {w} encoded columns but the schema encodes {}",
-            domain.width
-        )));
-    }
-    let values: Vec<f32> = s
-        .data
-        .to_device(&candle_core::Device::Cpu)?
-        .flatten_all()?
-        .to_vec1()?;
-    let data = domain.discretise(&values, n);
-    Ok((domain, data))
-}
 
 /// The largest ρ for which `prior` followed by `make(ρ)` fits `budget` (RDP, or PLD for
 /// the prior's Gaussian-type steps plus RDP for the rest): ρ and the plan's charges
@@ -78,7 +60,7 @@ pub(crate) fn rho_for(
     Ok((lo, make(lo)))
 }
 
-/// The counts of `data` over `attrs` plus exact discrete Gaussian noise N_ℤ(0, σ²) per
+/// The `exact` counts over `attrs` ([`super::counts`]) plus exact discrete Gaussian noise N_ℤ(0, σ²) per
 /// cell ([`DiscreteGaussian`]: integer counts plus integer noise, never a float sample,
 /// whose low bits could give the count away); no noise for a non-private run, whose σ is
 /// then only the measurement's weight in the fit. One record moves one cell by one, so
@@ -87,13 +69,12 @@ pub(crate) fn rho_for(
 /// bound for integer shifts, Canonne, Kamath & Steinke 2020).
 pub(crate) fn measure<R: rand::RngCore + ?Sized>(
     rng: &mut R,
-    data: &[Vec<u32>],
-    sizes: &[usize],
+    exact: &[f64],
     attrs: &[usize],
     sigma: f64,
     private: bool,
 ) -> Result<Measurement> {
-    let mut noisy = count(data, sizes, attrs);
+    let mut noisy = exact.to_vec();
     if private {
         let g = DiscreteGaussian::new(sigma).ok_or_else(|| {
             MethodError::Plan(format!(
@@ -244,7 +225,7 @@ mod tests {
         ];
         let truth = count(&data, &sizes, &[0, 1]);
         for sigma in [2.0, 7.0, 120.0] {
-            let m = measure(&mut rng, &data, &sizes, &[0, 1], sigma, true).unwrap();
+            let m = measure(&mut rng, &truth, &[0, 1], sigma, true).unwrap();
             assert!(m.noisy.iter().all(|v| v.fract() == 0.0));
             let k = truth.len() as f64;
             let diffs: Vec<f64> = m.noisy.iter().zip(&truth).map(|(a, b)| a - b).collect();
@@ -263,7 +244,7 @@ mod tests {
             assert_eq!(m.sigma, sigma);
         }
         // A non-private measurement is exact.
-        let m = measure(&mut rng, &data, &sizes, &[0, 1], 3.0, false).unwrap();
+        let m = measure(&mut rng, &truth, &[0, 1], 3.0, false).unwrap();
         assert_eq!(m.noisy, truth);
     }
 }

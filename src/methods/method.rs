@@ -44,6 +44,9 @@ pub struct MethodInfo {
     pub private: bool,
     /// Trains a critic whose snapshots post-GAN boosting can combine (`train --boost`).
     pub critic: bool,
+    /// Needs only counts of the rows, so it can read a file in parts (`train --stream`,
+    /// [`crate::data::stream`]): MST and AIM.
+    pub streams: bool,
     /// The first is the default.
     pub presets: &'static [Preset],
     /// A preset's settings as a JSON object (what `overrides` may name).

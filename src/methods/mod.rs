@@ -16,6 +16,7 @@
 //! Layering: uses `nn`, `data` and `privacy`; never `job`, `gui` or `cli`.
 
 pub mod aim;
+pub(crate) mod counts;
 pub mod dp_auto_gan;
 pub mod dp_gan;
 pub mod dp_merf;
@@ -181,8 +182,12 @@ pub struct TrainSetup<'a> {
     /// The plan the job reserved in the ledger: training uses its noise multipliers as
     /// they are (σ is calibrated once, in [`Synthesizer::plan`]).
     pub plan: &'a Plan,
-    /// Encoded private rows [N, width] on the training device.
+    /// Encoded private rows [N, width] on the training device; empty ([0, width]) when the
+    /// run streams them (`parts`).
     pub data: &'a Tensor,
+    /// The rows read in parts from the file, for a streamed run of a counting method
+    /// ([`MethodInfo::streams`](registry::MethodInfo)); `None`: they are all in `data`.
+    pub parts: Option<&'a crate::data::stream::EncodedScan>,
     /// N as the plan used it: the public number of records the user gave, else the rows'
     /// count (treated as public). Sampling rates, epochs and means are computed from it.
     pub records: usize,

@@ -23,12 +23,12 @@
 //! costs about 2 points of accuracy on Adult); the reference's merging of rare categories
 //! is not done (the bins are public, so nothing is gained in privacy by it).
 
-use super::marginal::{charge, discrete_rows, l1, measure, release, rho_for};
+use super::counts::{Counts, count_all};
+use super::marginal::{charge, l1, measure, release, rho_for};
 use super::method::{
     Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
 };
 use super::pgm::estimate::{Estimate, Measurement};
-use super::pgm::factor::count;
 use super::pgm::junction::JunctionTree;
 use super::released::ReleasedModel;
 use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup, plan_preamble};
@@ -115,6 +115,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table],
     private: true,
     critic: false,
+    streams: true,
     presets: &listed(&PRESETS),
     settings: settings::<MstConfig>,
     build: build::<MstConfig>,
@@ -214,9 +215,20 @@ impl Synthesizer for Mst {
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
         let private = c.common.private;
-        let (domain, data) = discrete_rows(&s, c.bins)?;
+        let domain = super::counts::domain(&s, c.bins)?;
         let sizes = domain.sizes();
         let d = sizes.len();
+        // Every count the run may measure, in one pass: the columns and each pair small
+        // enough to measure usefully (chosen by its public size alone).
+        let mut sets: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
+        for a in 0..d {
+            for b in a + 1..d {
+                if sizes[a].saturating_mul(sizes[b]) <= MAX_PAIR_CELLS {
+                    sets.push(vec![a, b]);
+                }
+            }
+        }
+        let exact = count_all(&s, &domain, &sets)?;
         let n = s.records as f64;
         let third = planned_rho(s.plan) / 3.0;
         // Non-private: no noise; σ = 1 only weighs the measurements in the fit.
@@ -240,7 +252,7 @@ impl Synthesizer for Mst {
         }
         let s1 = sigma(d);
         let mut measured: Vec<Measurement> = (0..d)
-            .map(|a| measure(s.noise.rng(), &data, &sizes, &[a], s1, private))
+            .map(|a| measure(s.noise.rng(), exact.get(&[a])?, &[a], s1, private))
             .collect::<Result<_>>()?;
         let singles: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
         let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &singles), n);
@@ -260,7 +272,7 @@ impl Synthesizer for Mst {
                 charge(&mut s, Mechanism::Zcdp { rho: third })?;
             }
             let eps0 = (8.0 * third / (d - 1) as f64).sqrt();
-            let pairs = pair_errors(&data, &sizes, &est, n);
+            let pairs = pair_errors(&exact, &sizes, &est, n)?;
             edges = spanning_tree(&pairs, d, eps0, private, &mut s);
         }
         let stopped = stopped
@@ -286,7 +298,7 @@ impl Synthesizer for Mst {
             }
             let s2 = sigma(edges.len());
             for e in &edges {
-                measured.push(measure(s.noise.rng(), &data, &sizes, e, s2, private)?);
+                measured.push(measure(s.noise.rng(), exact.get(e)?, e, s2, private)?);
             }
             let mut cliques = singles.clone();
             cliques.extend(edges.iter().cloned());
@@ -311,11 +323,11 @@ impl Synthesizer for Mst {
 /// the exponential mechanism over them has sensitivity 1. A pair too large to measure
 /// usefully is left out, by its public size alone (the tree may then be a forest).
 fn pair_errors(
-    data: &[Vec<u32>],
+    exact: &Counts,
     sizes: &[usize],
     est: &Estimate,
     n: f64,
-) -> Vec<(usize, usize, f64)> {
+) -> Result<Vec<(usize, usize, f64)>> {
     let d = sizes.len();
     let mut pairs = Vec::new();
     for a in 0..d {
@@ -323,17 +335,17 @@ fn pair_errors(
             if sizes[a].saturating_mul(sizes[b]) > MAX_PAIR_CELLS {
                 continue;
             }
-            let truth = count(data, sizes, &[a, b]);
+            let truth = exact.get(&[a, b])?;
             let pa = est.project(&[a]).unwrap_or_default();
             let pb = est.project(&[b]).unwrap_or_default();
             let guess: Vec<f64> = pa
                 .iter()
                 .flat_map(|x| pb.iter().map(move |y| x * y / n.max(1.0)))
                 .collect();
-            pairs.push((a, b, l1(&truth, &guess)));
+            pairs.push((a, b, l1(truth, &guess)));
         }
     }
-    pairs
+    Ok(pairs)
 }
 
 /// A maximum spanning tree (or forest) of the `d` columns over the pair errors, each of its

@@ -124,6 +124,8 @@ pub fn adult_run(
         charge_to: None,
         public_kinds: false,
         public_codebook: false,
+        stream: false,
+        part_rows: None,
     }
 }
 

@@ -24,5 +24,6 @@ mod metrics_fixtures;
 mod registry;
 mod release_facts;
 mod roundtrip;
+mod streaming;
 mod sweep;
 mod train;

@@ -53,6 +53,8 @@ fn train_preset(
         charge_to: None,
         public_kinds: false,
         public_codebook: false,
+        stream: false,
+        part_rows: None,
     };
     // A ledger per method: each run is judged on its own budget.
     let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);

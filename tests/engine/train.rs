@@ -39,6 +39,8 @@ fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
         charge_to: None,
         public_kinds: false,
         public_codebook: false,
+        stream: false,
+        part_rows: None,
     }
 }
 

@@ -314,6 +314,8 @@ impl TrainPanel {
             charge_to: None,
             public_kinds: false,
             public_codebook: false,
+            stream: false,
+            part_rows: None,
         })
     }
 

@@ -387,11 +387,12 @@ fn pate_noisymax(draws: usize, seed: u64) -> MechanismReport {
 fn discrete_count(draws: usize, seed: u64) -> Result<MechanismReport, String> {
     const SIGMA: f64 = 2.0;
     let mut rng = StdRng::seed_from_u64(seed);
-    let rows = |n: usize| vec![vec![0u32; n]];
+    // The exact counts of n rows all in the first of three cells.
+    let counts = |n: usize| [n as f64, 0.0, 0.0];
     let mut run = |n: usize, sigma: f64| -> Result<Vec<f64>, String> {
         (0..draws)
             .map(|_| {
-                crate::methods::marginal::measure(&mut rng, &rows(n), &[3], &[0], sigma, true)
+                crate::methods::marginal::measure(&mut rng, &counts(n), &[0], sigma, true)
                     .map(|m| m.noisy[0])
                     .map_err(err)
             })

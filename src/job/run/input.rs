@@ -10,6 +10,7 @@ use crate::data::encode::{EncodedData, Encoding};
 use crate::data::estimate::{self, DomainPlan};
 use crate::data::schema::Provenance;
 use crate::data::schema::Schema;
+use crate::data::stream::{EncodedScan, Scan};
 use crate::data::table::Table;
 use crate::job::workspace::Rows;
 use crate::job::{Event, JobError, RunConfig};
@@ -20,22 +21,47 @@ use crate::privacy::ledger::Ledger;
 /// The private data, encoded, and what kind it is.
 pub(super) struct Encoded {
     pub(super) encoding: Encoding,
+    /// The rows in memory (none when they are streamed).
     pub(super) data: EncodedData,
     pub(super) kind: DataKind,
+    /// The rows read in parts, for a streamed run (`data` is then empty).
+    pub(super) parts: Option<EncodedScan>,
+}
+
+impl Encoded {
+    /// The rows the run trains on, in memory or streamed.
+    pub(super) fn rows(&self) -> usize {
+        self.parts.as_ref().map_or(self.data.n_rows, |p| p.rows)
+    }
 }
 
 /// The private data as opened: a table with its schema (given, else guessed), or an
 /// image set already encoded under its fixed, public image schema.
 pub(super) enum Loaded {
-    Table { table: Arc<Table>, schema: Schema },
+    Table {
+        table: Arc<Table>,
+        schema: Schema,
+    },
     Images(Encoded),
+    /// A table too long for memory, checked and keyed by one pass and read again in parts
+    /// by the method (`train --stream`); its schema is the encoding's.
+    Streamed(EncodedScan),
 }
 
 impl Loaded {
     pub(super) fn kind(&self) -> DataKind {
         match self {
-            Loaded::Table { .. } => DataKind::Table,
+            Loaded::Table { .. } | Loaded::Streamed(_) => DataKind::Table,
             Loaded::Images(_) => DataKind::Images,
+        }
+    }
+
+    /// The table's schema (`None` for images, whose schema is fixed).
+    pub(super) fn schema_mut(&mut self) -> Option<&mut Schema> {
+        match self {
+            Loaded::Table { schema, .. } => Some(schema),
+            Loaded::Streamed(s) => Some(&mut s.encoding.schema),
+            Loaded::Images(_) => None,
         }
     }
 
@@ -43,6 +69,7 @@ impl Loaded {
         match self {
             Loaded::Table { table, .. } => table.n_rows,
             Loaded::Images(e) => e.data.n_rows,
+            Loaded::Streamed(s) => s.rows,
         }
     }
 }
@@ -69,6 +96,9 @@ pub(super) fn opened(cfg: &RunConfig) -> Result<Arc<crate::job::workspace::Opene
 /// Opens the data, with its ledger keys ([`crate::data::digest`]): those of `charge_to`
 /// when the run is paid by another file (an audit's working copy).
 pub(super) fn load(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
+    if cfg.stream {
+        return load_streamed(cfg);
+    }
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
     let opened = opened(cfg)?;
     let keys = match &cfg.charge_to {
@@ -114,6 +144,7 @@ pub(super) fn load(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
                 encoding,
                 data,
                 kind: DataKind::Images,
+                parts: None,
             })
         }
     };
@@ -135,7 +166,57 @@ pub(super) fn encode(cfg: &RunConfig, table: &Table, schema: &Schema) -> Result<
         encoding,
         data,
         kind: DataKind::Table,
+        parts: None,
     })
+}
+
+/// A streamed run's input: the schema (given: a streamed run reads no domain off the
+/// rows), one pass over every column that checks each part against it, counts the
+/// records and computes the content key ([`crate::data::stream::Scan::survey`]), and
+/// the file's byte key. The method reads the file again, in parts, for its counts.
+fn load_streamed(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
+    let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
+    if cfg.charge_to.is_some() {
+        return Err(JobError::Usage(
+            "a streamed run is paid by its own file; train it without --stream to charge another"
+                .into(),
+        ));
+    }
+    let mut schema = match (&cfg.inline_schema, &cfg.schema) {
+        (Some(s), _) => s.clone(),
+        (None, Some(p)) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
+        (None, None) => {
+            return Err(JobError::Usage(
+                "a streamed run needs a schema (--schema) with every column's domain public: it never reads kinds or domains off the rows. `dpsynth inspect` on a sample of the file writes one to edit".into(),
+            ));
+        }
+    };
+    if cfg.public_kinds {
+        schema.confirm_kinds();
+    }
+    if cfg.public_codebook {
+        schema.confirm_codebook();
+    }
+    let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
+    let mut scan = Scan::open(&cfg.data, Default::default()).map_err(|e| at(&e))?;
+    if let Some(rows) = cfg.part_rows {
+        scan.part_rows = rows.max(1);
+    }
+    let survey = scan
+        .survey(&mut |part| schema.check_fits(part, &[]))
+        .map_err(|e| at(&e))?;
+    let bytes = crate::job::workspace::byte_key(&cfg.data).map_err(|e| at(&e))?;
+    Ok((
+        Loaded::Streamed(EncodedScan {
+            scan,
+            encoding,
+            rows: survey.rows,
+        }),
+        Keys {
+            content: survey.content_key,
+            bytes,
+        },
+    ))
 }
 
 /// Applies the run's [`DomainPolicy`] to domains read off the rows ([`crate::job::plan::domains`]):
@@ -148,19 +229,28 @@ pub(super) fn domain_step(
     private: bool,
     budget: Budget,
 ) -> Result<Option<DomainPlan>, JobError> {
-    let Loaded::Table { schema, .. } = loaded else {
-        return Ok(None);
+    let (schema, streamed) = match loaded {
+        Loaded::Table { schema, .. } => (schema, false),
+        Loaded::Streamed(s) => (&s.encoding.schema, true),
+        Loaded::Images(_) => return Ok(None),
     };
     if !private {
         return Ok(None);
     }
-    crate::job::plan::domains(
+    let plan = crate::job::plan::domains(
         schema,
         cfg.domains,
         crate::job::plan::Uncovered::Refuse,
         budget,
         cfg.public_rows,
-    )
+    )?;
+    match plan {
+        Some(d) if streamed => Err(JobError::Usage(format!(
+            "a streamed run cannot estimate domains from the rows: give the domains of {} in the schema (public bounds or categories), or train without --stream",
+            d.columns.join(", ")
+        ))),
+        plan => Ok(plan),
+    }
 }
 
 /// Everything a run needs besides the data, checked before the data is read and before
@@ -213,16 +303,29 @@ pub(super) fn estimate_resources(
     loaded: &Loaded,
     method: &(dyn crate::methods::Synthesizer + Send),
 ) -> Result<crate::job::resources::Resources, JobError> {
-    let (rows, columns, width) = match loaded {
+    // Rows held in memory at once: all of them, or one part of a streamed file.
+    let (rows, held, columns, width) = match loaded {
         Loaded::Table { table, schema } => {
             let width = Encoding::new(schema)
                 .map_err(|e| JobError::file(&cfg.data, e))?
                 .width;
-            (table.n_rows, table.n_cols(), width)
+            (table.n_rows, table.n_rows, table.n_cols(), width)
         }
-        Loaded::Images(e) => (e.data.n_rows, 0, e.data.width),
+        Loaded::Images(e) => (e.data.n_rows, e.data.n_rows, 0, e.data.width),
+        Loaded::Streamed(s) => (
+            s.rows,
+            s.rows.min(s.scan.part_rows),
+            s.encoding.schema.columns.len(),
+            s.encoding.width,
+        ),
     };
-    let r = crate::job::plan::resources(method, rows, columns, width, cfg.device.resolves_to_cpu());
+    let r = crate::job::plan::resources(
+        method,
+        (rows, held),
+        columns,
+        width,
+        cfg.device.resolves_to_cpu(),
+    );
     if let Some(why) = r.refusal().filter(|_| !cfg.force_memory) {
         return Err(JobError::CannotPlan(why));
     }
@@ -248,6 +351,12 @@ pub(super) fn checked_input(
     info: &MethodInfo,
     private: bool,
 ) -> Result<(Loaded, Keys), JobError> {
+    if cfg.stream && !info.streams {
+        return Err(JobError::Usage(format!(
+            "{} needs the rows in memory; --stream is for the methods that need only counts of them (mst, aim)",
+            info.id
+        )));
+    }
     let (loaded, key) = load(cfg)?;
     if !info.accepts(loaded.kind()) {
         return Err(JobError::Usage(format!(
@@ -291,7 +400,7 @@ pub(super) fn distrust_claims(
     send: &(dyn Fn(Event) + Sync),
 ) -> Result<(), JobError> {
     let key = keys.content.as_str();
-    let Loaded::Table { schema, .. } = loaded else {
+    let Some(schema) = loaded.schema_mut() else {
         return Ok(());
     };
     let claims = schema

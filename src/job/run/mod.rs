@@ -32,6 +32,7 @@ fn estimate_and_encode(
 ) -> Result<(Encoded, Vec<String>), JobError> {
     let (table, schema) = match loaded {
         Loaded::Images(e) => return Ok((e, Vec::new())),
+        Loaded::Streamed(parts) => return Ok((streamed(parts), Vec::new())),
         Loaded::Table { table, schema } => (table, schema),
     };
     let Some(d) = domains else {
@@ -53,6 +54,23 @@ fn estimate_and_encode(
         }
     }
     Ok((encode(cfg, &table, &schema)?, d.columns.clone()))
+}
+
+/// A streamed run's data: no rows in memory, the parts read by the method.
+fn streamed(parts: crate::data::stream::EncodedScan) -> Encoded {
+    let columns = parts.encoding.schema.columns.len();
+    Encoded {
+        encoding: parts.encoding.clone(),
+        data: crate::data::encode::EncodedData {
+            n_rows: 0,
+            width: parts.encoding.width,
+            values: Vec::new(),
+            clamped: vec![0; columns],
+            unknown: vec![0; columns],
+        },
+        kind: DataKind::Table,
+        parts: Some(parts),
+    }
 }
 
 /// The plan in words, with the domain estimate first when there is one.
@@ -93,7 +111,7 @@ fn train_and_save(
         noise,
         reservation,
     } = spend;
-    let n = enc.data.n_rows;
+    let n = enc.rows();
     let mut steps = 0u64;
     let mut cancelled = false;
     let mut observer = |p: Progress| {
@@ -117,11 +135,12 @@ fn train_and_save(
     let trained = (|| -> Result<_, JobError> {
         // Moved, not copied: the encoded rows exist once (a tall table's largest buffer).
         let values = std::mem::take(&mut enc.data.values);
-        let data = Tensor::from_vec(values, (n, enc.data.width), device)
+        let data = Tensor::from_vec(values, (enc.data.n_rows, enc.data.width), device)
             .map_err(|e| JobError::Training(e.to_string()))?;
         Ok(method.train(TrainSetup {
             plan,
             data: &data,
+            parts: enc.parts.as_ref(),
             records: records(cfg, n)?,
             encoding: &enc.encoding,
             accountant,

@@ -116,6 +116,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table],
     private: true,
     critic: false,
+    streams: true,
     presets: &listed(&PRESETS),
     settings: settings::<AimConfig>,
     build: build::<AimConfig>,

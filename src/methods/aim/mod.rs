@@ -30,11 +30,11 @@
 
 use rayon::prelude::*;
 
-use super::marginal::{charge, discrete_rows, l1, measure, model_marginal, release};
+use super::counts::count_all;
+use super::marginal::{charge, l1, measure, model_marginal, release};
 use super::mst::{planned_rho, zcdp_plan};
 use super::pgm::GraphicalModel;
 use super::pgm::estimate::{Estimate, Measurement};
-use super::pgm::factor::count;
 use super::pgm::junction::{JunctionTree, model_cells};
 use super::released::ReleasedModel;
 use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup};
@@ -169,7 +169,7 @@ impl Synthesizer for Aim {
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
         let private = c.common.private;
-        let (domain, data) = discrete_rows(&s, c.bins)?;
+        let domain = super::counts::domain(&s, c.bins)?;
         let sizes = domain.sizes();
         let d = sizes.len();
         if d > MAX_COLUMNS {
@@ -191,10 +191,17 @@ impl Synthesizer for Aim {
             .into_iter()
             .filter(|(cl, _)| domain.cells(cl) <= c.max_cells)
             .collect();
-        let answers: Vec<Vec<f64>> = all
-            .par_iter()
-            .map(|(cl, _)| count(&data, &sizes, cl))
+        // Every count the run may measure, in one pass over the rows: the columns and
+        // every candidate.
+        let sets: Vec<Vec<usize>> = (0..d)
+            .map(|a| vec![a])
+            .chain(all.iter().map(|(cl, _)| cl.clone()))
             .collect();
+        let exact = count_all(&s, &domain, &sets)?;
+        let answers: Vec<&[f64]> = all
+            .iter()
+            .map(|(cl, _)| exact.get(cl))
+            .collect::<Result<_>>()?;
         let mut budget = Schedule::new(private, planned_rho(s.plan), rounds);
 
         // 1-way marginals.
@@ -204,7 +211,7 @@ impl Synthesizer for Aim {
         }
         let sigma = budget.sigma;
         let mut measured: Vec<Measurement> = (0..d)
-            .map(|a| measure(s.noise.rng(), &data, &sizes, &[a], sigma, private))
+            .map(|a| measure(s.noise.rng(), exact.get(&[a])?, &[a], sigma, private))
             .collect::<Result<_>>()?;
         let mut cliques: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
         let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &cliques), n);
@@ -254,8 +261,7 @@ impl Synthesizer for Aim {
             }
             measured.push(measure(
                 s.noise.rng(),
-                &data,
-                &sizes,
+                answers[chosen],
                 &cl,
                 round.sigma,
                 private,
@@ -349,7 +355,7 @@ fn affordable(
 #[allow(clippy::too_many_arguments)]
 fn worst_answered(
     all: &[(Vec<usize>, f64)],
-    answers: &[Vec<f64>],
+    answers: &[&[f64]],
     small: &[usize],
     est: &Estimate,
     sizes: &[usize],
@@ -362,7 +368,7 @@ fn worst_answered(
         .map(|i| {
             let (cl, w) = &all[*i];
             let guess = model_marginal(est, sizes, cl, rows);
-            w * (l1(&answers[*i], &guess) - round.bias(answers[*i].len()))
+            w * (l1(answers[*i], &guess) - round.bias(answers[*i].len()))
         })
         .collect();
     let sensitivity = small

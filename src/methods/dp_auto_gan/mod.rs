@@ -295,6 +295,7 @@ impl Synthesizer for DpAutoGan {
                 let mut s_codes = TrainSetup {
                     plan: s.plan,
                     data,
+                    parts: None,
                     records: s.records,
                     encoding: s.encoding,
                     accountant: &mut *s.accountant,

@@ -225,6 +225,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     critic: true,
+    streams: false,
     presets: &listed(&PRESETS),
     settings: settings::<PateGanConfig>,
     build: build::<PateGanConfig>,

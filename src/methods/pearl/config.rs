@@ -251,6 +251,7 @@ pub const INFO: MethodInfo = MethodInfo {
     kinds: &[DataKind::Table, DataKind::Images],
     private: true,
     critic: false,
+    streams: false,
     presets: &listed(&PRESETS),
     settings: settings::<PearlConfig>,
     build: build::<PearlConfig>,

@@ -255,6 +255,7 @@ impl Synthesizer for Boosted {
             self.inner.train(TrainSetup {
                 plan: s.plan,
                 data: s.data,
+                parts: s.parts,
                 records: s.records,
                 encoding: s.encoding,
                 accountant: &mut *s.accountant,

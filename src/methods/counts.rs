@@ -1,0 +1,153 @@
+//! The exact counts a marginal method (MST, AIM) measures, asked for at once: from the
+//! rows in memory, or from a scan of the file in parts when the run streams
+//! ([`crate::data::stream::EncodedScan`]), so a table of any length trains in the memory
+//! of one part plus the count tables.
+//!
+//! Both sources discretise the same encoded values with the same [`Domain`], so they give
+//! the same counts, hence (same seed) the same model. Nothing here adds noise or is
+//! released: the methods measure these counts with the noise their plan charges
+//! ([`super::marginal::measure`]).
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::pgm::domain::Domain;
+use super::pgm::factor::{cells, count, project_sum, sub_index};
+use super::{MethodError, Result, TrainSetup};
+
+/// Exact counts of the marginals asked for, by their attributes.
+pub(crate) struct Counts {
+    tables: HashMap<Vec<usize>, Vec<f64>>,
+}
+
+impl Counts {
+    /// The counts over `attrs` (as asked for, in the same attribute order).
+    pub(crate) fn get(&self, attrs: &[usize]) -> Result<&[f64]> {
+        self.tables.get(attrs).map(Vec::as_slice).ok_or_else(|| {
+            MethodError::Plan(format!(
+                "internal error: the counts over attributes {attrs:?} were not asked for"
+            ))
+        })
+    }
+}
+
+/// The run's rows as levels of a public discrete domain of at most `bins` levels a
+/// continuous column (the domain depends on the schema only).
+pub(crate) fn domain(s: &TrainSetup<'_>, bins: usize) -> Result<Domain> {
+    let domain = Domain::of_encoding(s.encoding, bins).map_err(MethodError::Plan)?;
+    let w = match s.parts {
+        Some(p) => p.encoding.width,
+        None => s.data.dims2()?.1,
+    };
+    if w != domain.width {
+        return Err(MethodError::Plan(format!(
+            "the data has {w} encoded columns but the schema encodes {}",
+            domain.width
+        )));
+    }
+    Ok(domain)
+}
+
+/// Counts every set of `sets` in one pass over the rows. A set that another set contains
+/// is summed out of the smallest such table instead of counted again (exact: the counts
+/// are integers, far below 2⁵³), so a pass costs one count per row for each set no other
+/// set holds.
+pub(crate) fn count_all(
+    s: &TrainSetup<'_>,
+    domain: &Domain,
+    sets: &[Vec<usize>],
+) -> Result<Counts> {
+    let sizes = domain.sizes();
+    let mut uniq: Vec<Vec<usize>> = sets.to_vec();
+    uniq.sort();
+    uniq.dedup();
+    let holds = |big: &[usize], small: &[usize]| small.iter().all(|a| big.contains(a));
+    let maximal: Vec<Vec<usize>> = uniq
+        .iter()
+        .filter(|a| !uniq.iter().any(|b| b.len() > a.len() && holds(b, a)))
+        .cloned()
+        .collect();
+    let direct = match s.parts {
+        None => {
+            let (n, _) = s.data.dims2()?;
+            let values: Vec<f32> = s
+                .data
+                .to_device(&candle_core::Device::Cpu)?
+                .flatten_all()?
+                .to_vec1()?;
+            let levels = domain.discretise(&values, n);
+            drop(values);
+            maximal
+                .par_iter()
+                .map(|m| count(&levels, &sizes, m))
+                .collect::<Vec<_>>()
+        }
+        Some(parts) => {
+            let mut totals: Vec<Vec<f64>> = maximal
+                .iter()
+                .map(|m| vec![0.0; cells(&sizes, m)])
+                .collect();
+            parts.for_each(&mut |e| {
+                let levels = domain.discretise(&e.values, e.n_rows);
+                totals.par_iter_mut().zip(&maximal).for_each(|(t, m)| {
+                    for (x, y) in t.iter_mut().zip(count(&levels, &sizes, m)) {
+                        *x += y;
+                    }
+                });
+                Ok(())
+            })?;
+            totals
+        }
+    };
+    let mut tables: HashMap<Vec<usize>, Vec<f64>> = maximal.iter().cloned().zip(direct).collect();
+    let mut derived = Vec::new();
+    for set in uniq.iter().filter(|set| !tables.contains_key(*set)) {
+        // Every set is maximal or held by a maximal one: the smallest holder.
+        let sup = maximal
+            .iter()
+            .filter(|m| holds(m, set))
+            .min_by_key(|m| cells(&sizes, m));
+        if let Some(sup) = sup {
+            let map = sub_index(&sizes, sup, set);
+            derived.push((
+                set.clone(),
+                project_sum(&tables[sup], &map, cells(&sizes, set)),
+            ));
+        }
+    }
+    tables.extend(derived);
+    Ok(Counts { tables })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Summing a superset's table out gives the directly counted table (the obviously
+    /// correct reference: count the rows again).
+    #[test]
+    fn derived_tables_equal_direct_counts() {
+        let sizes = [3usize, 4, 2, 5];
+        let data: Vec<Vec<u32>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                (0..500u32)
+                    .map(|r| (r * (k as u32 + 3) / 7) % *s as u32)
+                    .collect()
+            })
+            .collect();
+        for (big, small) in [
+            (vec![0, 1, 3], vec![1]),
+            (vec![0, 1, 3], vec![0, 3]),
+            (vec![1, 2], vec![2]),
+            (vec![0, 1, 2, 3], vec![1, 3]),
+        ] {
+            let t = count(&data, &sizes, &big);
+            let map = sub_index(&sizes, &big, &small);
+            let got = project_sum(&t, &map, cells(&sizes, &small));
+            assert_eq!(got, count(&data, &sizes, &small), "{big:?} → {small:?}");
+        }
+    }
+}
