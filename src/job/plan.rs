@@ -67,5 +67,11 @@ pub(super) fn resources(
     width: usize,
     cpu: bool,
 ) -> super::resources::Resources {
-    super::resources::estimate(&method.footprint(rows, width), held, columns, width, cpu)
+    super::resources::estimate(
+        &method.footprint_for(rows, columns, width),
+        held,
+        columns,
+        width,
+        cpu,
+    )
 }

@@ -14,7 +14,10 @@ use rayon::prelude::*;
 
 use super::pgm::domain::Domain;
 use super::pgm::factor::{cells, count, project_sum, sub_index};
-use super::{MethodError, Result, TrainSetup};
+use super::{Flow, MethodError, Progress, Result, TrainSetup};
+
+/// Why a streamed count ended early.
+const STOPPED: &str = "stopped while counting the file; a stopped run is charged its whole plan";
 
 /// Exact counts of the marginals asked for, by their attributes.
 pub(crate) struct Counts {
@@ -53,8 +56,13 @@ pub(crate) fn domain(s: &TrainSetup<'_>, bins: usize) -> Result<Domain> {
 /// is summed out of the smallest such table instead of counted again (exact: the counts
 /// are integers, far below 2⁵³), so a pass costs one count per row for each set no other
 /// set holds.
+///
+/// A streamed pass reports after every part (no figure: how many rows were read would
+/// tell the row count, which a run given a public count keeps to itself), so the window
+/// shows it alive and a stop is heard between parts.
 pub(crate) fn count_all(
-    s: &TrainSetup<'_>,
+    s: &mut TrainSetup<'_>,
+    private: bool,
     domain: &Domain,
     sets: &[Vec<usize>],
 ) -> Result<Counts> {
@@ -88,6 +96,17 @@ pub(crate) fn count_all(
                 .iter()
                 .map(|m| vec![0.0; cells(&sizes, m)])
                 .collect();
+            let marginals = uniq.len();
+            let heard = |s: &mut TrainSetup<'_>| {
+                let mut p = Progress::at(s, private, "counting the file in parts", (0, 1), vec![]);
+                p.note = Some(format!(
+                    "one pass over the file for the exact counts of {marginals} marginals (noise comes after)"
+                ));
+                (s.observer)(p)
+            };
+            if heard(s) == Flow::Stop {
+                return Err(MethodError::Plan(STOPPED.into()));
+            }
             parts.for_each(&mut |e| {
                 let levels = domain.discretise(&e.values, e.n_rows);
                 totals.par_iter_mut().zip(&maximal).for_each(|(t, m)| {
@@ -95,6 +114,12 @@ pub(crate) fn count_all(
                         *x += y;
                     }
                 });
+                if heard(s) == Flow::Stop {
+                    return Err(crate::data::DataError::file(
+                        &parts.scan.file.display().to_string(),
+                        STOPPED,
+                    ));
+                }
                 Ok(())
             })?;
             totals

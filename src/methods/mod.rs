@@ -262,6 +262,12 @@ pub trait Synthesizer {
     /// What a run on `n` rows of encoded width `width` will build and do, from the
     /// settings alone (no rows are read): the job's resource estimate reads it.
     fn footprint(&self, n: usize, width: usize) -> Footprint;
+    /// [`Self::footprint`] when the table's column count is known too: a method whose work
+    /// grows with the columns rather than the encoded width (AIM) reads it.
+    fn footprint_for(&self, n: usize, columns: usize, width: usize) -> Footprint {
+        let _ = columns;
+        self.footprint(n, width)
+    }
     /// Why post-GAN boosting cannot combine this method's checkpoints, if it cannot:
     /// asked before anything is planned or charged, so a refusal costs nothing.
     fn boosting_refused(&self) -> Option<String> {

@@ -228,7 +228,7 @@ impl Synthesizer for Mst {
                 }
             }
         }
-        let exact = count_all(&s, &domain, &sets)?;
+        let exact = count_all(&mut s, private, &domain, &sets)?;
         let n = s.records as f64;
         let third = planned_rho(s.plan) / 3.0;
         // Non-private: no noise; σ = 1 only weighs the measurements in the fit.

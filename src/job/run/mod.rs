@@ -193,6 +193,12 @@ pub(super) fn run(
     let mut method =
         info.instantiate_boosted(&cfg.preset, cfg.epsilon, &cfg.overrides, cfg.boost.as_ref())?;
     let device = preflight(cfg)?;
+    if cfg.stream {
+        send(Event::Notice(format!(
+            "reading {} in parts: a first pass checks every row against the schema and keys the dataset for the ledger, before anything is spent; the method's pass counts",
+            cfg.data.display()
+        )));
+    }
     let (mut loaded, keys) = checked_input(cfg, info, private)?;
     let key = keys.content.clone();
     let n = records(cfg, loaded.rows())?;
