@@ -61,6 +61,18 @@ impl AimConfig {
         }
     }
 
+    // Tables of more than 100 columns: pairs, 32 bins, and a fifth of the rows drawn each
+    // round to answer the 5,000 candidate pairs (the rounds' main cost there).
+    pub(super) fn wide() -> Self {
+        Self {
+            bins: 32,
+            degree: 2,
+            round_iters: 25,
+            estimate_rows: 10_000,
+            ..Self::base()
+        }
+    }
+
     pub(super) fn tiny() -> Self {
         Self {
             bins: 8,
@@ -75,7 +87,7 @@ impl AimConfig {
 }
 
 /// Every preset, the default first.
-pub(super) const PRESETS: [PresetOf<AimConfig>; 3] = [
+pub(super) const PRESETS: [PresetOf<AimConfig>; 4] = [
     PresetOf {
         name: "quick",
         doc: "all 3-way marginals as the workload, 100 bins per continuous column, models up to a million cells, short fits between rounds: under a minute on Adult",
@@ -85,6 +97,11 @@ pub(super) const PRESETS: [PresetOf<AimConfig>; 3] = [
         name: "paper",
         doc: "the paper's settings: models up to 80 MB, 1,000 fitting iterations per round (much slower)",
         settings: AimConfig::paper,
+    },
+    PresetOf {
+        name: "wide",
+        doc: "for tables of more than 100 columns: pairs, 32 bins, fewer rows drawn from the model each round",
+        settings: AimConfig::wide,
     },
     PresetOf {
         name: "tiny",

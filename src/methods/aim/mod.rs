@@ -54,6 +54,12 @@ pub struct Aim {
 /// Most workload marginals before the degree falls to pairs.
 const MAX_WORKLOAD: usize = 5_000;
 
+/// Most pairs in a wide table's workload (an even spread when there are more): every pair
+/// of up to 200 columns. Tables up to 100 columns have fewer than [`MAX_WORKLOAD`] pairs,
+/// so this bound changes nothing there; past it a round answers each pair from the rows
+/// drawn from the model, linear in their number.
+const MAX_PAIRS: usize = 20_000;
+
 /// All `k`-subsets of `0..d`, sorted.
 fn subsets(d: usize, k: usize) -> Vec<Vec<usize>> {
     fn rec(start: usize, d: usize, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
@@ -76,20 +82,44 @@ fn binomial(n: usize, k: usize) -> usize {
     (0..k.min(n)).fold(1usize, |acc, i| acc.saturating_mul(n - i) / (i + 1))
 }
 
-/// The candidates (the workload's downward closure) with their weights: Σ over workload
-/// marginals W of |C ∩ W| (AIM's `compile_workload`).
-pub fn candidates(d: usize, degree: usize) -> (usize, Vec<(Vec<usize>, f64)>) {
+/// The workload's degree for `d` columns: `degree`, lowered while there would be more than
+/// [`MAX_WORKLOAD`] marginals (never below pairs).
+fn workload_degree(d: usize, degree: usize) -> usize {
     let mut k = degree.clamp(1, d.max(1));
     while k > 2 && binomial(d, k) > MAX_WORKLOAD {
         k -= 1;
     }
-    let mut workload = subsets(d, k);
-    // Very wide tables: an evenly spread public subset of the pairs (chosen from the
-    // column count alone, so it costs no privacy).
-    if workload.len() > MAX_WORKLOAD {
-        let step = workload.len().div_ceil(MAX_WORKLOAD);
-        workload = workload.into_iter().step_by(step).collect();
+    k
+}
+
+/// How many candidates [`candidates`] gives, without listing them (the cost estimate
+/// asks for tables of any width): every subset of up to k columns when the workload is
+/// all k-subsets, else the columns and the spread of pairs kept.
+pub fn candidate_count(d: usize, degree: usize) -> (usize, usize) {
+    let k = workload_degree(d, degree);
+    let all = binomial(d, k);
+    if all > MAX_PAIRS {
+        let step = all.div_ceil(MAX_PAIRS);
+        return (k, d + all.div_ceil(step));
     }
+    (k, (1..=k).map(|i| binomial(d, i)).sum())
+}
+
+/// The candidates (the workload's downward closure) with their weights: Σ over workload
+/// marginals W of |C ∩ W| (AIM's `compile_workload`).
+pub fn candidates(d: usize, degree: usize) -> (usize, Vec<(Vec<usize>, f64)>) {
+    let k = workload_degree(d, degree);
+    // Very wide tables: an evenly spread public subset of the pairs (chosen from the
+    // column count alone, so it costs no privacy), taken as they are enumerated.
+    let workload: Vec<Vec<usize>> = if binomial(d, k) > MAX_PAIRS {
+        let step = binomial(d, k).div_ceil(MAX_PAIRS);
+        (0..d)
+            .flat_map(|a| (a + 1..d).map(move |b| vec![a, b]))
+            .step_by(step)
+            .collect()
+    } else {
+        subsets(d, k)
+    };
     let mut out = Vec::new();
     let mut closure: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
     for size in 2..=k {
@@ -132,8 +162,10 @@ impl Synthesizer for Aim {
     }
 
     fn footprint(&self, n: usize, width: usize) -> Footprint {
-        // The encoded width bounds the number of columns from above.
-        self.footprint_for(n, width, width)
+        // The encoded width bounds the number of columns from above, and so does the most
+        // columns a table may have.
+        let columns = width.min(crate::data::csv::MAX_COLUMNS);
+        self.footprint_for(n, columns, width)
     }
 
     fn footprint_for(&self, n: usize, columns: usize, _width: usize) -> Footprint {
@@ -152,8 +184,8 @@ impl Synthesizer for Aim {
         } else {
             (3 * d / 2).clamp(16, 16 * d)
         };
-        let (k, all) = candidates(columns.max(1), c.degree);
-        let w = all.len() as u64;
+        let (k, w) = candidate_count(columns.max(1), c.degree);
+        let w = w as u64;
         let cells = (c.max_cells as u64).min(1 << 17);
         let rows = c.estimate_rows as u64;
         let fits = rounds
@@ -476,7 +508,35 @@ mod tests {
         // Too many pairs: a spread-out subset of them, every column still a candidate.
         let (k, c) = candidates(400, 3);
         assert_eq!(k, 2);
-        assert!(c.len() <= 400 + MAX_WORKLOAD, "{}", c.len());
+        assert!(c.len() <= 400 + MAX_PAIRS, "{}", c.len());
         assert_eq!(c.iter().filter(|x| x.0.len() == 1).count(), 400);
+    }
+
+    /// The count the cost estimate uses is the list's length, for narrow, middling and
+    /// wide tables, without listing 200 million pairs for a 20,000-column one.
+    #[test]
+    fn the_candidate_count_is_the_list_s_length() {
+        for (d, degree) in [
+            (1, 3),
+            (4, 3),
+            (15, 3),
+            (32, 3),
+            (33, 3),
+            (60, 2),
+            (100, 3),
+            (150, 3),
+            (400, 2),
+            (40, 4),
+        ] {
+            let (k, list) = candidates(d, degree);
+            assert_eq!(
+                candidate_count(d, degree),
+                (k, list.len()),
+                "d {d}, degree {degree}"
+            );
+        }
+        let (k, n) = candidate_count(20_000, 3);
+        assert_eq!(k, 2);
+        assert!(n <= 20_000 + MAX_PAIRS, "{n}");
     }
 }

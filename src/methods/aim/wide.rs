@@ -3,8 +3,8 @@
 //!
 //! The exact test (`model_cells` of the cliques plus the candidate) triangulates the whole
 //! graph, cubic in the column count, for every candidate every round: about 10 ms at 200
-//! columns, times 5,000 candidates, each round. A wide table's workload is pairs (its
-//! triples would be millions), and for a pair {a, b} not held by one node there is an
+//! columns, times thousands of candidates, each round. A wide table's workload is pairs
+//! (its triples would be millions), and for a pair {a, b} not held by one node there is an
 //! upper bound read off the current junction tree:
 //! - a and b in different parts of the model (the tree path between them crosses an empty
 //!   separator): the new edge is a bridge, and the model gains exactly the node {a, b}
