@@ -77,53 +77,8 @@ pub(crate) fn count_all(
         .cloned()
         .collect();
     let direct = match s.parts {
-        None => {
-            let (n, _) = s.data.dims2()?;
-            let values: Vec<f32> = s
-                .data
-                .to_device(&candle_core::Device::Cpu)?
-                .flatten_all()?
-                .to_vec1()?;
-            let levels = domain.discretise(&values, n);
-            drop(values);
-            maximal
-                .par_iter()
-                .map(|m| count(&levels, &sizes, m))
-                .collect::<Vec<_>>()
-        }
-        Some(parts) => {
-            let mut totals: Vec<Vec<f64>> = maximal
-                .iter()
-                .map(|m| vec![0.0; cells(&sizes, m)])
-                .collect();
-            let marginals = uniq.len();
-            let heard = |s: &mut TrainSetup<'_>| {
-                let mut p = Progress::at(s, private, "counting the file in parts", (0, 1), vec![]);
-                p.note = Some(format!(
-                    "one pass over the file for the exact counts of {marginals} marginals (noise comes after)"
-                ));
-                (s.observer)(p)
-            };
-            if heard(s) == Flow::Stop {
-                return Err(MethodError::Plan(STOPPED.into()));
-            }
-            parts.for_each(&mut |e| {
-                let levels = domain.discretise(&e.values, e.n_rows);
-                totals.par_iter_mut().zip(&maximal).for_each(|(t, m)| {
-                    for (x, y) in t.iter_mut().zip(count(&levels, &sizes, m)) {
-                        *x += y;
-                    }
-                });
-                if heard(s) == Flow::Stop {
-                    return Err(crate::data::DataError::file(
-                        &parts.scan.file.display().to_string(),
-                        STOPPED,
-                    ));
-                }
-                Ok(())
-            })?;
-            totals
-        }
+        None => count_in_memory(s, domain, &maximal)?,
+        Some(parts) => count_streamed(s, private, parts, domain, (&maximal, uniq.len()))?,
     };
     let mut tables: HashMap<Vec<usize>, Vec<f64>> = maximal.iter().cloned().zip(direct).collect();
     let mut derived = Vec::new();
@@ -143,6 +98,69 @@ pub(crate) fn count_all(
     }
     tables.extend(derived);
     Ok(Counts { tables })
+}
+
+/// The tables over `maximal` from the encoded rows in memory.
+fn count_in_memory(
+    s: &TrainSetup<'_>,
+    domain: &Domain,
+    maximal: &[Vec<usize>],
+) -> Result<Vec<Vec<f64>>> {
+    let sizes = domain.sizes();
+    let (n, _) = s.data.dims2()?;
+    let values: Vec<f32> = s
+        .data
+        .to_device(&candle_core::Device::Cpu)?
+        .flatten_all()?
+        .to_vec1()?;
+    let levels = domain.discretise(&values, n);
+    drop(values);
+    Ok(maximal
+        .par_iter()
+        .map(|m| count(&levels, &sizes, m))
+        .collect())
+}
+
+/// The tables over `maximal` summed part by part over a streamed file, reporting after
+/// each part (`marginals`: how many tables the run asked for, for the note).
+fn count_streamed(
+    s: &mut TrainSetup<'_>,
+    private: bool,
+    parts: &crate::data::stream::EncodedScan,
+    domain: &Domain,
+    (maximal, marginals): (&[Vec<usize>], usize),
+) -> Result<Vec<Vec<f64>>> {
+    let sizes = domain.sizes();
+    let mut totals: Vec<Vec<f64>> = maximal
+        .iter()
+        .map(|m| vec![0.0; cells(&sizes, m)])
+        .collect();
+    let heard = |s: &mut TrainSetup<'_>| {
+        let mut p = Progress::at(s, private, "counting the file in parts", (0, 1), vec![]);
+        p.note = Some(format!(
+            "one pass over the file for the exact counts of {marginals} marginals (noise comes after)"
+        ));
+        (s.observer)(p)
+    };
+    if heard(s) == Flow::Stop {
+        return Err(MethodError::Plan(STOPPED.into()));
+    }
+    parts.for_each(&mut |e| {
+        let levels = domain.discretise(&e.values, e.n_rows);
+        totals.par_iter_mut().zip(maximal).for_each(|(t, m)| {
+            for (x, y) in t.iter_mut().zip(count(&levels, &sizes, m)) {
+                *x += y;
+            }
+        });
+        if heard(s) == Flow::Stop {
+            return Err(crate::data::DataError::file(
+                &parts.scan.file.display().to_string(),
+                STOPPED,
+            ));
+        }
+        Ok(())
+    })?;
+    Ok(totals)
 }
 
 #[cfg(test)]
