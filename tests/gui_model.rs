@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::wait_for;
+use common::{click, wait_for};
 
 use eframe::egui;
 use egui_kittest::kittest::Queryable as _;
@@ -24,7 +24,7 @@ fn train(dir: &std::path::Path, epsilon: f64) -> std::path::PathBuf {
 }
 
 fn type_into(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str, text: &str) {
-    h.get_by_label(label).click();
+    click(h, label);
     h.run_steps(1);
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.get_by_label(label).type_text(text);
@@ -49,15 +49,13 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     let out = dir.path().join("more.csv");
     type_into(&mut h, "Rows:", "2500");
     type_into(&mut h, "or to the CSV file:", &out.display().to_string());
-    h.get_by_label("Export CSV").click();
+    click(&mut h, "Export CSV");
     wait_for(&mut h, "wrote 2500 rows to", 60);
     let t = dpsynth::data::csv::load_csv(&out, &Default::default()).unwrap();
     assert_eq!((t.n_rows, t.n_cols()), (2500, 15));
     assert!(out.with_extension("csv.privacy.json").exists());
     // Again to the same file: asked first.
-    h.get_by_label("Export CSV").scroll_to_me();
-    h.run_steps(20);
-    h.get_by_label("Export CSV").click();
+    click(&mut h, "Export CSV");
     h.run_steps(2);
     h.get_by_label_contains("already exists: press Export CSV again");
 
@@ -70,13 +68,12 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     h.get_by_label_contains("trained without privacy");
     let out2 = dir.path().join("reference.csv");
     type_into(&mut h, "or to the CSV file:", &out2.display().to_string());
-    h.get_by_label("Export CSV").click();
+    click(&mut h, "Export CSV");
     h.run_steps(5);
     assert!(!out2.exists(), "exported without the confirmation");
-    h.get_by_label("I understand: export these non-private rows anyway")
-        .click();
+    click(&mut h, "I understand: export these non-private rows anyway");
     h.run_steps(2);
-    h.get_by_label("Export CSV").click();
+    click(&mut h, "Export CSV");
     wait_for(&mut h, "wrote 1000 rows to", 60);
     assert!(out2.exists());
 

@@ -43,11 +43,36 @@ pub fn wait_for(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &st
     while h.query_by_label_contains(label).is_none() {
         assert!(
             t0.elapsed() < std::time::Duration::from_secs(secs),
-            "'{label}' did not appear within {secs} s"
+            "'{label}' did not appear within {secs} s; on screen:\n{}",
+            on_screen(h)
         );
         h.run_steps(2);
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// The labels the window shows now, one a line (what a failed wait saw).
+pub fn on_screen(h: &egui_kittest::Harness<'_, dpsynth::gui::App>) -> String {
+    use egui_kittest::kittest::{NodeT as _, Queryable as _};
+    h.query_all_by_label_contains("")
+        .filter_map(|n| {
+            let n = n.accesskit_node();
+            n.label().or_else(|| n.value())
+        })
+        .filter(|l| !l.is_empty())
+        .take(200)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Brings the widget labelled `label` into view, then clicks it (a click below the
+/// window's edge lands nowhere, and how far down a widget sits depends on how the text
+/// above it wraps).
+pub fn click(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>, label: &str) {
+    use egui_kittest::kittest::Queryable as _;
+    h.get_by_label(label).scroll_to_me();
+    h.run_steps(3);
+    h.get_by_label(label).click();
 }
 
 /// Steps the window until a label containing `done` shows (long work in a worker:
@@ -70,7 +95,8 @@ pub fn wait_until(
         }
         assert!(
             t0.elapsed() < std::time::Duration::from_secs(secs),
-            "'{done}' did not appear within {secs} s"
+            "'{done}' did not appear within {secs} s; on screen:\n{}",
+            on_screen(h)
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
