@@ -10,7 +10,9 @@ use crate::job::{self, DeviceChoice, Draw, Event, JobError, RunConfig};
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
     /// The private data: a CSV table, or MNIST-style images (IDX, with the labels file
-    /// beside it, or a `label,pixel0,…` CSV).
+    /// beside it, or a `label,pixel0,…` CSV). `ballista://HOST:PORT/PATH` counts a
+    /// Parquet or CSV table where a Ballista cluster holds it (MST and AIM; a build with
+    /// `--features ballista`).
     #[arg(long)]
     pub data: PathBuf,
     /// Schema JSON with public domains (default: guessed from the data, which a private
@@ -180,8 +182,12 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "data".into());
-        a.data
-            .with_file_name(format!("{stem}.{}.dpsynth", a.method))
+        let name = format!("{stem}.{}.dpsynth", a.method);
+        // An engine table's path is the cluster's: the model lands here.
+        if crate::data::engine::EngineSource::parse(&a.data).is_some() {
+            return PathBuf::from(name);
+        }
+        a.data.with_file_name(name)
     });
     let cfg = RunConfig {
         inline_schema: None,
@@ -237,6 +243,12 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
     }
     if summary.epsilon_spent.is_some() {
         eprintln!("dpsynth: note: {}", job::records_statement(a.public_rows));
+        if let Some(Ok(s)) = crate::data::engine::EngineSource::parse(&a.data) {
+            eprintln!(
+                "dpsynth: note: {}",
+                job::counted_by_statement(&s.identity())
+            );
+        }
     }
     if a.json {
         return super::print_json(&json!({

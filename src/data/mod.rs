@@ -11,6 +11,8 @@
 //! - [`times`]: date/time cells as days since 1970 and back, in the file's own format.
 //! - [`encode`]: schema-driven encoding into `[0,1]` columns with spans, and decoding back.
 //! - [`export`]: atomic CSV export of a decoded table.
+//! - [`stream`], [`engine`]: a table read in parts, or counted by a query engine where it
+//!   lies (Ballista, cargo feature `ballista`), for the methods that need only counts.
 //!
 //! Layering: this module may use `privacy` (to charge DP domain estimates) but never
 //! `nn`, `methods`, `gui` or `cli`. Polars types stay inside [`csv`].
@@ -20,6 +22,7 @@ pub mod columnar;
 pub mod csv;
 pub mod digest;
 pub mod encode;
+pub mod engine;
 pub mod error;
 pub mod estimate;
 pub mod export;

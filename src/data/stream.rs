@@ -265,22 +265,55 @@ impl Scan {
     }
 }
 
+/// Where the rows of a run that does not hold them are.
+#[derive(Debug, Clone)]
+pub enum RowsFrom {
+    /// A file here, read in parts.
+    File(Scan),
+    /// A table a query engine holds: the method asks it for grouped counts
+    /// ([`super::engine`]), never for rows.
+    Engine(std::sync::Arc<super::engine::EngineTable>),
+}
+
 /// A scan whose parts come out encoded by a run's encoding: what a counting method reads
 /// instead of the rows in memory. Only the schema's columns are read.
 #[derive(Debug, Clone)]
 pub struct EncodedScan {
-    pub scan: Scan,
+    pub from: RowsFrom,
     pub encoding: Encoding,
     /// Records in the file, from the survey that checked it.
     pub rows: usize,
 }
 
 impl EncodedScan {
-    /// Calls `each` with every part, encoded; returns the rows read.
+    /// Rows held in memory at once while counting.
+    pub fn rows_held(&self) -> usize {
+        match &self.from {
+            RowsFrom::File(scan) => self.rows.min(scan.part_rows),
+            RowsFrom::Engine(_) => 0,
+        }
+    }
+
+    /// Where the rows are, in words.
+    pub fn name(&self) -> String {
+        match &self.from {
+            RowsFrom::File(scan) => scan.file.display().to_string(),
+            RowsFrom::Engine(t) => t.source.identity(),
+        }
+    }
+
+    /// Calls `each` with every part of a file, encoded; returns the rows read. (An engine
+    /// table is never read row by row.)
     pub fn for_each(
         &self,
         each: &mut dyn FnMut(&EncodedData) -> Result<(), DataError>,
     ) -> Result<usize, DataError> {
+        let RowsFrom::File(scan) = &self.from else {
+            return Err(DataError::file(
+                &self.name(),
+                "an engine table is counted by the engine, not read in parts",
+            ));
+        };
         let columns: Vec<String> = self
             .encoding
             .schema
@@ -289,8 +322,7 @@ impl EncodedScan {
             .filter(|c| c.kind != Kind::Ignored)
             .map(|c| c.name.clone())
             .collect();
-        self.scan
-            .for_each(Some(&columns), &mut |t| each(&self.encoding.encode(&t)?))
+        scan.for_each(Some(&columns), &mut |t| each(&self.encoding.encode(&t)?))
     }
 }
 

@@ -183,6 +183,7 @@ fn sidecar(
         "guarantee_covers": covers,
         "what_it_means": super::risk::RiskCurve::of_statement(p, None).sentence,
         "records": super::records_statement(p.public_rows),
+        "counted_by": p.counted_by.as_deref().map(super::counted_by_statement),
         "not_for_release": p.not_for_release,
         "privacy": p,
     })

@@ -12,9 +12,14 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::pgm::domain::Domain;
-use super::pgm::factor::{cells, count, project_sum, sub_index};
+use super::pgm::domain::{Coding, Domain};
+use super::pgm::factor::{cells, count, count_weighted, project_sum, sub_index};
 use super::{Flow, MethodError, Progress, Result, TrainSetup};
+use crate::data::cells::{Cell, RawColumn};
+use crate::data::encode::{Encoding, SpanKind};
+use crate::data::engine::{EngineTable, Group, Grouping};
+use crate::data::schema::Kind;
+use crate::data::stream::RowsFrom;
 
 /// Why a streamed count ended early.
 const STOPPED: &str = "stopped while counting the file; a stopped run is charged its whole plan";
@@ -78,7 +83,12 @@ pub(crate) fn count_all(
         .collect();
     let direct = match s.parts {
         None => count_in_memory(s, domain, &maximal)?,
-        Some(parts) => count_streamed(s, private, parts, domain, (&maximal, uniq.len()))?,
+        Some(parts) => match &parts.from {
+            RowsFrom::File(_) => count_streamed(s, private, parts, domain, (&maximal, uniq.len()))?,
+            RowsFrom::Engine(table) => {
+                count_by_engine(s, private, (table, &parts.encoding), domain, &maximal)?
+            }
+        },
     };
     let mut tables: HashMap<Vec<usize>, Vec<f64>> = maximal.iter().cloned().zip(direct).collect();
     let mut derived = Vec::new();
@@ -153,14 +163,158 @@ fn count_streamed(
             }
         });
         if heard(s) == Flow::Stop {
-            return Err(crate::data::DataError::file(
-                &parts.scan.file.display().to_string(),
-                STOPPED,
-            ));
+            return Err(crate::data::DataError::file(&parts.name(), STOPPED));
         }
         Ok(())
     })?;
     Ok(totals)
+}
+
+/// The tables over `maximal` from an engine: one grouped query per table, the groups
+/// encoded and discretised here by the run's own encoding and domain. Each group comes
+/// back with its smallest and largest values; both must land in one level (a bin the
+/// engine cut differently is an error, never a different count).
+fn count_by_engine(
+    s: &mut TrainSetup<'_>,
+    private: bool,
+    (table, enc): (&EngineTable, &Encoding),
+    domain: &Domain,
+    maximal: &[Vec<usize>],
+) -> Result<Vec<Vec<f64>>> {
+    if enc.spans.len() != domain.attributes.len() {
+        return Err(MethodError::Plan(
+            "internal error: the domain does not follow the encoding".into(),
+        ));
+    }
+    let sizes = domain.sizes();
+    let mut out = Vec::with_capacity(maximal.len());
+    for (k, m) in maximal.iter().enumerate() {
+        let mut p = Progress::at(s, private, "counting in the engine", (0, 1), vec![]);
+        p.note = Some(format!(
+            "the engine counts marginal {} of {} where the rows are (noise comes after)",
+            k + 1,
+            maximal.len()
+        ));
+        if (s.observer)(p) == Flow::Stop {
+            return Err(MethodError::Plan(STOPPED.into()));
+        }
+        let columns = groupings(enc, domain, m);
+        let groups = table
+            .groups(&columns)
+            .map_err(|e| MethodError::Plan(e.to_string()))?;
+        let levels = group_levels(table, enc, domain, (&columns, &groups), m)?;
+        let weights: Vec<f64> = groups.iter().map(|g| g.count as f64).collect();
+        out.push(count_weighted(&levels, &sizes, m, &weights));
+    }
+    Ok(out)
+}
+
+/// The schema columns behind the attributes of `m`, each with how the engine groups it:
+/// text by its cell, a binned continuous column by its level (the public bounds and bin
+/// count pushed into the query), a column whose only attribute here is its missing
+/// indicator by whether it is missing.
+fn groupings(enc: &Encoding, domain: &Domain, m: &[usize]) -> Vec<(String, Grouping)> {
+    let mut columns: Vec<(usize, Grouping)> = Vec::new();
+    for &a in m {
+        let span = &enc.spans[a];
+        let spec = &enc.schema.columns[span.column];
+        let g = match (&span.kind, &domain.attributes[a].coding) {
+            (SpanKind::Binary | SpanKind::Categorical, _) => Grouping::Text,
+            (SpanKind::Continuous, coding) => {
+                let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
+                Grouping::Bins {
+                    lo,
+                    hi,
+                    size: domain.attributes[a].size,
+                    integers: match coding {
+                        Coding::Integers { first, .. } => Some(*first),
+                        _ => None,
+                    },
+                }
+            }
+            (SpanKind::MissingIndicator, _) => Grouping::Missing,
+        };
+        match columns.iter_mut().find(|(c, _)| *c == span.column) {
+            // A continuous column's bins hold its missing cells apart: they serve both.
+            Some((_, have)) => {
+                if *have == Grouping::Missing {
+                    *have = g;
+                }
+            }
+            None => columns.push((span.column, g)),
+        }
+    }
+    columns
+        .into_iter()
+        .map(|(c, g)| (enc.schema.columns[c].name.clone(), g))
+        .collect()
+}
+
+/// The levels of every attribute for each group (its first row: the smallest values),
+/// after checking that its largest values land in the same levels of `m`.
+fn group_levels(
+    table: &EngineTable,
+    enc: &Encoding,
+    domain: &Domain,
+    (columns, groups): (&[(String, Grouping)], &[Group]),
+    m: &[usize],
+) -> Result<Vec<Vec<u32>>> {
+    let n = groups.len();
+    let raw: Vec<RawColumn> = enc
+        .schema
+        .columns
+        .iter()
+        .map(|spec| {
+            let cells = match columns.iter().position(|(c, _)| *c == spec.name) {
+                Some(i) => groups
+                    .iter()
+                    .flat_map(|g| [g.cells[i].0.clone(), g.cells[i].1.clone()])
+                    .collect(),
+                None => {
+                    let fill = table
+                        .filler()
+                        .iter()
+                        .find(|(c, _)| *c == spec.name)
+                        .map_or(Cell::Missing, |(_, c)| c.clone());
+                    let fill = if spec.kind == Kind::Ignored && fill == Cell::Missing {
+                        Cell::Text("-".into())
+                    } else {
+                        fill
+                    };
+                    vec![fill; 2 * n]
+                }
+            };
+            RawColumn {
+                name: spec.name.clone(),
+                cells,
+                codebook: Vec::new(),
+            }
+        })
+        .collect();
+    let plan = |e: &dyn std::fmt::Display| MethodError::Plan(e.to_string());
+    let t = crate::data::cells::finish_part(&table.source.identity(), raw, &Default::default())
+        .map_err(|e| plan(&e))?;
+    if t.n_rows != 2 * n {
+        return Err(MethodError::Plan(
+            "internal error: a group of the engine's counts has no value at all".into(),
+        ));
+    }
+    let e = enc.encode(&t).map_err(|e| plan(&e))?;
+    let levels = domain.discretise(&e.values, e.n_rows);
+    for &a in m {
+        if let Some(g) = (0..n).find(|g| levels[a][2 * g] != levels[a][2 * g + 1]) {
+            return Err(MethodError::Plan(format!(
+                "the engine's bins of '{}' disagree with dpsynth's (one group spans levels {} and {}); nothing was measured",
+                domain.attributes[a].name,
+                levels[a][2 * g],
+                levels[a][2 * g + 1]
+            )));
+        }
+    }
+    Ok(levels
+        .into_iter()
+        .map(|l| l.into_iter().step_by(2).collect())
+        .collect())
 }
 
 #[cfg(test)]

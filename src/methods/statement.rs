@@ -75,6 +75,7 @@ pub(crate) fn statement(
             .collect(),
         not_for_release: seeded_by_user,
         public_rows: None,
+        counted_by: None,
     }
 }
 

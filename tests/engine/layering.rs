@@ -76,9 +76,18 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "methods",
-        banned: &["crate::job", "crate::gui", "crate::cli", "egui", "eframe"],
+        banned: &[
+            "crate::job",
+            "crate::gui",
+            "crate::cli",
+            "egui",
+            "eframe",
+            "datafusion",
+            "ballista",
+        ],
         why: "a method trains on rows it is given; where the rows, the ledger and the files \
-              come from is the job's business",
+              come from is the job's business (a query engine's types stay in data/engine: \
+              a method sees groups of cells)",
     },
     Rule {
         module: "nn",
@@ -131,8 +140,16 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "job",
-        banned: &["crate::gui", "crate::cli", "egui", "eframe"],
-        why: "the job is what the window and the CLI share: it never calls either",
+        banned: &[
+            "crate::gui",
+            "crate::cli",
+            "egui",
+            "eframe",
+            "datafusion",
+            "ballista",
+        ],
+        why: "the job is what the window and the CLI share: it never calls either (and it \
+              reaches a query engine only through data/engine)",
     },
 ];
 

@@ -12,6 +12,8 @@ mod common;
 mod accountant_fixtures;
 mod audit;
 mod bad_input;
+#[cfg(feature = "ballista")]
+mod distributed;
 mod dpsgd;
 mod evaluate;
 mod formats;

@@ -10,11 +10,11 @@ use dpsynth::job::{self, RunConfig};
 use dpsynth::methods::released::ReleasedModel;
 use dpsynth::privacy::ledger::Ledger;
 
-fn formats(name: &str) -> PathBuf {
+pub(crate) fn formats(name: &str) -> PathBuf {
     common::repo(&format!("tests/data/formats/{name}"))
 }
 
-fn config(dir: &Path, method: &str, data: PathBuf, tag: &str) -> RunConfig {
+pub(crate) fn config(dir: &Path, method: &str, data: PathBuf, tag: &str) -> RunConfig {
     let mut cfg = common::adult_run(
         method,
         "tiny",
@@ -27,7 +27,7 @@ fn config(dir: &Path, method: &str, data: PathBuf, tag: &str) -> RunConfig {
 }
 
 /// Everything a model releases, as data: its header and a seeded sample's digest.
-fn fingerprint(path: &Path) -> (serde_json::Value, String) {
+pub(crate) fn fingerprint(path: &Path) -> (serde_json::Value, String) {
     let m = ReleasedModel::load(path, &candle_core::Device::Cpu).expect("the model loads");
     let mut header = serde_json::to_value(&m.header).expect("the header serialises");
     // The statement lists the run's charges: the same plan, the same values.

@@ -497,6 +497,7 @@ fn empty_statement() -> PrivacyStatement {
         dropped_columns: vec![],
         not_for_release: false,
         public_rows: None,
+        counted_by: None,
     }
 }
 

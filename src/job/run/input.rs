@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use crate::data;
 use crate::data::encode::{EncodedData, Encoding};
+use crate::data::engine::{EngineSource, EngineTable};
 use crate::data::estimate::{self, DomainPlan};
 use crate::data::schema::Provenance;
 use crate::data::schema::Schema;
-use crate::data::stream::{EncodedScan, Scan};
+use crate::data::stream::{EncodedScan, RowsFrom, Scan};
 use crate::data::table::Table;
 use crate::job::workspace::Rows;
 use crate::job::{Event, JobError, RunConfig};
@@ -96,6 +97,9 @@ pub(super) fn opened(cfg: &RunConfig) -> Result<Arc<crate::job::workspace::Opene
 /// Opens the data, with its ledger keys ([`crate::data::digest`]): those of `charge_to`
 /// when the run is paid by another file (an audit's working copy).
 pub(super) fn load(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
+    if let Some(source) = EngineSource::parse(&cfg.data) {
+        return load_engine(cfg, source.map_err(|e| JobError::Usage(e.to_string()))?);
+    }
     if cfg.stream {
         return load_streamed(cfg);
     }
@@ -176,27 +180,7 @@ pub(super) fn encode(cfg: &RunConfig, table: &Table, schema: &Schema) -> Result<
 /// the file's byte key. The method reads the file again, in parts, for its counts.
 fn load_streamed(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
-    if cfg.charge_to.is_some() {
-        return Err(JobError::Usage(
-            "a streamed run is paid by its own file; train it without --stream to charge another"
-                .into(),
-        ));
-    }
-    let mut schema = match (&cfg.inline_schema, &cfg.schema) {
-        (Some(s), _) => s.clone(),
-        (None, Some(p)) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
-        (None, None) => {
-            return Err(JobError::Usage(
-                "a streamed run needs a schema (--schema) with every column's domain public: it never reads kinds or domains off the rows. `dpsynth inspect` on a sample of the file writes one to edit".into(),
-            ));
-        }
-    };
-    if cfg.public_kinds {
-        schema.confirm_kinds();
-    }
-    if cfg.public_codebook {
-        schema.confirm_codebook();
-    }
+    let schema = given_schema(cfg)?;
     let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
     let mut scan = Scan::open(&cfg.data, Default::default()).map_err(|e| at(&e))?;
     if let Some(rows) = cfg.part_rows {
@@ -208,13 +192,72 @@ fn load_streamed(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
     let bytes = crate::job::workspace::byte_key(&cfg.data).map_err(|e| at(&e))?;
     Ok((
         Loaded::Streamed(EncodedScan {
-            scan,
+            from: RowsFrom::File(scan),
             encoding,
             rows: survey.rows,
         }),
         Keys {
             content: survey.content_key,
             bytes,
+        },
+    ))
+}
+
+/// The schema of a run that does not hold its rows (streamed, or counted by an engine):
+/// given, since such a run reads no kind or domain off the rows.
+fn given_schema(cfg: &RunConfig) -> Result<Schema, JobError> {
+    if cfg.charge_to.is_some() {
+        return Err(JobError::Usage(
+            "a streamed or engine run is paid by its own data; train it without --stream to charge another"
+                .into(),
+        ));
+    }
+    let mut schema = match (&cfg.inline_schema, &cfg.schema) {
+        (Some(s), _) => s.clone(),
+        (None, Some(p)) => Schema::load(p).map_err(|e| JobError::file(p, e))?,
+        (None, None) => {
+            return Err(JobError::Usage(
+                "a streamed or engine run needs a schema (--schema) with every column's domain public: it never reads kinds or domains off the rows. `dpsynth inspect` on a sample of the table writes one to edit".into(),
+            ));
+        }
+    };
+    if cfg.public_kinds {
+        schema.confirm_kinds();
+    }
+    if cfg.public_codebook {
+        schema.confirm_codebook();
+    }
+    Ok(schema)
+}
+
+/// Whether `--data` names a table a query engine holds (`ballista://…`).
+pub(super) fn is_engine(cfg: &RunConfig) -> bool {
+    EngineSource::parse(&cfg.data).is_some()
+}
+
+/// A run counted by a query engine: the schema (given), one survey query that counts the
+/// records, checks every column against the schema and computes the content key where
+/// the rows are ([`EngineTable::survey`]). The byte-key slot holds the table's identity:
+/// the same URL keeps its spend even when its rows change (a key shared too widely only
+/// charges more).
+fn load_engine(cfg: &RunConfig, source: EngineSource) -> Result<(Loaded, Keys), JobError> {
+    let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
+    let schema = given_schema(cfg)?;
+    let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
+    let identity = source.identity();
+    let mut table = EngineTable::connect(source).map_err(|e| at(&e))?;
+    let survey = table
+        .survey(&schema, &Default::default())
+        .map_err(|e| at(&e))?;
+    Ok((
+        Loaded::Streamed(EncodedScan {
+            from: RowsFrom::Engine(std::sync::Arc::new(table)),
+            encoding,
+            rows: survey.rows,
+        }),
+        Keys {
+            content: survey.content_key,
+            bytes: format!("engine:{identity}"),
         },
     ))
 }
@@ -246,7 +289,7 @@ pub(super) fn domain_step(
     )?;
     match plan {
         Some(d) if streamed => Err(JobError::Usage(format!(
-            "a streamed run cannot estimate domains from the rows: give the domains of {} in the schema (public bounds or categories), or train without --stream",
+            "a streamed or engine run cannot estimate domains from the rows: give the domains of {} in the schema (public bounds or categories), or train on a file in memory",
             d.columns.join(", ")
         ))),
         plan => Ok(plan),
@@ -257,8 +300,10 @@ pub(super) fn domain_step(
 /// the ledger reserves anything: a typo in a device or a path costs no budget.
 pub(super) fn preflight(cfg: &RunConfig) -> Result<candle_core::Device, JobError> {
     // The file itself: `data` may name a sheet of it (`book.xlsx#sheet`).
-    let file = crate::data::source::Source::parse(&cfg.data).file;
-    std::fs::metadata(&file).map_err(|e| JobError::file(&cfg.data, e))?;
+    if !is_engine(cfg) {
+        let file = crate::data::source::Source::parse(&cfg.data).file;
+        std::fs::metadata(&file).map_err(|e| JobError::file(&cfg.data, e))?;
+    }
     let device = cfg
         .device
         .open()
@@ -314,7 +359,7 @@ pub(super) fn estimate_resources(
         Loaded::Images(e) => (e.data.n_rows, e.data.n_rows, 0, e.data.width),
         Loaded::Streamed(s) => (
             s.rows,
-            s.rows.min(s.scan.part_rows),
+            s.rows_held(),
             s.encoding.schema.columns.len(),
             s.encoding.width,
         ),
@@ -351,9 +396,9 @@ pub(super) fn checked_input(
     info: &MethodInfo,
     private: bool,
 ) -> Result<(Loaded, Keys), JobError> {
-    if cfg.stream && !info.streams {
+    if (cfg.stream || is_engine(cfg)) && !info.streams {
         return Err(JobError::Usage(format!(
-            "{} needs the rows in memory; --stream is for the methods that need only counts of them (mst, aim)",
+            "{} needs the rows in memory; --stream and engine tables are for the methods that need only counts of them (mst, aim)",
             info.id
         )));
     }

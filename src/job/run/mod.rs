@@ -175,6 +175,9 @@ fn train_and_save(
         );
     }
     model.header.privacy.public_rows = cfg.public_rows;
+    model.header.privacy.counted_by = crate::data::engine::EngineSource::parse(&cfg.data)
+        .and_then(Result::ok)
+        .map(|s| s.identity());
     model
         .save(&cfg.out)
         .map_err(|e| JobError::write(&cfg.out, e))?;
@@ -193,7 +196,12 @@ pub(super) fn run(
     let mut method =
         info.instantiate_boosted(&cfg.preset, cfg.epsilon, &cfg.overrides, cfg.boost.as_ref())?;
     let device = preflight(cfg)?;
-    if cfg.stream {
+    if input::is_engine(cfg) {
+        send(Event::Notice(format!(
+            "counting {} in its engine: a first query checks every column against the schema and keys the table for the ledger, before anything is spent; the method's queries count",
+            cfg.data.display()
+        )));
+    } else if cfg.stream {
         send(Event::Notice(format!(
             "reading {} in parts: a first pass checks every row against the schema and keys the dataset for the ledger, before anything is spent; the method's pass counts",
             cfg.data.display()

@@ -118,6 +118,25 @@ pub fn count(data: &[Vec<u32>], sizes: &[usize], attrs: &[usize]) -> Vec<f64> {
     out
 }
 
+/// [`count`] with row `r` counted `weights[r]` times (groups of equal rows).
+pub fn count_weighted(
+    data: &[Vec<u32>],
+    sizes: &[usize],
+    attrs: &[usize],
+    weights: &[f64],
+) -> Vec<f64> {
+    let st = strides(sizes, attrs);
+    let mut out = vec![0.0; cells(sizes, attrs)];
+    for (r, w) in weights.iter().enumerate() {
+        let mut i = 0usize;
+        for (a, s) in attrs.iter().zip(&st) {
+            i += data[*a][r] as usize * s;
+        }
+        out[i] += w;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,11 @@ pub struct PrivacyStatement {
     /// (the usual convention; q = batch / N in the statement reveals it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_rows: Option<usize>,
+    /// Where the records were counted when not here: the query engine's table
+    /// (`ballista://…`, a public fact the user gave). Only exact counts left it; the noise
+    /// was added here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_by: Option<String>,
 }
 
 /// A class-conditional generator: its input is the latent vector followed by a one-hot

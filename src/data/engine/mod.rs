@@ -1,0 +1,198 @@
+//! A table held by a distributed query engine (Apache DataFusion Ballista), counted where
+//! it lies: `--data ballista://HOST:PORT/PATH` (a cluster's scheduler) or
+//! `ballista://local/PATH` (a scheduler and an executor in this process).
+//!
+//! Why Ballista: it is Rust-native (DataFusion, Arrow), so the engine links as a library
+//! behind a cargo feature, runs in-process for tests, and speaks SQL over Parquet and CSV
+//! on a shared file system or object store. Spark Connect would need a JVM cluster and a
+//! Rust client that is not maintained to a release.
+//!
+//! The engine returns exact counts of groups; dpsynth adds the noise, as for any count
+//! source (`methods::counts`). The cells go through the same rules as a file read here
+//! ([`super::cells`]): the engine trims text and turns the missing-value tokens into
+//! missing, groups, and sends each group's values back; dpsynth finishes, encodes and
+//! discretises them itself. A continuous column is binned in the query (the public bounds
+//! and bin count are pushed down), and each group comes back with its smallest and largest
+//! value: both must land in one level by dpsynth's own rule, so a bin the engine draws
+//! differently is an error, never a silently different count (levels grow with the value,
+//! so every value between the two lands there too).
+//!
+//! The ledger keys such a table by a content digest the engine computes
+//! ([`EngineTable::survey`]), and its byte-key slot holds the table's identity (the URL).
+
+#[cfg(feature = "ballista")]
+mod ballista;
+#[cfg(feature = "ballista")]
+mod sql;
+
+use super::cells::Cell;
+
+/// Where a `ballista://` table is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineSource {
+    /// `None`: an in-process scheduler and executor (`ballista://local/…`).
+    pub scheduler: Option<(String, u16)>,
+    /// The table's file or folder, as the executors (and this client, for its columns)
+    /// see it.
+    pub path: String,
+}
+
+/// The scheduler port Ballista listens on by default.
+pub const DEFAULT_PORT: u16 = 50050;
+
+impl EngineSource {
+    /// `Some` when `data` names an engine table; an error says what a malformed one lacks.
+    pub fn parse(data: &std::path::Path) -> Option<Result<Self, super::DataError>> {
+        let s = data.to_str()?;
+        let rest = s.strip_prefix("ballista://")?;
+        let bad = |why: &str| {
+            Some(Err(super::DataError::file(
+                s,
+                format!(
+                    "{why}: write ballista://HOST:PORT/PATH (a cluster's scheduler) or ballista://local/PATH (in this process)"
+                ),
+            )))
+        };
+        let Some(slash) = rest.find('/') else {
+            return bad("names no table path");
+        };
+        let (host, path) = (&rest[..slash], &rest[slash..]);
+        if path.len() < 2 {
+            return bad("names no table path");
+        }
+        let scheduler = if host == "local" {
+            None
+        } else {
+            let (name, port) = match host.rsplit_once(':') {
+                Some((h, p)) => match p.parse::<u16>() {
+                    Ok(p) => (h, p),
+                    Err(_) => return bad("has a port that is not a number"),
+                },
+                None => (host, DEFAULT_PORT),
+            };
+            if name.is_empty() {
+                return bad("names no scheduler host");
+            }
+            Some((name.to_string(), port))
+        };
+        Some(Ok(Self {
+            scheduler,
+            path: path.to_string(),
+        }))
+    }
+
+    /// The table's identity, as the ledger and the statement name it.
+    pub fn identity(&self) -> String {
+        match &self.scheduler {
+            Some((h, p)) => format!("ballista://{h}:{p}{}", self.path),
+            None => format!("ballista://local{}", self.path),
+        }
+    }
+}
+
+/// How a column's cells are grouped in a count query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Grouping {
+    /// By the cell's text (trimmed; missing tokens missing): categorical and binary columns.
+    Text,
+    /// By the bin of a number in [`lo`, `hi`] (clamped) cut into `size` equal bins, or one
+    /// level per whole number from `first` when `integers` (dpsynth's own rules).
+    Bins {
+        lo: f64,
+        hi: f64,
+        size: usize,
+        integers: Option<f64>,
+    },
+    /// By whether the cell is missing only.
+    Missing,
+}
+
+/// One group of a count query: per column asked, the smallest and the largest cell of the
+/// group (equal for text), and how many records it holds.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub cells: Vec<(Cell, Cell)>,
+    pub count: u64,
+}
+
+/// What the survey of an engine table found.
+#[derive(Debug, Clone)]
+pub struct EngineSurvey {
+    pub rows: usize,
+    pub content_key: String,
+}
+
+#[cfg(feature = "ballista")]
+pub use ballista::{EngineTable, LocalCluster};
+
+/// Without the `ballista` feature: every call says how to get one.
+#[cfg(not(feature = "ballista"))]
+#[derive(Debug)]
+pub struct EngineTable {
+    pub source: EngineSource,
+}
+
+#[cfg(not(feature = "ballista"))]
+impl EngineTable {
+    fn absent(&self) -> super::DataError {
+        super::DataError::file(
+            &self.source.identity(),
+            "this build has no distributed engine: build dpsynth with `--features ballista` (cargo install --path . --features ballista)",
+        )
+    }
+
+    pub fn connect(source: EngineSource) -> Result<Self, super::DataError> {
+        Err(Self { source }.absent())
+    }
+
+    pub fn survey(
+        &mut self,
+        _schema: &super::schema::Schema,
+        _opts: &super::csv::LoadOptions,
+    ) -> Result<EngineSurvey, super::DataError> {
+        Err(self.absent())
+    }
+
+    pub fn groups(&self, _columns: &[(String, Grouping)]) -> Result<Vec<Group>, super::DataError> {
+        Err(self.absent())
+    }
+
+    /// A valid cell of each schema column (the survey's), to fill the columns a count
+    /// query did not ask for before encoding.
+    pub fn filler(&self) -> &[(String, Cell)] {
+        &[]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn urls_parse_or_say_what_is_missing() {
+        let s = EngineSource::parse(Path::new("ballista://sched:4000/data/adult.parquet"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.scheduler, Some(("sched".into(), 4000)));
+        assert_eq!(s.path, "/data/adult.parquet");
+        assert_eq!(s.identity(), "ballista://sched:4000/data/adult.parquet");
+        let l = EngineSource::parse(Path::new("ballista://local/tmp/a.csv"))
+            .unwrap()
+            .unwrap();
+        assert_eq!((l.scheduler, l.path.as_str()), (None, "/tmp/a.csv"));
+        let d = EngineSource::parse(Path::new("ballista://h/x.parquet"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.scheduler, Some(("h".into(), DEFAULT_PORT)));
+        for bad in [
+            "ballista://host:99999/x",
+            "ballista://host",
+            "ballista://:1/x",
+        ] {
+            let e = EngineSource::parse(Path::new(bad)).unwrap().unwrap_err();
+            assert!(e.to_string().contains("ballista://HOST:PORT/PATH"), "{e}");
+        }
+        assert!(EngineSource::parse(Path::new("adult.csv")).is_none());
+    }
+}
