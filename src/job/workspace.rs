@@ -62,6 +62,14 @@ pub fn open_with(
     options: &data::csv::LoadOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Opened, JobError> {
+    if let Some(source) = data::engine::EngineSource::parse(path) {
+        let at = source
+            .map(|s| s.identity())
+            .unwrap_or_else(|e| e.to_string());
+        return Err(JobError::Usage(format!(
+            "{at} is a table a query engine holds: its rows are counted there and never opened or shown here. Train MST or AIM on it from the command line with a public schema: dpsynth train --data {at} --schema SCHEMA.json --method aim --epsilon 1 --delta 1e-6"
+        )));
+    }
     let dataset =
         data::open_with_progress(path, options, progress).map_err(|e| JobError::file(path, e))?;
     tally::note(Work::ContentHash, path);

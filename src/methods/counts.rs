@@ -21,6 +21,11 @@ use crate::data::engine::{EngineTable, Group, Grouping};
 use crate::data::schema::Kind;
 use crate::data::stream::RowsFrom;
 
+/// Marginals an engine counts in one query (one read of the table): each record is
+/// grouped once per marginal, so a query's work grows with the batch, while each query
+/// pays the engine's scheduling once.
+const ENGINE_BATCH: usize = 32;
+
 /// Why a streamed count ended early.
 const STOPPED: &str = "stopped while counting the file; a stopped run is charged its whole plan";
 
@@ -188,23 +193,27 @@ fn count_by_engine(
     }
     let sizes = domain.sizes();
     let mut out = Vec::with_capacity(maximal.len());
-    for (k, m) in maximal.iter().enumerate() {
+    for (k, batch) in maximal.chunks(ENGINE_BATCH).enumerate() {
         let mut p = Progress::at(s, private, "counting in the engine", (0, 1), vec![]);
         p.note = Some(format!(
-            "the engine counts marginal {} of {} where the rows are (noise comes after)",
-            k + 1,
+            "the engine counts marginals {}–{} of {} where the rows are (noise comes after)",
+            k * ENGINE_BATCH + 1,
+            k * ENGINE_BATCH + batch.len(),
             maximal.len()
         ));
         if (s.observer)(p) == Flow::Stop {
             return Err(MethodError::Plan(STOPPED.into()));
         }
-        let columns = groupings(enc, domain, m);
+        let columns: Vec<Vec<(String, Grouping)>> =
+            batch.iter().map(|m| groupings(enc, domain, m)).collect();
         let groups = table
             .groups(&columns)
             .map_err(|e| MethodError::Plan(e.to_string()))?;
-        let levels = group_levels(table, enc, domain, (&columns, &groups), m)?;
-        let weights: Vec<f64> = groups.iter().map(|g| g.count as f64).collect();
-        out.push(count_weighted(&levels, &sizes, m, &weights));
+        for ((m, columns), groups) in batch.iter().zip(&columns).zip(&groups) {
+            let levels = group_levels(table, enc, domain, (columns, groups), m)?;
+            let weights: Vec<f64> = groups.iter().map(|g| g.count as f64).collect();
+            out.push(count_weighted(&levels, &sizes, m, &weights));
+        }
     }
     Ok(out)
 }

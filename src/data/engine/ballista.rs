@@ -248,72 +248,107 @@ impl EngineTable {
         Ok(cells)
     }
 
-    /// The records grouped by `columns` (each by its [`Grouping`]), with each group's
-    /// smallest and largest cell per column and its count: one query, run by the engine.
-    pub fn groups(&self, columns: &[(String, Grouping)]) -> Result<Vec<Group>, DataError> {
-        let mut inner = Vec::new();
-        let mut keys = Vec::new();
-        let mut outer = Vec::new();
-        for (i, (c, g)) in columns.iter().enumerate() {
-            match g {
-                Grouping::Text => {
-                    inner.push(format!("{} AS g{i}", sql::cell(c, &self.tokens)));
-                    outer.push(format!("g{i}"));
-                }
-                g => {
-                    let x = sql::numeric(c, self.is_number(c), &self.tokens);
-                    inner.push(format!("{} AS g{i}", sql::level(&x, g)));
-                    inner.push(format!("{x} AS x{i}"));
-                    outer.push(format!("MIN(x{i})"));
-                    outer.push(format!("MAX(x{i})"));
-                }
+    /// The records grouped by each of `sets` (a set: columns, each by its [`Grouping`]),
+    /// with each group's smallest and largest cell per column and its count: one query
+    /// (`GROUP BY GROUPING SETS`), so the engine reads the table once for all of them.
+    pub fn groups(&self, sets: &[Vec<(String, Grouping)>]) -> Result<Vec<Vec<Group>>, DataError> {
+        // Every (column, grouping) any set asks for, once; and each numeric column once.
+        let mut keys: Vec<(String, Grouping)> = Vec::new();
+        let mut numbers: Vec<String> = Vec::new();
+        for (c, g) in sets.iter().flatten() {
+            if !keys.iter().any(|k| k.0 == *c && k.1 == *g) {
+                keys.push((c.clone(), g.clone()));
             }
-            keys.push(format!("g{i}"));
+            if *g != Grouping::Text && !numbers.contains(c) {
+                numbers.push(c.clone());
+            }
         }
+        let key_of = |c: &str, g: &Grouping| keys.iter().position(|k| k.0 == c && k.1 == *g);
+        let mut inner = Vec::new();
+        for (k, (c, g)) in keys.iter().enumerate() {
+            let e = match g {
+                Grouping::Text => sql::cell(c, &self.tokens),
+                g => sql::level(&sql::numeric(c, self.is_number(c), &self.tokens), g),
+            };
+            inner.push(format!("{e} AS g{k}"));
+        }
+        for (j, c) in numbers.iter().enumerate() {
+            inner.push(format!(
+                "{} AS x{j}",
+                sql::numeric(c, self.is_number(c), &self.tokens)
+            ));
+        }
+        let mut outer: Vec<String> = (0..keys.len()).map(|k| format!("g{k}")).collect();
+        for j in 0..numbers.len() {
+            outer.push(format!("MIN(x{j})"));
+            outer.push(format!("MAX(x{j})"));
+        }
+        outer.push("COUNT(*)".into());
+        outer.extend((0..keys.len()).map(|k| format!("grouping(g{k})")));
+        let mut index: Vec<Vec<usize>> = Vec::new();
+        for set in sets {
+            let mut ks: Vec<usize> = set.iter().filter_map(|(c, g)| key_of(c, g)).collect();
+            ks.sort_unstable();
+            index.push(ks);
+        }
+        let grouping_sets: Vec<String> = index
+            .iter()
+            .map(|ks| {
+                let g: Vec<String> = ks.iter().map(|k| format!("g{k}")).collect();
+                format!("({})", g.join(", "))
+            })
+            .collect();
         let q = format!(
-            "SELECT {}, COUNT(*) FROM (SELECT {} FROM {TABLE} WHERE {}) GROUP BY {}",
+            "SELECT {} FROM (SELECT {} FROM {TABLE} WHERE {}) GROUP BY GROUPING SETS ({})",
             outer.join(", "),
             inner.join(", "),
             self.filter(),
-            keys.join(", ")
+            grouping_sets.join(", ")
         );
-        let mut out = Vec::new();
+        let mut out: Vec<Vec<Group>> = vec![Vec::new(); sets.len()];
+        let (nk, nn) = (keys.len(), numbers.len());
         for b in self.query(&q)? {
-            let counts =
-                cast(b.column(b.num_columns() - 1), &DataType::Int64).map_err(|e| self.err(e))?;
-            let counts = counts
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .ok_or_else(|| self.err("a count that is not an integer"))?;
-            let mut cols = Vec::new();
-            let mut at = 0;
-            for (_, g) in columns {
-                if *g == Grouping::Text {
-                    cols.push((Some(text(b.column(at)).map_err(|e| self.err(e))?), None));
-                    at += 1;
-                } else {
-                    let lo = floats(b.column(at)).map_err(|e| self.err(e))?;
-                    let hi = floats(b.column(at + 1)).map_err(|e| self.err(e))?;
-                    cols.push((None, Some((lo, hi))));
-                    at += 2;
-                }
-            }
+            let e = |e: String| self.err(e);
+            let g: Vec<StringArray> = (0..nk)
+                .map(|k| text(b.column(k)))
+                .collect::<Result<_, _>>()
+                .map_err(e)?;
+            let x: Vec<(Float64Array, Float64Array)> = (0..nn)
+                .map(|j| {
+                    Ok((
+                        floats(b.column(nk + 2 * j))?,
+                        floats(b.column(nk + 2 * j + 1))?,
+                    ))
+                })
+                .collect::<Result<_, String>>()
+                .map_err(e)?;
+            let counts = ints(b.column(nk + 2 * nn)).map_err(e)?;
+            let flags: Vec<Int64Array> = (0..nk)
+                .map(|k| ints(b.column(nk + 2 * nn + 1 + k)))
+                .collect::<Result<_, _>>()
+                .map_err(e)?;
             for r in 0..b.num_rows() {
-                let cells = cols
-                    .iter()
-                    .map(|c| match c {
-                        (Some(t), _) => {
-                            let v = text_cell(t, r);
-                            (v.clone(), v)
-                        }
-                        (_, Some((lo, hi))) => (number_cell(lo, r), number_cell(hi, r)),
-                        _ => (Cell::Missing, Cell::Missing),
-                    })
-                    .collect();
-                out.push(Group {
-                    cells,
-                    count: counts.value(r).max(0) as u64,
-                });
+                let grouped: Vec<usize> = (0..nk).filter(|k| flags[*k].value(r) == 0).collect();
+                for (s, _) in index.iter().enumerate().filter(|(_, ks)| **ks == grouped) {
+                    let cells = sets[s]
+                        .iter()
+                        .map(|(c, gr)| match gr {
+                            Grouping::Text => {
+                                let v =
+                                    key_of(c, gr).map_or(Cell::Missing, |k| text_cell(&g[k], r));
+                                (v.clone(), v)
+                            }
+                            _ => match numbers.iter().position(|n| n == c) {
+                                Some(j) => (number_cell(&x[j].0, r), number_cell(&x[j].1, r)),
+                                None => (Cell::Missing, Cell::Missing),
+                            },
+                        })
+                        .collect();
+                    out[s].push(Group {
+                        cells,
+                        count: counts.value(r).max(0) as u64,
+                    });
+                }
             }
         }
         Ok(out)
@@ -414,6 +449,14 @@ fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
         .downcast_ref::<Float64Array>()
         .cloned()
         .ok_or_else(|| "a value that is not a number".into())
+}
+
+fn ints(a: &ArrayRef) -> Result<Int64Array, String> {
+    let a = cast(a, &DataType::Int64).map_err(|e| e.to_string())?;
+    a.as_any()
+        .downcast_ref::<Int64Array>()
+        .cloned()
+        .ok_or_else(|| "a count that is not an integer".into())
 }
 
 fn text(a: &ArrayRef) -> Result<StringArray, String> {

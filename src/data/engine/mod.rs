@@ -37,6 +37,12 @@ pub struct EngineSource {
     pub path: String,
 }
 
+/// Whether this build can reach an engine (cargo feature `ballista`).
+pub const AVAILABLE: bool = cfg!(feature = "ballista");
+
+/// What a build without the engine says when asked for one.
+pub const ABSENT: &str = "this build has no distributed engine: build dpsynth with `--features ballista` (cargo install --path . --features ballista)";
+
 /// The scheduler port Ballista listens on by default.
 pub const DEFAULT_PORT: u16 = 50050;
 
@@ -135,10 +141,7 @@ pub struct EngineTable {
 #[cfg(not(feature = "ballista"))]
 impl EngineTable {
     fn absent(&self) -> super::DataError {
-        super::DataError::file(
-            &self.source.identity(),
-            "this build has no distributed engine: build dpsynth with `--features ballista` (cargo install --path . --features ballista)",
-        )
+        super::DataError::file(&self.source.identity(), ABSENT)
     }
 
     pub fn connect(source: EngineSource) -> Result<Self, super::DataError> {
@@ -153,7 +156,10 @@ impl EngineTable {
         Err(self.absent())
     }
 
-    pub fn groups(&self, _columns: &[(String, Grouping)]) -> Result<Vec<Group>, super::DataError> {
+    pub fn groups(
+        &self,
+        _sets: &[Vec<(String, Grouping)>],
+    ) -> Result<Vec<Vec<Group>>, super::DataError> {
         Err(self.absent())
     }
 

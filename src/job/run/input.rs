@@ -242,6 +242,13 @@ pub(super) fn is_engine(cfg: &RunConfig) -> bool {
 /// charges more).
 fn load_engine(cfg: &RunConfig, source: EngineSource) -> Result<(Loaded, Keys), JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
+    if !crate::data::engine::AVAILABLE {
+        return Err(JobError::Usage(format!(
+            "{}: {}",
+            source.identity(),
+            crate::data::engine::ABSENT
+        )));
+    }
     let schema = given_schema(cfg)?;
     let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
     let identity = source.identity();
