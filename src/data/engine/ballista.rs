@@ -32,7 +32,7 @@ pub struct EngineTable {
     ctx: SessionContext,
     /// The table's columns, and whether the engine holds each as numbers.
     columns: Vec<(String, bool)>,
-    tokens: Vec<String>,
+    pub(super) tokens: Vec<String>,
     filler: Vec<(String, Cell)>,
 }
 
@@ -95,11 +95,11 @@ impl EngineTable {
         self.columns.iter().map(|(n, _)| n.clone()).collect()
     }
 
-    fn is_number(&self, column: &str) -> bool {
+    pub(super) fn is_number(&self, column: &str) -> bool {
         self.columns.iter().any(|(n, num)| n == column && *num)
     }
 
-    fn filter(&self) -> String {
+    pub(super) fn filter(&self) -> String {
         sql::is_record(&self.names(), &self.tokens)
     }
 
@@ -116,22 +116,7 @@ impl EngineTable {
     ) -> Result<EngineSurvey, DataError> {
         self.tokens = opts.missing_tokens.clone();
         let id = self.source.identity();
-        for (name, _) in &self.columns {
-            if schema.column(name).is_none() {
-                return Err(DataError::column(
-                    name,
-                    "is in the data but not in the schema; add it (kind \"ignored\" drops it)",
-                ));
-            }
-        }
-        for spec in &schema.columns {
-            if !self.columns.iter().any(|(n, _)| *n == spec.name) {
-                return Err(DataError::column(
-                    &spec.name,
-                    "is in the schema but not in the data",
-                ));
-            }
-        }
+        self.check_columns(schema)?;
         let mut order: Vec<String> = self.names();
         order.sort_by_key(|n| crate::data::digest::canonical_name(n));
         let continuous: Vec<&str> = schema
@@ -140,23 +125,7 @@ impl EngineTable {
             .filter(|c| c.kind == Kind::Continuous)
             .map(|c| c.name.as_str())
             .collect();
-        let mut select = vec!["COUNT(*)".to_string()];
-        select.extend(sql::digest_words("dpsynth_h"));
-        for c in &continuous {
-            select.push(sql::not_numbers(c, &self.tokens));
-            let x = sql::numeric(c, self.is_number(c), &self.tokens);
-            select.push(format!("MIN({x})"));
-            select.push(format!("MAX({x})"));
-            select.push(format!("SUM(CASE WHEN {x} IS NULL THEN 1 ELSE 0 END)"));
-        }
-        let q = format!(
-            "SELECT {} FROM (SELECT *, {} AS dpsynth_h FROM {TABLE} WHERE {})",
-            select.join(", "),
-            sql::digest_hex(&order, &self.tokens),
-            self.filter()
-        );
-        let batches = self.query(&q)?;
-        let row = first_row(&batches).map_err(|e| self.err(e))?;
+        let row = self.survey_row(&order, &continuous)?;
         let rows = as_i64(&row[0]).unwrap_or(0).max(0) as usize;
         if rows == 0 {
             return Err(DataError::file(&id, "has a header but no data rows"));
@@ -171,27 +140,7 @@ impl EngineTable {
             .iter()
             .map(|a| as_i64(a).unwrap_or(0) as u64)
             .collect();
-        let mut witness: Vec<(String, Vec<Cell>)> = Vec::new();
-        for (k, c) in continuous.iter().enumerate() {
-            let at = 17 + 4 * k;
-            let bad = as_i64(&row[at]).unwrap_or(0);
-            if bad > 0 {
-                return Err(DataError::column(
-                    c,
-                    format!(
-                        "holds text that is not a number in {bad} records; a continuous column needs numbers (convert dates or codes before the engine reads them)"
-                    ),
-                ));
-            }
-            let mut cells: Vec<Cell> = [&row[at + 1], &row[at + 2]]
-                .into_iter()
-                .filter_map(|a| as_f64(a).map(Cell::Number))
-                .collect();
-            if as_i64(&row[at + 3]).unwrap_or(0) > 0 {
-                cells.push(Cell::Missing);
-            }
-            witness.push((c.to_string(), cells));
-        }
+        let mut witness = continuous_witness(&row[17..], &continuous)?;
         for spec in schema.columns.iter().filter(|c| c.kind != Kind::Continuous) {
             let cells = if spec.kind == Kind::Ignored {
                 vec![Cell::Text("-".into())]
@@ -212,6 +161,53 @@ impl EngineTable {
             rows,
             content_key: content_key(&order, &words),
         })
+    }
+
+    /// The table's columns are the schema's, by name (as a file's must be).
+    fn check_columns(&self, schema: &Schema) -> Result<(), DataError> {
+        for (name, _) in &self.columns {
+            if schema.column(name).is_none() {
+                return Err(DataError::column(
+                    name,
+                    "is in the data but not in the schema; add it (kind \"ignored\" drops it)",
+                ));
+            }
+        }
+        for spec in &schema.columns {
+            if !self.columns.iter().any(|(n, _)| *n == spec.name) {
+                return Err(DataError::column(
+                    &spec.name,
+                    "is in the schema but not in the data",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The survey's one row: the record count, the sixteen digest sums, and per
+    /// continuous column its non-numbers, smallest, largest and missing count.
+    fn survey_row(
+        &self,
+        order: &[String],
+        continuous: &[&str],
+    ) -> Result<Vec<ArrayRef>, DataError> {
+        let mut select = vec!["COUNT(*)".to_string()];
+        select.extend(sql::digest_words("dpsynth_h"));
+        for c in continuous {
+            select.push(sql::not_numbers(c, &self.tokens));
+            let x = sql::numeric(c, self.is_number(c), &self.tokens);
+            select.push(format!("MIN({x})"));
+            select.push(format!("MAX({x})"));
+            select.push(format!("SUM(CASE WHEN {x} IS NULL THEN 1 ELSE 0 END)"));
+        }
+        let q = format!(
+            "SELECT {} FROM (SELECT *, {} AS dpsynth_h FROM {TABLE} WHERE {})",
+            select.join(", "),
+            sql::digest_hex(order, &self.tokens),
+            self.filter()
+        );
+        let batches = self.query(&q)?;
+        first_row(&batches).map_err(|e| self.err(e))
     }
 
     /// The distinct cells of a text column (missing last).
@@ -252,104 +248,10 @@ impl EngineTable {
     /// with each group's smallest and largest cell per column and its count: one query
     /// (`GROUP BY GROUPING SETS`), so the engine reads the table once for all of them.
     pub fn groups(&self, sets: &[Vec<(String, Grouping)>]) -> Result<Vec<Vec<Group>>, DataError> {
-        // Every (column, grouping) any set asks for, once; and each numeric column once.
-        let mut keys: Vec<(String, Grouping)> = Vec::new();
-        let mut numbers: Vec<String> = Vec::new();
-        for (c, g) in sets.iter().flatten() {
-            if !keys.iter().any(|k| k.0 == *c && k.1 == *g) {
-                keys.push((c.clone(), g.clone()));
-            }
-            if *g != Grouping::Text && !numbers.contains(c) {
-                numbers.push(c.clone());
-            }
-        }
-        let key_of = |c: &str, g: &Grouping| keys.iter().position(|k| k.0 == c && k.1 == *g);
-        let mut inner = Vec::new();
-        for (k, (c, g)) in keys.iter().enumerate() {
-            let e = match g {
-                Grouping::Text => sql::cell(c, &self.tokens),
-                g => sql::level(&sql::numeric(c, self.is_number(c), &self.tokens), g),
-            };
-            inner.push(format!("{e} AS g{k}"));
-        }
-        for (j, c) in numbers.iter().enumerate() {
-            inner.push(format!(
-                "{} AS x{j}",
-                sql::numeric(c, self.is_number(c), &self.tokens)
-            ));
-        }
-        let mut outer: Vec<String> = (0..keys.len()).map(|k| format!("g{k}")).collect();
-        for j in 0..numbers.len() {
-            outer.push(format!("MIN(x{j})"));
-            outer.push(format!("MAX(x{j})"));
-        }
-        outer.push("COUNT(*)".into());
-        outer.extend((0..keys.len()).map(|k| format!("grouping(g{k})")));
-        let mut index: Vec<Vec<usize>> = Vec::new();
-        for set in sets {
-            let mut ks: Vec<usize> = set.iter().filter_map(|(c, g)| key_of(c, g)).collect();
-            ks.sort_unstable();
-            index.push(ks);
-        }
-        let grouping_sets: Vec<String> = index
-            .iter()
-            .map(|ks| {
-                let g: Vec<String> = ks.iter().map(|k| format!("g{k}")).collect();
-                format!("({})", g.join(", "))
-            })
-            .collect();
-        let q = format!(
-            "SELECT {} FROM (SELECT {} FROM {TABLE} WHERE {}) GROUP BY GROUPING SETS ({})",
-            outer.join(", "),
-            inner.join(", "),
-            self.filter(),
-            grouping_sets.join(", ")
-        );
+        let q = super::grouping::GroupingQuery::new(sets);
         let mut out: Vec<Vec<Group>> = vec![Vec::new(); sets.len()];
-        let (nk, nn) = (keys.len(), numbers.len());
-        for b in self.query(&q)? {
-            let e = |e: String| self.err(e);
-            let g: Vec<StringArray> = (0..nk)
-                .map(|k| text(b.column(k)))
-                .collect::<Result<_, _>>()
-                .map_err(e)?;
-            let x: Vec<(Float64Array, Float64Array)> = (0..nn)
-                .map(|j| {
-                    Ok((
-                        floats(b.column(nk + 2 * j))?,
-                        floats(b.column(nk + 2 * j + 1))?,
-                    ))
-                })
-                .collect::<Result<_, String>>()
-                .map_err(e)?;
-            let counts = ints(b.column(nk + 2 * nn)).map_err(e)?;
-            let flags: Vec<Int64Array> = (0..nk)
-                .map(|k| ints(b.column(nk + 2 * nn + 1 + k)))
-                .collect::<Result<_, _>>()
-                .map_err(e)?;
-            for r in 0..b.num_rows() {
-                let grouped: Vec<usize> = (0..nk).filter(|k| flags[*k].value(r) == 0).collect();
-                for (s, _) in index.iter().enumerate().filter(|(_, ks)| **ks == grouped) {
-                    let cells = sets[s]
-                        .iter()
-                        .map(|(c, gr)| match gr {
-                            Grouping::Text => {
-                                let v =
-                                    key_of(c, gr).map_or(Cell::Missing, |k| text_cell(&g[k], r));
-                                (v.clone(), v)
-                            }
-                            _ => match numbers.iter().position(|n| n == c) {
-                                Some(j) => (number_cell(&x[j].0, r), number_cell(&x[j].1, r)),
-                                None => (Cell::Missing, Cell::Missing),
-                            },
-                        })
-                        .collect();
-                    out[s].push(Group {
-                        cells,
-                        count: counts.value(r).max(0) as u64,
-                    });
-                }
-            }
+        for b in self.query(&q.sql(self))? {
+            q.read(&b, sets, &mut out).map_err(|e| self.err(e))?;
         }
         Ok(out)
     }
@@ -443,7 +345,7 @@ fn as_f64(a: &ArrayRef) -> Option<f64> {
     (!a.is_null(0)).then(|| a.value(0))
 }
 
-fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
+pub(super) fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
     let a = cast(a, &DataType::Float64).map_err(|e| e.to_string())?;
     a.as_any()
         .downcast_ref::<Float64Array>()
@@ -451,7 +353,7 @@ fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
         .ok_or_else(|| "a value that is not a number".into())
 }
 
-fn ints(a: &ArrayRef) -> Result<Int64Array, String> {
+pub(super) fn ints(a: &ArrayRef) -> Result<Int64Array, String> {
     let a = cast(a, &DataType::Int64).map_err(|e| e.to_string())?;
     a.as_any()
         .downcast_ref::<Int64Array>()
@@ -459,7 +361,7 @@ fn ints(a: &ArrayRef) -> Result<Int64Array, String> {
         .ok_or_else(|| "a count that is not an integer".into())
 }
 
-fn text(a: &ArrayRef) -> Result<StringArray, String> {
+pub(super) fn text(a: &ArrayRef) -> Result<StringArray, String> {
     let a = cast(a, &DataType::Utf8).map_err(|e| e.to_string())?;
     a.as_any()
         .downcast_ref::<StringArray>()
@@ -467,7 +369,7 @@ fn text(a: &ArrayRef) -> Result<StringArray, String> {
         .ok_or_else(|| "a value that is not text".into())
 }
 
-fn text_cell(a: &StringArray, r: usize) -> Cell {
+pub(super) fn text_cell(a: &StringArray, r: usize) -> Cell {
     if a.is_null(r) {
         Cell::Missing
     } else {
@@ -475,12 +377,44 @@ fn text_cell(a: &StringArray, r: usize) -> Cell {
     }
 }
 
-fn number_cell(a: &Float64Array, r: usize) -> Cell {
+pub(super) fn number_cell(a: &Float64Array, r: usize) -> Cell {
     if a.is_null(r) {
         Cell::Missing
     } else {
         Cell::Number(a.value(r))
     }
+}
+
+/// Each continuous column's witness cells (its smallest and largest numbers, and a missing
+/// cell when it has any) from the survey's four figures per column; text that is not a
+/// number is refused, as a file's continuous column would be.
+fn continuous_witness(
+    figures: &[ArrayRef],
+    continuous: &[&str],
+) -> Result<Vec<(String, Vec<Cell>)>, DataError> {
+    let mut witness = Vec::new();
+    for (c, f) in continuous.iter().zip(figures.chunks(4)) {
+        let bad = f.first().and_then(as_i64).unwrap_or(0);
+        if bad > 0 {
+            return Err(DataError::column(
+                c,
+                format!(
+                    "holds text that is not a number in {bad} records; a continuous column needs numbers (convert dates or codes before the engine reads them)"
+                ),
+            ));
+        }
+        let mut cells: Vec<Cell> = f
+            .iter()
+            .skip(1)
+            .take(2)
+            .filter_map(|a| as_f64(a).map(Cell::Number))
+            .collect();
+        if f.get(3).and_then(as_i64).unwrap_or(0) > 0 {
+            cells.push(Cell::Missing);
+        }
+        witness.push((c.to_string(), cells));
+    }
+    Ok(witness)
 }
 
 /// A table whose every column holds each of its witness cells at least once (shorter
@@ -544,54 +478,4 @@ fn content_key(order: &[String], words: &[u64]) -> String {
         h.update(limb.to_le_bytes());
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A Ballista scheduler and executors in this process, on localhost ports the system
-/// picks: a cluster for one machine and for the tests (`ballista://localhost:PORT/…`
-/// reaches it like any other). It lives as long as this value.
-pub struct LocalCluster {
-    pub port: u16,
-    _rt: tokio::runtime::Runtime,
-}
-
-impl LocalCluster {
-    /// Starts the scheduler and `executors` executors of `cores` cores each.
-    pub fn start(executors: usize, cores: usize) -> Result<Self, String> {
-        use ballista_core::serde::BallistaCodec;
-        use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let port = rt.block_on(async {
-            let addr = ballista_scheduler::standalone::new_standalone_scheduler()
-                .await
-                .map_err(|e| format!("the scheduler did not start: {e}"))?;
-            let url = format!("http://localhost:{}", addr.port());
-            for _ in 0..executors {
-                let mut tries = 0;
-                let client = loop {
-                    match SchedulerGrpcClient::connect(url.clone()).await {
-                        Ok(c) => break c,
-                        Err(e) if tries > 100 => {
-                            return Err(format!("the scheduler did not answer: {e}"));
-                        }
-                        Err(_) => {
-                            tries += 1;
-                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                        }
-                    }
-                };
-                ballista_executor::new_standalone_executor(
-                    client,
-                    cores.max(1),
-                    BallistaCodec::default(),
-                )
-                .await
-                .map_err(|e| format!("an executor did not start: {e}"))?;
-            }
-            Ok::<u16, String>(addr.port())
-        })?;
-        Ok(Self { port, _rt: rt })
-    }
 }

@@ -23,6 +23,10 @@
 #[cfg(feature = "ballista")]
 mod ballista;
 #[cfg(feature = "ballista")]
+mod cluster;
+#[cfg(feature = "ballista")]
+mod grouping;
+#[cfg(feature = "ballista")]
 mod sql;
 
 use super::cells::Cell;
@@ -129,7 +133,9 @@ pub struct EngineSurvey {
 }
 
 #[cfg(feature = "ballista")]
-pub use ballista::{EngineTable, LocalCluster};
+pub use ballista::EngineTable;
+#[cfg(feature = "ballista")]
+pub use cluster::LocalCluster;
 
 /// Without the `ballista` feature: every call says how to get one.
 #[cfg(not(feature = "ballista"))]
