@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use ballista::prelude::SessionContextExt as _;
-use datafusion::arrow::array::{Array, ArrayRef, Float64Array, Int64Array, StringArray};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
 
+use super::arrays::{as_f64, as_i64, first_row, text};
 use super::sql::{self, TABLE};
 use super::{EngineSource, EngineSurvey, Group, Grouping};
 use crate::data::DataError;
@@ -32,7 +32,7 @@ pub struct EngineTable {
     ctx: SessionContext,
     /// The table's columns, and whether the engine holds each as numbers.
     columns: Vec<(String, bool)>,
-    pub(super) tokens: Vec<String>,
+    tokens: Vec<String>,
     filler: Vec<(String, Cell)>,
 }
 
@@ -95,11 +95,11 @@ impl EngineTable {
         self.columns.iter().map(|(n, _)| n.clone()).collect()
     }
 
-    pub(super) fn is_number(&self, column: &str) -> bool {
+    fn is_number(&self, column: &str) -> bool {
         self.columns.iter().any(|(n, num)| n == column && *num)
     }
 
-    pub(super) fn filter(&self) -> String {
+    fn filter(&self) -> String {
         sql::is_record(&self.names(), &self.tokens)
     }
 
@@ -250,7 +250,8 @@ impl EngineTable {
     pub fn groups(&self, sets: &[Vec<(String, Grouping)>]) -> Result<Vec<Vec<Group>>, DataError> {
         let q = super::grouping::GroupingQuery::new(sets);
         let mut out: Vec<Vec<Group>> = vec![Vec::new(); sets.len()];
-        for b in self.query(&q.sql(self))? {
+        let sql = q.sql(&self.tokens, &|c| self.is_number(c), &self.filter());
+        for b in self.query(&sql)? {
             q.read(&b, sets, &mut out).map_err(|e| self.err(e))?;
         }
         Ok(out)
@@ -324,65 +325,6 @@ fn read_head(path: &str) -> Result<Vec<u8>, String> {
     let n = f.read(&mut head).map_err(|e| e.to_string())?;
     head.truncate(n);
     Ok(head)
-}
-
-fn first_row(batches: &[RecordBatch]) -> Result<Vec<ArrayRef>, String> {
-    let b = batches
-        .iter()
-        .find(|b| b.num_rows() > 0)
-        .ok_or("the survey returned no row")?;
-    Ok(b.columns().iter().map(|a| a.slice(0, 1)).collect())
-}
-
-fn as_i64(a: &ArrayRef) -> Option<i64> {
-    let a = cast(a, &DataType::Int64).ok()?;
-    let a = a.as_any().downcast_ref::<Int64Array>()?;
-    (!a.is_null(0)).then(|| a.value(0))
-}
-
-fn as_f64(a: &ArrayRef) -> Option<f64> {
-    let a = floats(a).ok()?;
-    (!a.is_null(0)).then(|| a.value(0))
-}
-
-pub(super) fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
-    let a = cast(a, &DataType::Float64).map_err(|e| e.to_string())?;
-    a.as_any()
-        .downcast_ref::<Float64Array>()
-        .cloned()
-        .ok_or_else(|| "a value that is not a number".into())
-}
-
-pub(super) fn ints(a: &ArrayRef) -> Result<Int64Array, String> {
-    let a = cast(a, &DataType::Int64).map_err(|e| e.to_string())?;
-    a.as_any()
-        .downcast_ref::<Int64Array>()
-        .cloned()
-        .ok_or_else(|| "a count that is not an integer".into())
-}
-
-pub(super) fn text(a: &ArrayRef) -> Result<StringArray, String> {
-    let a = cast(a, &DataType::Utf8).map_err(|e| e.to_string())?;
-    a.as_any()
-        .downcast_ref::<StringArray>()
-        .cloned()
-        .ok_or_else(|| "a value that is not text".into())
-}
-
-pub(super) fn text_cell(a: &StringArray, r: usize) -> Cell {
-    if a.is_null(r) {
-        Cell::Missing
-    } else {
-        Cell::Text(a.value(r).to_string())
-    }
-}
-
-pub(super) fn number_cell(a: &Float64Array, r: usize) -> Cell {
-    if a.is_null(r) {
-        Cell::Missing
-    } else {
-        Cell::Number(a.value(r))
-    }
 }
 
 /// Each continuous column's witness cells (its smallest and largest numbers, and a missing

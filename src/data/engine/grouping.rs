@@ -4,7 +4,7 @@
 use datafusion::arrow::array::{Float64Array, Int64Array, StringArray};
 use datafusion::arrow::record_batch::RecordBatch;
 
-use super::ballista::{EngineTable, floats, ints, number_cell, text, text_cell};
+use super::arrays::{floats, ints, number_cell, text, text_cell};
 use super::sql::{self, TABLE};
 use super::{Group, Grouping};
 use crate::data::cells::Cell;
@@ -51,20 +51,24 @@ impl GroupingQuery {
         self.keys.iter().position(|k| k.0 == c && k.1 == *g)
     }
 
-    pub(super) fn sql(&self, t: &EngineTable) -> String {
+    /// The query, given the reader's missing-value tokens, which columns the engine holds
+    /// as numbers, and the record filter.
+    pub(super) fn sql(
+        &self,
+        tokens: &[String],
+        is_number: &dyn Fn(&str) -> bool,
+        filter: &str,
+    ) -> String {
         let mut inner = Vec::new();
         for (k, (c, g)) in self.keys.iter().enumerate() {
             let e = match g {
-                Grouping::Text => sql::cell(c, &t.tokens),
-                g => sql::level(&sql::numeric(c, t.is_number(c), &t.tokens), g),
+                Grouping::Text => sql::cell(c, tokens),
+                g => sql::level(&sql::numeric(c, is_number(c), tokens), g),
             };
             inner.push(format!("{e} AS g{k}"));
         }
         for (j, c) in self.numbers.iter().enumerate() {
-            inner.push(format!(
-                "{} AS x{j}",
-                sql::numeric(c, t.is_number(c), &t.tokens)
-            ));
+            inner.push(format!("{} AS x{j}", sql::numeric(c, is_number(c), tokens)));
         }
         let nk = self.keys.len();
         let mut outer: Vec<String> = (0..nk).map(|k| format!("g{k}")).collect();
@@ -86,7 +90,7 @@ impl GroupingQuery {
             "SELECT {} FROM (SELECT {} FROM {TABLE} WHERE {}) GROUP BY GROUPING SETS ({})",
             outer.join(", "),
             inner.join(", "),
-            t.filter(),
+            filter,
             sets.join(", ")
         )
     }

@@ -21,6 +21,8 @@
 //! ([`EngineTable::survey`]), and its byte-key slot holds the table's identity (the URL).
 
 #[cfg(feature = "ballista")]
+mod arrays;
+#[cfg(feature = "ballista")]
 mod ballista;
 #[cfg(feature = "ballista")]
 mod cluster;

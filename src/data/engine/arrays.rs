@@ -1,0 +1,67 @@
+//! Reading values out of the engine's Arrow results, whatever type it chose for them.
+
+use datafusion::arrow::array::{Array, ArrayRef, Float64Array, Int64Array, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::record_batch::RecordBatch;
+
+use crate::data::cells::Cell;
+
+pub(super) fn first_row(batches: &[RecordBatch]) -> Result<Vec<ArrayRef>, String> {
+    let b = batches
+        .iter()
+        .find(|b| b.num_rows() > 0)
+        .ok_or("the survey returned no row")?;
+    Ok(b.columns().iter().map(|a| a.slice(0, 1)).collect())
+}
+
+pub(super) fn as_i64(a: &ArrayRef) -> Option<i64> {
+    let a = cast(a, &DataType::Int64).ok()?;
+    let a = a.as_any().downcast_ref::<Int64Array>()?;
+    (!a.is_null(0)).then(|| a.value(0))
+}
+
+pub(super) fn as_f64(a: &ArrayRef) -> Option<f64> {
+    let a = floats(a).ok()?;
+    (!a.is_null(0)).then(|| a.value(0))
+}
+
+pub(super) fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
+    let a = cast(a, &DataType::Float64).map_err(|e| e.to_string())?;
+    a.as_any()
+        .downcast_ref::<Float64Array>()
+        .cloned()
+        .ok_or_else(|| "a value that is not a number".into())
+}
+
+pub(super) fn ints(a: &ArrayRef) -> Result<Int64Array, String> {
+    let a = cast(a, &DataType::Int64).map_err(|e| e.to_string())?;
+    a.as_any()
+        .downcast_ref::<Int64Array>()
+        .cloned()
+        .ok_or_else(|| "a count that is not an integer".into())
+}
+
+pub(super) fn text(a: &ArrayRef) -> Result<StringArray, String> {
+    let a = cast(a, &DataType::Utf8).map_err(|e| e.to_string())?;
+    a.as_any()
+        .downcast_ref::<StringArray>()
+        .cloned()
+        .ok_or_else(|| "a value that is not text".into())
+}
+
+pub(super) fn text_cell(a: &StringArray, r: usize) -> Cell {
+    if a.is_null(r) {
+        Cell::Missing
+    } else {
+        Cell::Text(a.value(r).to_string())
+    }
+}
+
+pub(super) fn number_cell(a: &Float64Array, r: usize) -> Cell {
+    if a.is_null(r) {
+        Cell::Missing
+    } else {
+        Cell::Number(a.value(r))
+    }
+}
