@@ -207,7 +207,15 @@ impl EngineTable {
             self.filter()
         );
         let batches = self.query(&q)?;
-        first_row(&batches).map_err(|e| self.err(e))
+        let row = first_row(&batches).map_err(|e| self.err(e))?;
+        if row.len() != select.len() {
+            return Err(self.err(format!(
+                "a survey of {} values, not the {} asked for",
+                row.len(),
+                select.len()
+            )));
+        }
+        Ok(row)
     }
 
     /// The distinct cells of a text column (missing last).

@@ -103,6 +103,13 @@ impl GroupingQuery {
         out: &mut [Vec<Group>],
     ) -> Result<(), String> {
         let (nk, nn) = (self.keys.len(), self.numbers.len());
+        if b.num_columns() != 2 * nk + 2 * nn + 1 {
+            return Err(format!(
+                "a grouped result of {} columns, not the {} asked for",
+                b.num_columns(),
+                2 * nk + 2 * nn + 1
+            ));
+        }
         let g: Vec<StringArray> = (0..nk)
             .map(|k| text(b.column(k)))
             .collect::<Result<_, _>>()?;
