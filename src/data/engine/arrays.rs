@@ -26,28 +26,25 @@ pub(super) fn as_f64(a: &ArrayRef) -> Option<f64> {
     (!a.is_null(0)).then(|| a.value(0))
 }
 
-pub(super) fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
-    let a = cast(a, &DataType::Float64).map_err(|e| e.to_string())?;
-    a.as_any()
-        .downcast_ref::<Float64Array>()
+/// `a` cast to `to` as the array type `T` holding it.
+fn cast_to<T: Array + Clone + 'static>(a: &ArrayRef, to: DataType) -> Result<T, String> {
+    let c = cast(a, &to).map_err(|e| e.to_string())?;
+    c.as_any()
+        .downcast_ref::<T>()
         .cloned()
-        .ok_or_else(|| "a value that is not a number".into())
+        .ok_or_else(|| format!("a value that is not {to}"))
+}
+
+pub(super) fn floats(a: &ArrayRef) -> Result<Float64Array, String> {
+    cast_to(a, DataType::Float64)
 }
 
 pub(super) fn ints(a: &ArrayRef) -> Result<Int64Array, String> {
-    let a = cast(a, &DataType::Int64).map_err(|e| e.to_string())?;
-    a.as_any()
-        .downcast_ref::<Int64Array>()
-        .cloned()
-        .ok_or_else(|| "a count that is not an integer".into())
+    cast_to(a, DataType::Int64)
 }
 
 pub(super) fn text(a: &ArrayRef) -> Result<StringArray, String> {
-    let a = cast(a, &DataType::Utf8).map_err(|e| e.to_string())?;
-    a.as_any()
-        .downcast_ref::<StringArray>()
-        .cloned()
-        .ok_or_else(|| "a value that is not text".into())
+    cast_to(a, DataType::Utf8)
 }
 
 pub(super) fn text_cell(a: &StringArray, r: usize) -> Cell {
