@@ -77,7 +77,56 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     wait_for(&mut h, "wrote 1000 rows to", 60);
     assert!(out2.exists());
 
+    an_engine_table(&mut h);
     workbooks_survey_files_and_the_guide(&mut h);
+}
+
+/// (The same window.) A table a query engine holds opens as a connection with its public
+/// schema: typed as a `ballista://` address, the connect dialog asks for the schema. A
+/// build without the engine says how to get one; with it (`--features ballista`), the
+/// engine counts the records, AIM trains there, and the released model opens beside,
+/// its statement saying where the rows were counted.
+fn an_engine_table(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = repo.join("tests/data/formats/adult_1k.parquet");
+    let url = format!("ballista://local{}", table.display());
+    // The last model's window would sit over the method cards.
+    click(h, "Close window");
+    h.run_steps(3);
+    type_into(h, "or type a path:", &url);
+    h.get_by_label("Open").click();
+    h.run_steps(3);
+    wait_for(h, "Connect to a query engine", 5);
+    type_into(
+        h,
+        "Public schema:",
+        &repo
+            .join("assets/adult/adult.schema.json")
+            .display()
+            .to_string(),
+    );
+    click(h, "Connect");
+    if !dpsynth::data::engine::AVAILABLE {
+        wait_for(h, "build dpsynth with `--features ballista`", 30);
+        return;
+    }
+    wait_for(h, "1000 records, counted by the query engine", 120);
+    h.get_by_label_contains("Its rows stay in the engine");
+    h.get_by_label("2 · Train and export").click();
+    wait_for(h, "this dataset's budget: total ε", 20);
+    // A method that needs the rows in memory is refused before anything is spent.
+    click(h, "DP-MERF");
+    h.run_steps(5);
+    wait_for(h, "a table in a query engine is counted where it lies", 10);
+    click(h, "AIM");
+    h.get_by_role_and_label(egui::accesskit::Role::ComboBox, "Preset:")
+        .click();
+    h.run_steps(2);
+    h.get_by_label("tiny").click();
+    h.run_steps(3);
+    click(h, "Train (Ctrl+Enter)");
+    wait_for(h, "counted where they lie, by the query engine at", 300);
+    h.get_by_label_contains("method: aim · preset: tiny");
 }
 
 /// (The same window, so this binary keeps one test.) A workbook offers its sheets, a

@@ -21,6 +21,8 @@ pub enum Purpose {
     OpenData,
     LoadSchema,
     SaveSchema,
+    /// The public schema of a table a query engine holds (the connect dialog).
+    EngineSchema,
     ExportCsv,
     SaveModel,
     SaveReport,
@@ -38,6 +40,7 @@ impl Purpose {
                 "Open a table (CSV, Excel, ODS, Parquet, SPSS, Stata), MNIST digits or a released model"
             }
             Purpose::LoadSchema => "Load a schema (JSON)",
+            Purpose::EngineSchema => "The engine table's public schema (JSON)",
             Purpose::SaveSchema => "Save the schema (JSON)",
             Purpose::ExportCsv => "Export synthetic data (CSV)",
             Purpose::SaveModel => "Save the released model",
@@ -74,7 +77,9 @@ impl Purpose {
                     "dpsynth",
                 ],
             ),
-            Purpose::LoadSchema | Purpose::SaveSchema => ("Schema", &["json"]),
+            Purpose::LoadSchema | Purpose::SaveSchema | Purpose::EngineSchema => {
+                ("Schema", &["json"])
+            }
             Purpose::ExportCsv | Purpose::SampleModel | Purpose::ExportRunCsv => ("CSV", &["csv"]),
             Purpose::SaveModel | Purpose::SaveRunModel => ("dpsynth model", &["dpsynth"]),
             Purpose::SaveReport => ("HTML", &["html"]),
@@ -82,7 +87,10 @@ impl Purpose {
     }
 
     fn saves(self) -> bool {
-        !matches!(self, Purpose::OpenData | Purpose::LoadSchema)
+        !matches!(
+            self,
+            Purpose::OpenData | Purpose::LoadSchema | Purpose::EngineSchema
+        )
     }
 }
 

@@ -30,12 +30,20 @@ pub enum Opened {
         /// The first 100 images tiled 10 × 10.
         grid: egui::ColorImage,
     },
+    /// A table a query engine holds: only its public schema and record count come here.
+    Engine {
+        schema: Schema,
+        records: usize,
+        /// The schema file, to say where the kinds and domains came from.
+        schema_path: PathBuf,
+    },
 }
 
 /// What the worker hands back: the dataset as the job holds it (rows and ledger keys,
 /// handed to the runs) and what the window shows of it.
 pub struct Done {
-    pub dataset: crate::job::workspace::Shared,
+    /// The rows a run trains on (none for an engine's table, counted where it lies).
+    pub dataset: Option<crate::job::workspace::Shared>,
     pub shown: Opened,
     /// The user's column settings kept for this file, when they still fit it.
     pub kept_schema: Option<Schema>,
@@ -46,6 +54,7 @@ pub struct Done {
 const READING: u8 = 0;
 const PARSING: u8 = 1;
 const INFERRING: u8 = 2;
+const SURVEYING: u8 = 3;
 
 /// A file being opened.
 pub struct Loading {
@@ -126,7 +135,7 @@ impl Loading {
                         },
                     };
                     Ok(Done {
-                        dataset,
+                        dataset: Some(dataset),
                         shown,
                         kept_schema,
                         kept_runs,
@@ -141,6 +150,50 @@ impl Loading {
             read,
             size,
             stage,
+            rx,
+            key,
+        }
+    }
+
+    /// Starts connecting to the engine table `url` in a worker, with its public schema:
+    /// the engine counts its records and checks them against the schema there
+    /// ([`workspace::connect`]); a large table takes as long as the engine needs.
+    pub fn connect(url: &Path, schema: &Path, ctx: &egui::Context) -> Self {
+        let (tx, rx) = channel();
+        let key = Arc::new(std::sync::Mutex::new(None));
+        let (k, ctx2, u, sp) = (
+            key.clone(),
+            ctx.clone(),
+            url.to_path_buf(),
+            schema.to_path_buf(),
+        );
+        std::thread::spawn(move || {
+            let result = workspace::connect(&u, &sp)
+                .map(|c| {
+                    if let Ok(mut g) = k.lock() {
+                        *g = Some(c.content_key.clone());
+                    }
+                    Done {
+                        dataset: None,
+                        shown: Opened::Engine {
+                            schema: c.schema,
+                            records: c.records,
+                            schema_path: sp,
+                        },
+                        kept_schema: None,
+                        kept_runs: Vec::new(),
+                    }
+                })
+                .map_err(|e| e.to_string());
+            let _ = tx.send(result);
+            ctx2.request_repaint();
+        });
+        Self {
+            path: url.to_path_buf(),
+            started: Instant::now(),
+            read: Arc::new(AtomicU64::new(0)),
+            size: Arc::new(AtomicU64::new(0)),
+            stage: Arc::new(AtomicU8::new(SURVEYING)),
             rx,
             key,
         }
@@ -181,6 +234,10 @@ impl Loading {
             ),
             READING => (0.0, "reading and decoding".to_string()),
             PARSING => (0.85, "parsing the columns".to_string()),
+            SURVEYING => (
+                0.5,
+                "the engine counts the records and checks them against the schema".to_string(),
+            ),
             _ => (0.95, "inferring each column's kind and domain".to_string()),
         };
         ui.horizontal(|ui| {

@@ -12,6 +12,7 @@
 
 mod background;
 mod category_editor;
+mod connect;
 mod data_panel;
 mod dialogs;
 mod frame_stats;
@@ -96,6 +97,13 @@ pub enum Content {
         /// The first 100 images as one 10×10 grid.
         texture: egui::TextureHandle,
     },
+    /// A table a query engine holds ([`connect`]): its public schema and record count; a
+    /// run counts its rows where they lie.
+    Engine {
+        schema: Schema,
+        records: usize,
+        schema_path: PathBuf,
+    },
 }
 
 impl Content {
@@ -103,7 +111,7 @@ impl Content {
     pub fn real_grid(&self) -> Option<&egui::TextureHandle> {
         match self {
             Content::Images { texture, .. } => Some(texture),
-            Content::Table { .. } => None,
+            Content::Table { .. } | Content::Engine { .. } => None,
         }
     }
 }
@@ -135,6 +143,8 @@ pub struct App {
     /// Writes the column settings kept per file, off the UI thread.
     schema_keeper: schema_store::Keeper,
     guide: guide::Guide,
+    /// "Connect to a query engine…".
+    connect: connect::ConnectDialog,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -192,6 +202,11 @@ impl App {
             self.model_view = Some(model_view::ModelView::open(path, ctx));
             return;
         }
+        // A table in a query engine needs its public schema too: ask for it.
+        if crate::data::engine::EngineSource::parse(path).is_some() {
+            self.connect.show(path.to_str());
+            return;
+        }
         self.loading = Some(Loading::start(path, ctx));
     }
 
@@ -211,7 +226,7 @@ impl App {
                 shown,
                 kept_schema,
                 kept_runs,
-            }) => (Some(dataset), Ok(shown), kept_schema, kept_runs),
+            }) => (dataset, Ok(shown), kept_schema, kept_runs),
             Err(e) => (None, Err(e), None, Vec::new()),
         };
         match shown {
@@ -257,6 +272,23 @@ impl App {
                     },
                 });
             }
+            Ok(Opened::Engine {
+                schema,
+                records,
+                schema_path,
+            }) => {
+                self.connect.remember(&path, &schema_path);
+                self.loaded = Some(Loaded {
+                    path: path.clone(),
+                    key,
+                    dataset,
+                    content: Content::Engine {
+                        schema,
+                        records,
+                        schema_path,
+                    },
+                });
+            }
             Err(e) => {
                 // A file that no longer opens is not offered again as a recent one.
                 self.settings.forget(&path);
@@ -264,8 +296,13 @@ impl App {
                 return;
             }
         }
-        // Bundled samples are not "recent files": they are always one click away.
-        if !path.starts_with(sample_path("")) {
+        // Bundled samples are not "recent files": they are always one click away; an
+        // engine's table is no file to reopen (it needs its schema too).
+        let engine = matches!(
+            self.loaded.as_ref().map(|l| &l.content),
+            Some(Content::Engine { .. })
+        );
+        if !path.starts_with(sample_path("")) && !engine {
             self.settings.opened(&path);
         }
         self.data_panel = Default::default();
@@ -302,6 +339,15 @@ impl App {
                             self.results_panel
                                 .add_run(title, &model, path, table, schema, config, ctx);
                         }
+                        Some(Loaded {
+                            content: Content::Engine { .. },
+                            ..
+                        }) => {
+                            // The real rows stay in the engine: nothing to compare here.
+                            // The released model opens beside, to read and sample.
+                            self.model_view = Some(model_view::ModelView::open(&model, ctx));
+                            continue;
+                        }
                         Some(Loaded { path, content, .. }) => {
                             let real = content.real_grid().cloned();
                             self.results_panel
@@ -335,6 +381,19 @@ impl App {
         }
         match purpose {
             Purpose::OpenData => self.open(&path, ctx),
+            Purpose::EngineSchema => self.connect.schema_chosen(&path),
+            Purpose::LoadSchema
+                if matches!(
+                    self.loaded.as_ref().map(|l| &l.content),
+                    Some(Content::Engine { .. })
+                ) =>
+            {
+                // Another schema for an engine's table: the engine checks the rows
+                // against it again.
+                if let Some(l) = &self.loaded {
+                    self.loading = Some(Loading::connect(&l.path, &path, ctx));
+                }
+            }
             Purpose::LoadSchema | Purpose::SaveSchema => {
                 if let Some(l) = &mut self.loaded {
                     if self.data_panel.schema_file(purpose, &path, l) {
@@ -389,6 +448,13 @@ impl App {
             if ui.button("Open").clicked() || enter {
                 open = Some(PathBuf::from(self.path_input.trim()));
             }
+            if ui
+                .button("Connect…")
+                .on_hover_text("Connect to a table a query engine (Ballista) holds: its rows are counted there and never come here (MST and AIM)")
+                .clicked()
+            {
+                self.connect.show(None);
+            }
             ui.separator();
             if ui.button("Try it with the Adult census sample").clicked() {
                 open = Some(sample_path("adult/adult_train.csv"));
@@ -427,7 +493,7 @@ impl App {
         ui.heading("Differentially private synthetic data");
         ui.label("dpsynth learns a generator of fake rows from a sensitive table (or small images), with a mathematical bound (ε, δ) on what the result can reveal about any one person.");
         ui.add_space(6.0);
-        ui.label("1 · Open a table — CSV, Excel, ODS, Parquet, SPSS or Stata — with the button above, a typed path or a drop on the window; or try a bundled sample.");
+        ui.label("1 · Open a table — CSV, Excel, ODS, Parquet, SPSS or Stata — with the button above, a typed path or a drop on the window; or try a bundled sample. A table too big to move can stay in a query engine: connect to it with its public schema.");
         ui.label("2 · Mark each column's kind; type its public range or categories, or let each run estimate them privately.");
         ui.label("3 · Pick a method and a privacy budget, see what it costs, and train.");
         ui.label("4 · Compare the synthetic data with the real data, then export it.");
@@ -579,6 +645,10 @@ impl eframe::App for App {
             };
             commands = panel.ui(ui, &mut cx);
         });
+        if let Some(c) = self.connect.ui(&ctx, &mut self.dialogs) {
+            self.error = None;
+            self.loading = Some(Loading::connect(&c.url, &c.schema, &ctx));
+        }
         if let Some(m) = &mut self.model_view {
             m.ui(&ctx, &mut self.dialogs);
             if m.closed() {

@@ -87,6 +87,60 @@ pub fn open_with(
     })
 }
 
+/// A table a query engine holds, as the window shows it: its public schema and how many
+/// records the engine counted. Its rows never come here; a run counts them again where
+/// they lie (the table may have changed since), so this holds no handle to them.
+#[derive(Debug, Clone)]
+pub struct Connected {
+    /// The table's identity (`ballista://HOST:PORT/PATH`), as the ledger and the
+    /// statement name it.
+    pub identity: String,
+    pub schema: crate::data::schema::Schema,
+    /// Records the engine counted (the data's owner sees this, as a file's row count).
+    pub records: usize,
+    /// The ledger key a run on these rows is charged to ([`data::engine::EngineTable::survey`]).
+    pub content_key: String,
+}
+
+/// Connects to the engine table `url` and surveys it under the public schema at
+/// `schema`: the same checks a run makes before anything is spent (every column fits
+/// the schema, continuous columns hold numbers), so a wrong schema or an unreachable
+/// engine shows when the user connects rather than when they train.
+pub fn connect(url: &Path, schema: &Path) -> Result<Connected, JobError> {
+    let source = match data::engine::EngineSource::parse(url) {
+        Some(s) => s.map_err(|e| JobError::Usage(e.to_string()))?,
+        None => {
+            return Err(JobError::Usage(format!(
+                "{} is not a query engine's table: write ballista://HOST:PORT/PATH or ballista://local/PATH",
+                url.display()
+            )));
+        }
+    };
+    let identity = source.identity();
+    if !data::engine::AVAILABLE {
+        return Err(JobError::Usage(format!(
+            "{identity}: {}",
+            data::engine::ABSENT
+        )));
+    }
+    let schema =
+        crate::data::schema::Schema::load(schema).map_err(|e| JobError::file(schema, e))?;
+    schema
+        .validate()
+        .map_err(|e| JobError::Usage(e.to_string()))?;
+    let at = |e: &dyn std::fmt::Display| JobError::file(url, e);
+    let mut table = data::engine::EngineTable::connect(source).map_err(|e| at(&e))?;
+    let survey = table
+        .survey(&schema, &Default::default())
+        .map_err(|e| at(&e))?;
+    Ok(Connected {
+        identity,
+        schema,
+        records: survey.rows,
+        content_key: survey.content_key,
+    })
+}
+
 /// The ledger's byte key of `path`: the hash of the file's bytes (of its files, for a
 /// folder of IDX files), followed by the sheet and header selector when `path` names one
 /// (`survey.xlsx#titled@2`): two sheets of one workbook are two datasets.

@@ -244,11 +244,34 @@ impl DataPanel {
                 ui.add(egui::Image::new(&*texture).fit_to_exact_size(egui::vec2(420.0, 420.0)));
                 false
             }
+            Content::Engine {
+                schema,
+                records,
+                schema_path,
+            } => {
+                engine_ui(ui, &path, schema, *records, schema_path, dialogs);
+                if let Some(m) = &self.message {
+                    match m {
+                        Ok(m) => ui.label(m),
+                        Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
+                    };
+                }
+                false
+            }
         }
     }
 
     /// Saves or loads the schema (a dialog's answer). True when the schema changed.
     pub fn schema_file(&mut self, purpose: Purpose, path: &Path, loaded: &mut Loaded) -> bool {
+        if let (Purpose::SaveSchema, Content::Engine { schema, .. }) = (purpose, &loaded.content) {
+            self.message = Some(
+                schema
+                    .save(path)
+                    .map(|()| format!("saved the schema to {}", path.display()))
+                    .map_err(|e| format!("could not save the schema: {e}")),
+            );
+            return false;
+        }
         let Content::Table { table, schema, .. } = &mut loaded.content else {
             return false;
         };
@@ -287,6 +310,60 @@ impl DataPanel {
             _ => false,
         }
     }
+}
+
+/// A table a query engine holds: where it is, how many records the engine counted, and
+/// the public schema it trains under (read-only here: its rows are not here to check an
+/// edit against, so another schema file is loaded and checked by the engine).
+fn engine_ui(
+    ui: &mut egui::Ui,
+    path: &str,
+    schema: &Schema,
+    records: usize,
+    schema_path: &Path,
+    dialogs: &mut Dialogs,
+) {
+    ui.label(format!(
+        "{path}: {records} records, counted by the query engine"
+    ));
+    ui.label("Its rows stay in the engine and are never read or shown here: the engine counts groups of columns, dpsynth adds the noise. Train it with MST or AIM (tab 2); the released model then opens beside, to read and sample.");
+    ui.horizontal(|ui| {
+        ui.label(format!("Public schema: {}", schema_path.display()));
+        dialogs.button(
+            ui,
+            true,
+            "Load schema…",
+            "Use another schema file: the engine checks the rows against it again",
+            Purpose::LoadSchema,
+            "",
+        );
+        dialogs.button(
+            ui,
+            true,
+            "Save schema…",
+            "A copy of the schema, the same file `dpsynth train --schema` reads",
+            Purpose::SaveSchema,
+            "schema.json",
+        );
+    });
+    ui.separator();
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        egui::Grid::new("engine-columns")
+            .striped(true)
+            .num_columns(3)
+            .show(ui, |ui| {
+                ui.strong("Column");
+                ui.strong("Kind");
+                ui.strong("Public domain");
+                ui.end_row();
+                for c in &schema.columns {
+                    ui.label(&c.name);
+                    ui.label(format!("{:?}", c.kind).to_lowercase());
+                    ui.label(c.domain_summary(80));
+                    ui.end_row();
+                }
+            });
+    });
 }
 
 #[cfg(test)]

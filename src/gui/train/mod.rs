@@ -226,9 +226,12 @@ impl TrainPanel {
     pub fn dataset_changed(&mut self, loaded: Option<&Loaded>) {
         self.form.dataset_key = loaded.and_then(|l| l.key.clone());
         self.form.schema = match loaded.map(|l| &l.content) {
-            Some(Content::Table { schema, .. }) => Some(schema.clone()),
+            Some(Content::Table { schema, .. } | Content::Engine { schema, .. }) => {
+                Some(schema.clone())
+            }
             _ => None,
         };
+        self.form.engine = matches!(loaded.map(|l| &l.content), Some(Content::Engine { .. }));
         self.form.profile = match loaded.map(|l| &l.content) {
             Some(Content::Table { profile, .. }) => Some(profile.clone()),
             _ => None,
@@ -242,6 +245,7 @@ impl TrainPanel {
         self.form.ledger_changed();
         let rows = match loaded.map(|l| &l.content) {
             Some(Content::Table { table, .. }) => Some(table.n_rows),
+            Some(Content::Engine { records, .. }) => Some(*records),
             Some(Content::Images { count, .. }) => {
                 // Images train with the image presets.
                 if self.form.chosen {
@@ -280,7 +284,7 @@ impl TrainPanel {
             .map_or("data".into(), |s| s.to_string_lossy().into_owned());
         let out = dir.join(format!("{stem}-{}-{stamp}.dpsynth", info.id));
         let schema = match &loaded.content {
-            Content::Table { schema, .. } => Some(schema),
+            Content::Table { schema, .. } | Content::Engine { schema, .. } => Some(schema),
             Content::Images { .. } => None,
         };
         std::fs::create_dir_all(&dir)

@@ -106,6 +106,9 @@ impl Form {
             if let Some(r) = shown.as_ref().and_then(|c| c.refused.as_ref()) {
                 ui.colored_label(ui.visuals().error_fg_color, r);
             }
+            if let Some(r) = self.engine_refusal() {
+                ui.colored_label(ui.visuals().error_fg_color, r);
+            }
         });
         if let Some(c) = shown.filter(|c| c.total > 0.0) {
             if self.total_for != self.dataset_key {

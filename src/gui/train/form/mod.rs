@@ -206,6 +206,9 @@ pub(super) struct Form {
     /// The user picked the method on a card; until then the form follows
     /// [`job::recommended`] for the open data.
     pub chosen: bool,
+    /// The open table is a query engine's: only methods that count through a count
+    /// source (MST, AIM) train on it.
+    pub engine: bool,
 }
 
 impl Default for Form {
@@ -238,6 +241,7 @@ impl Default for Form {
             risk: Default::default(),
             sweep_mode: false,
             chosen: false,
+            engine: false,
         }
     }
 }
@@ -368,12 +372,26 @@ impl Form {
         })
     }
 
+    /// Why the chosen method cannot train on the open table, when it is a query engine's
+    /// and the method needs the rows in memory.
+    pub(super) fn engine_refusal(&self) -> Option<String> {
+        (self.engine && !self.info().streams).then(|| {
+            format!(
+                "{} trains on rows in memory; a table in a query engine is counted where it lies, which MST and AIM do: pick one of them",
+                self.info().title
+            )
+        })
+    }
+
     /// Whether the form, as it stands, may start a run.
     pub fn verdict(&self) -> Verdict {
         let req = match self.cost_request() {
             Ok(r) => r,
             Err(e) => return Verdict::Refused(e),
         };
+        if let Some(why) = self.engine_refusal() {
+            return Verdict::Refused(why);
+        }
         match self.cost.value() {
             Some(Ok(c)) if self.cost.is_current(&req) => match &c.refused {
                 Some(r) => Verdict::Refused(r.clone()),
