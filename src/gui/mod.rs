@@ -12,6 +12,7 @@
 
 mod background;
 mod category_editor;
+mod chrome;
 mod connect;
 mod data_panel;
 mod dialogs;
@@ -107,6 +108,46 @@ pub enum Content {
 }
 
 impl Content {
+    /// What the loader's worker found, as the window keeps it: a table under the user's
+    /// kept column settings when there are some, digits as a texture.
+    fn shown(opened: Opened, kept_schema: Option<Schema>, ctx: &egui::Context) -> Self {
+        match opened {
+            Opened::Table {
+                table,
+                schema,
+                notes,
+                stats,
+                profile,
+            } => Content::Table {
+                table,
+                schema: kept_schema.unwrap_or(schema),
+                notes,
+                stats,
+                profile,
+            },
+            Opened::Images {
+                count,
+                side,
+                labels,
+                grid,
+            } => Content::Images {
+                count,
+                side,
+                labels,
+                texture: ctx.load_texture("real-digits", grid, egui::TextureOptions::NEAREST),
+            },
+            Opened::Engine {
+                schema,
+                records,
+                schema_path,
+            } => Content::Engine {
+                schema,
+                records,
+                schema_path,
+            },
+        }
+    }
+
     /// The real digits' grid of an image dataset.
     pub fn real_grid(&self) -> Option<&egui::TextureHandle> {
         match self {
@@ -219,100 +260,39 @@ impl App {
         };
         let key = loading.key();
         let path = loading.path;
-        let mut restored = None;
-        let (dataset, shown, kept_schema, kept_runs) = match result {
-            Ok(loader::Done {
-                dataset,
-                shown,
-                kept_schema,
-                kept_runs,
-            }) => (dataset, Ok(shown), kept_schema, kept_runs),
-            Err(e) => (None, Err(e), None, Vec::new()),
-        };
-        match shown {
-            Ok(Opened::Table {
-                table,
-                schema,
-                notes,
-                stats,
-                profile,
-            }) => {
-                // The user's own column settings for this file, from last time.
-                restored = kept_schema;
-                let schema = restored.clone().unwrap_or(schema);
-                self.loaded = Some(Loaded {
-                    path: path.clone(),
-                    key: key.clone(),
-                    dataset,
-                    content: Content::Table {
-                        table,
-                        schema,
-                        notes,
-                        stats,
-                        profile,
-                    },
-                });
-            }
-            Ok(Opened::Images {
-                count,
-                side,
-                labels,
-                grid,
-            }) => {
-                let texture = ctx.load_texture("real-digits", grid, egui::TextureOptions::NEAREST);
-                self.loaded = Some(Loaded {
-                    path: path.clone(),
-                    key,
-                    dataset,
-                    content: Content::Images {
-                        count,
-                        side,
-                        labels,
-                        texture,
-                    },
-                });
-            }
-            Ok(Opened::Engine {
-                schema,
-                records,
-                schema_path,
-            }) => {
-                self.connect.remember(&path, &schema_path);
-                self.loaded = Some(Loaded {
-                    path: path.clone(),
-                    key,
-                    dataset,
-                    content: Content::Engine {
-                        schema,
-                        records,
-                        schema_path,
-                    },
-                });
-            }
+        let done = match result {
+            Ok(done) => done,
             Err(e) => {
                 // A file that no longer opens is not offered again as a recent one.
                 self.settings.forget(&path);
                 self.error = Some(e);
                 return;
             }
-        }
+        };
+        // The user's own column settings for this file, from last time.
+        let restored = done.kept_schema.is_some();
+        let content = Content::shown(done.shown, done.kept_schema, ctx);
         // Bundled samples are not "recent files": they are always one click away; an
         // engine's table is no file to reopen (it needs its schema too).
-        let engine = matches!(
-            self.loaded.as_ref().map(|l| &l.content),
-            Some(Content::Engine { .. })
-        );
-        if !path.starts_with(sample_path("")) && !engine {
+        if let Content::Engine { schema_path, .. } = &content {
+            self.connect.remember(&path, schema_path);
+        } else if !path.starts_with(sample_path("")) {
             self.settings.opened(&path);
         }
+        self.loaded = Some(Loaded {
+            path,
+            key,
+            dataset: done.dataset,
+            content,
+        });
         self.data_panel = Default::default();
-        if restored.is_some() {
+        if restored {
             self.data_panel.restored();
         }
         self.train_panel.dataset_opened(self.loaded.as_ref());
         self.results_panel.clear();
         // Kept runs were read with the file (tables only), off this thread.
-        self.results_panel.restore(kept_runs);
+        self.results_panel.restore(done.kept_runs);
         self.tab = Tab::Data;
     }
 
@@ -416,139 +396,6 @@ impl App {
             }
         }
     }
-
-    fn toolbar(&mut self, ui: &mut egui::Ui) {
-        let mut open: Option<PathBuf> = None;
-        // Wraps on a narrow window instead of cutting the sample buttons off.
-        ui.horizontal_wrapped(|ui| {
-            let b = ui
-                .add_enabled(!self.dialogs.busy(), egui::Button::new("Open… (Ctrl+O)"))
-                .on_hover_text(
-                    "Open a table (CSV, TSV, Excel, ODS, Parquet, Arrow, SPSS, Stata), MNIST digits or a released model with the system's file dialog",
-                );
-            let shortcut = ui.input_mut(|i| {
-                i.consume_shortcut(&egui::KeyboardShortcut::new(
-                    egui::Modifiers::COMMAND,
-                    egui::Key::O,
-                ))
-            });
-            if b.clicked() || (shortcut && !self.dialogs.busy()) {
-                self.dialogs.request(
-                    Purpose::OpenData,
-                    self.settings.last_dir.clone(),
-                    "",
-                    ui.ctx(),
-                );
-            }
-            let l = ui.label("or type a path:");
-            let r = ui
-                .add(egui::TextEdit::singleline(&mut self.path_input).desired_width(280.0))
-                .labelled_by(l.id);
-            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if ui.button("Open").clicked() || enter {
-                open = Some(PathBuf::from(self.path_input.trim()));
-            }
-            if ui
-                .button("Connect…")
-                .on_hover_text("Connect to a table a query engine (Ballista) holds: its rows are counted there and never come here (MST and AIM)")
-                .clicked()
-            {
-                self.connect.show(None);
-            }
-            ui.separator();
-            if ui.button("Try it with the Adult census sample").clicked() {
-                open = Some(sample_path("adult/adult_train.csv"));
-            }
-            if ui.button("Try it with MNIST digits").clicked() {
-                open = Some(sample_path("mnist/train-images-idx3-ubyte.gz"));
-            }
-        });
-        // Drag and drop: the first dropped file with a path opens.
-        let dropped = ui.ctx().input(|i| {
-            i.raw
-                .dropped_files
-                .first()
-                .map(|f| f.path().to_path_buf())
-                .filter(|p| !p.as_os_str().is_empty())
-        });
-        if let Some(p) = dropped.or(open) {
-            if p.as_os_str().is_empty() {
-                self.error = Some("Type the path of a CSV or MNIST IDX file first.".into());
-            } else {
-                self.open(&p, ui.ctx());
-            }
-        }
-        self.dialogs.ui(ui);
-        if let Some(l) = &self.loading {
-            l.ui(ui);
-        }
-        if let Some(e) = &self.error {
-            ui.colored_label(ui.visuals().error_fg_color, e);
-        }
-    }
-
-    /// The start screen: what the app does, and recent files.
-    fn start_screen(&mut self, ui: &mut egui::Ui) {
-        ui.add_space(12.0);
-        ui.heading("Differentially private synthetic data");
-        ui.label("dpsynth learns a generator of fake rows from a sensitive table (or small images), with a mathematical bound (ε, δ) on what the result can reveal about any one person.");
-        ui.add_space(6.0);
-        ui.label("1 · Open a table — CSV, Excel, ODS, Parquet, SPSS or Stata — with the button above, a typed path or a drop on the window; or try a bundled sample. A table too big to move can stay in a query engine: connect to it with its public schema.");
-        ui.label("2 · Mark each column's kind; type its public range or categories, or let each run estimate them privately.");
-        ui.label("3 · Pick a method and a privacy budget, see what it costs, and train.");
-        ui.label("4 · Compare the synthetic data with the real data, then export it.");
-        ui.add_space(12.0);
-        ui.strong("Recent files");
-        if self.settings.recent.is_empty() {
-            ui.label("none yet");
-        }
-        let mut open = None;
-        for p in &self.settings.recent {
-            let exists = p.exists();
-            let name = p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            );
-            ui.horizontal(|ui| {
-                let b = ui
-                    .add_enabled(exists, egui::Button::new(name))
-                    .on_hover_text(p.display().to_string());
-                if b.clicked() {
-                    open = Some(p.clone());
-                }
-                ui.weak(if exists {
-                    p.parent()
-                        .map_or(String::new(), |d| d.display().to_string())
-                } else {
-                    "(no longer there)".into()
-                });
-            });
-        }
-        if let Some(p) = open {
-            self.open(&p, ui.ctx());
-        }
-    }
-}
-
-/// Light, dark or the system's theme, in words (egui's own switch uses emoji glyphs that
-/// the bundled fonts lack). egui remembers the choice with the window's state.
-fn theme_switch(ui: &mut egui::Ui) {
-    use egui::ThemePreference as T;
-    let mut pref = ui.options(|o| o.theme_preference);
-    let before = pref;
-    // Right-to-left layout: the last one added sits leftmost.
-    for (p, name) in [
-        (T::System, "system"),
-        (T::Dark, "dark"),
-        (T::Light, "light"),
-    ] {
-        ui.selectable_value(&mut pref, p, name)
-            .on_hover_text(format!("{name} theme"));
-    }
-    ui.label("Theme:");
-    if pref != before {
-        ui.ctx().set_theme(pref);
-    }
 }
 
 impl eframe::App for App {
@@ -558,26 +405,7 @@ impl eframe::App for App {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
-        // The frame just drawn: the tab it showed, and what was in flight.
-        let place = format!(
-            "{:?}{}{}",
-            self.tab,
-            if self.loading.is_some() {
-                ", loading"
-            } else {
-                ""
-            },
-            if self.results_panel.is_evaluating() {
-                ", evaluating"
-            } else {
-                ""
-            }
-        );
-        self.frames.record(
-            frame.info().cpu_usage,
-            self.train_panel.is_running(),
-            &place,
-        );
+        self.record_frame(frame);
         let ctx = ui.ctx().clone();
         self.finish_loading(&ctx);
         if let Some(e) = self.schema_keeper.failure() {
@@ -596,36 +424,7 @@ impl eframe::App for App {
             self.train_panel.poll(&ctx, &mut cx)
         };
         self.apply(polled, &ctx);
-        let tab_before = self.tab;
-        egui::Panel::top("top").show(ui, |ui| {
-            ui.horizontal(|ui| {
-                ui.heading("dpsynth");
-                ui.separator();
-                ui.selectable_value(&mut self.tab, Tab::Data, "1 · Data");
-                ui.selectable_value(&mut self.tab, Tab::Train, "2 · Train and export");
-                ui.selectable_value(&mut self.tab, Tab::Results, "3 · Results");
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    theme_switch(ui);
-                    self.guide.menu(ui);
-                });
-            });
-        });
-        self.guide.show(ui.ctx());
-        if self.tab != tab_before {
-            // An error about opening a file belongs to the moment it happened.
-            self.error = None;
-        }
-        egui::Panel::bottom("status").show(ui, |ui| {
-            ui.horizontal(|ui| {
-                match &self.loaded {
-                    Some(l) => ui.weak(format!("open: {}", l.path.display())),
-                    None => ui.weak("no dataset open"),
-                };
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    ui.weak(self.frames.status());
-                });
-            });
-        });
+        self.tabs_and_status(ui);
         let mut commands = Vec::new();
         egui::CentralPanel::default().show(ui, |ui| {
             self.toolbar(ui);

@@ -131,7 +131,7 @@ pub fn connect(url: &Path, schema: &Path) -> Result<Connected, JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(url, e);
     let mut table = data::engine::EngineTable::connect(source).map_err(|e| at(&e))?;
     let survey = table
-        .survey(&schema, &Default::default())
+        .survey(&schema, &Default::default(), &mut || false)
         .map_err(|e| at(&e))?;
     Ok(Connected {
         identity,

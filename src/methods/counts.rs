@@ -194,20 +194,25 @@ fn count_by_engine(
     let sizes = domain.sizes();
     let mut out = Vec::with_capacity(maximal.len());
     for (k, batch) in maximal.chunks(ENGINE_BATCH).enumerate() {
-        let mut p = Progress::at(s, private, "counting in the engine", (0, 1), vec![]);
-        p.note = Some(format!(
+        let note = format!(
             "the engine counts marginals {}–{} of {} where the rows are (noise comes after)",
             k * ENGINE_BATCH + 1,
             k * ENGINE_BATCH + batch.len(),
             maximal.len()
-        ));
-        if (s.observer)(p) == Flow::Stop {
+        );
+        // Asked before the query and while the engine works on it.
+        let mut heard = || {
+            let mut p = Progress::at(s, private, "counting in the engine", (0, 1), vec![]);
+            p.note = Some(note.clone());
+            (s.observer)(p) == Flow::Stop
+        };
+        if heard() {
             return Err(MethodError::Plan(STOPPED.into()));
         }
         let columns: Vec<Vec<(String, Grouping)>> =
             batch.iter().map(|m| groupings(enc, domain, m)).collect();
         let groups = table
-            .groups(&columns)
+            .groups(&columns, &mut heard)
             .map_err(|e| MethodError::Plan(e.to_string()))?;
         for ((m, columns), groups) in batch.iter().zip(&columns).zip(&groups) {
             let levels = group_levels(table, enc, domain, (columns, groups), m)?;

@@ -69,4 +69,26 @@ fn a_ballista_cluster_counts_what_memory_counts() {
         "missing",
     );
     assert!(refused(cfg).contains("ballista://"));
+
+    // A cancel while the engine surveys the table stops the query before anything is
+    // spent: the ledger never hears of the table.
+    let stop_ledger = dir.path().join("stopped.sqlite3");
+    let cfg = config(dir.path(), "aim", url("adult_1k.parquet"), "stopped");
+    let h = dpsynth::job::spawn(cfg, stop_ledger.clone(), None);
+    h.cancel();
+    let mut out = None;
+    for ev in h.events.iter() {
+        if let dpsynth::job::Event::Finished(r) = ev {
+            out = Some(r.map(|_| ()).map_err(|e| e.to_string()));
+        }
+    }
+    h.join();
+    let e = out.expect("the job finished").unwrap_err();
+    assert!(e.contains(dpsynth::data::engine::STOPPED), "{e}");
+    let l = Ledger::open(&stop_ledger).unwrap();
+    assert!(
+        l.alias(&format!("engine:{}", url("adult_1k.parquet").display()))
+            .unwrap()
+            .is_none()
+    );
 }

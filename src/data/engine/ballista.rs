@@ -11,7 +11,7 @@ use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
 
 use super::arrays::{as_f64, as_i64, first_row, text};
 use super::sql::{self, TABLE};
-use super::{EngineSource, EngineSurvey, Group, Grouping};
+use super::{EngineSource, EngineSurvey, Group, Grouping, STOPPED, Stop};
 use crate::data::DataError;
 use crate::data::cells::{Cell, RawColumn};
 use crate::data::csv::LoadOptions;
@@ -85,10 +85,28 @@ impl EngineTable {
         })
     }
 
-    fn query(&self, q: &str) -> Result<Vec<RecordBatch>, DataError> {
-        self.rt
-            .block_on(async { self.ctx.sql(q).await?.collect().await })
-            .map_err(|e| self.err(e))
+    /// Runs `q` to its batches, asking `stop` first and five times a second while the
+    /// engine works: a stop drops the query here (a cluster may finish the stage it was
+    /// running).
+    fn query(&self, q: &str, stop: Stop<'_>) -> Result<Vec<RecordBatch>, DataError> {
+        let stopped = || DataError::file(&self.source.identity(), STOPPED);
+        if stop() {
+            return Err(stopped());
+        }
+        self.rt.block_on(async {
+            let run = async { self.ctx.sql(q).await?.collect().await };
+            tokio::pin!(run);
+            loop {
+                tokio::select! {
+                    r = &mut run => return r.map_err(|e| self.err(e)),
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(200)) => {
+                        if stop() {
+                            return Err(stopped());
+                        }
+                    }
+                }
+            }
+        })
     }
 
     fn names(&self) -> Vec<String> {
@@ -113,6 +131,7 @@ impl EngineTable {
         &mut self,
         schema: &Schema,
         opts: &LoadOptions,
+        stop: Stop<'_>,
     ) -> Result<EngineSurvey, DataError> {
         self.tokens = opts.missing_tokens.clone();
         let id = self.source.identity();
@@ -125,7 +144,7 @@ impl EngineTable {
             .filter(|c| c.kind == Kind::Continuous)
             .map(|c| c.name.as_str())
             .collect();
-        let row = self.survey_row(&order, &continuous)?;
+        let row = self.survey_row(&order, &continuous, stop)?;
         let rows = as_i64(&row[0]).unwrap_or(0).max(0) as usize;
         if rows == 0 {
             return Err(DataError::file(&id, "has a header but no data rows"));
@@ -145,7 +164,7 @@ impl EngineTable {
             let cells = if spec.kind == Kind::Ignored {
                 vec![Cell::Text("-".into())]
             } else {
-                self.distinct(&spec.name)?
+                self.distinct(&spec.name, stop)?
             };
             witness.push((spec.name.clone(), cells));
         }
@@ -190,6 +209,7 @@ impl EngineTable {
         &self,
         order: &[String],
         continuous: &[&str],
+        stop: Stop<'_>,
     ) -> Result<Vec<ArrayRef>, DataError> {
         let mut select = vec!["COUNT(*)".to_string()];
         select.extend(sql::digest_words("dpsynth_h"));
@@ -206,7 +226,7 @@ impl EngineTable {
             sql::digest_hex(order, &self.tokens),
             self.filter()
         );
-        let batches = self.query(&q)?;
+        let batches = self.query(&q, stop)?;
         let row = first_row(&batches).map_err(|e| self.err(e))?;
         if row.len() != select.len() {
             return Err(self.err(format!(
@@ -219,7 +239,7 @@ impl EngineTable {
     }
 
     /// The distinct cells of a text column (missing last).
-    fn distinct(&self, column: &str) -> Result<Vec<Cell>, DataError> {
+    fn distinct(&self, column: &str, stop: Stop<'_>) -> Result<Vec<Cell>, DataError> {
         let c = sql::cell(column, &self.tokens);
         let q = format!(
             "SELECT DISTINCT {c} AS v FROM {TABLE} WHERE {} LIMIT {}",
@@ -228,7 +248,7 @@ impl EngineTable {
         );
         let mut cells = Vec::new();
         let mut missing = false;
-        for b in self.query(&q)? {
+        for b in self.query(&q, stop)? {
             let a = text(b.column(0)).map_err(|e| self.err(e))?;
             for i in 0..a.len() {
                 if a.is_null(i) {
@@ -255,11 +275,15 @@ impl EngineTable {
     /// The records grouped by each of `sets` (a set: columns, each by its [`Grouping`]),
     /// with each group's smallest and largest cell per column and its count: one query
     /// (`GROUP BY GROUPING SETS`), so the engine reads the table once for all of them.
-    pub fn groups(&self, sets: &[Vec<(String, Grouping)>]) -> Result<Vec<Vec<Group>>, DataError> {
+    pub fn groups(
+        &self,
+        sets: &[Vec<(String, Grouping)>],
+        stop: Stop<'_>,
+    ) -> Result<Vec<Vec<Group>>, DataError> {
         let q = super::grouping::GroupingQuery::new(sets);
         let mut out: Vec<Vec<Group>> = vec![Vec::new(); sets.len()];
         let sql = q.sql(&self.tokens, &|c| self.is_number(c), &self.filter());
-        for b in self.query(&sql)? {
+        for b in self.query(&sql, stop)? {
             q.read(&b, sets, &mut out).map_err(|e| self.err(e))?;
         }
         Ok(out)

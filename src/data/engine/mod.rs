@@ -49,6 +49,12 @@ pub const AVAILABLE: bool = cfg!(feature = "ballista");
 /// What a build without the engine says when asked for one.
 pub const ABSENT: &str = "this build has no distributed engine: build dpsynth with `--features ballista` (cargo install --path . --features ballista)";
 
+/// Asked while the engine works: true stops the query (a run's cancel).
+pub type Stop<'a> = &'a mut dyn FnMut() -> bool;
+
+/// What a stopped query says.
+pub const STOPPED: &str = "stopped while the engine was counting";
+
 /// The scheduler port Ballista listens on by default.
 pub const DEFAULT_PORT: u16 = 50050;
 
@@ -160,6 +166,7 @@ impl EngineTable {
         &mut self,
         _schema: &super::schema::Schema,
         _opts: &super::csv::LoadOptions,
+        _stop: Stop<'_>,
     ) -> Result<EngineSurvey, super::DataError> {
         Err(self.absent())
     }
@@ -167,6 +174,7 @@ impl EngineTable {
     pub fn groups(
         &self,
         _sets: &[Vec<(String, Grouping)>],
+        _stop: Stop<'_>,
     ) -> Result<Vec<Vec<Group>>, super::DataError> {
         Err(self.absent())
     }

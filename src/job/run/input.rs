@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::data;
 use crate::data::encode::{EncodedData, Encoding};
@@ -18,6 +19,9 @@ use crate::job::{Event, JobError, RunConfig};
 use crate::methods::registry::{DataKind, MethodInfo};
 use crate::privacy::Budget;
 use crate::privacy::ledger::Ledger;
+
+/// What a survey stopped by the run's cancel says: nothing was spent.
+const SURVEY_STOPPED: &str = "stopped while checking the rows, before anything was spent";
 
 /// The private data, encoded, and what kind it is.
 pub(super) struct Encoded {
@@ -96,12 +100,16 @@ pub(super) fn opened(cfg: &RunConfig) -> Result<Arc<crate::job::workspace::Opene
 
 /// Opens the data, with its ledger keys ([`crate::data::digest`]): those of `charge_to`
 /// when the run is paid by another file (an audit's working copy).
-pub(super) fn load(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
+pub(super) fn load(cfg: &RunConfig, cancel: &AtomicBool) -> Result<(Loaded, Keys), JobError> {
     if let Some(source) = EngineSource::parse(&cfg.data) {
-        return load_engine(cfg, source.map_err(|e| JobError::Usage(e.to_string()))?);
+        return load_engine(
+            cfg,
+            source.map_err(|e| JobError::Usage(e.to_string()))?,
+            cancel,
+        );
     }
     if cfg.stream {
-        return load_streamed(cfg);
+        return load_streamed(cfg, cancel);
     }
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
     let opened = opened(cfg)?;
@@ -178,7 +186,7 @@ pub(super) fn encode(cfg: &RunConfig, table: &Table, schema: &Schema) -> Result<
 /// rows), one pass over every column that checks each part against it, counts the
 /// records and computes the content key ([`crate::data::stream::Scan::survey`]), and
 /// the file's byte key. The method reads the file again, in parts, for its counts.
-fn load_streamed(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
+fn load_streamed(cfg: &RunConfig, cancel: &AtomicBool) -> Result<(Loaded, Keys), JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
     let schema = given_schema(cfg)?;
     let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
@@ -187,7 +195,15 @@ fn load_streamed(cfg: &RunConfig) -> Result<(Loaded, Keys), JobError> {
         scan.part_rows = rows.max(1);
     }
     let survey = scan
-        .survey(&mut |part| schema.check_fits(part, &[]))
+        .survey(&mut |part| {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(data::DataError::file(
+                    &cfg.data.display().to_string(),
+                    SURVEY_STOPPED,
+                ));
+            }
+            schema.check_fits(part, &[])
+        })
         .map_err(|e| at(&e))?;
     let bytes = crate::job::workspace::byte_key(&cfg.data).map_err(|e| at(&e))?;
     Ok((
@@ -240,7 +256,11 @@ pub(super) fn is_engine(cfg: &RunConfig) -> bool {
 /// the rows are ([`EngineTable::survey`]). The byte-key slot holds the table's identity:
 /// the same URL keeps its spend even when its rows change (a key shared too widely only
 /// charges more).
-fn load_engine(cfg: &RunConfig, source: EngineSource) -> Result<(Loaded, Keys), JobError> {
+fn load_engine(
+    cfg: &RunConfig,
+    source: EngineSource,
+    cancel: &AtomicBool,
+) -> Result<(Loaded, Keys), JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
     if !crate::data::engine::AVAILABLE {
         return Err(JobError::Usage(format!(
@@ -254,7 +274,9 @@ fn load_engine(cfg: &RunConfig, source: EngineSource) -> Result<(Loaded, Keys), 
     let identity = source.identity();
     let mut table = EngineTable::connect(source).map_err(|e| at(&e))?;
     let survey = table
-        .survey(&schema, &Default::default())
+        .survey(&schema, &Default::default(), &mut || {
+            cancel.load(Ordering::SeqCst)
+        })
         .map_err(|e| at(&e))?;
     Ok((
         Loaded::Streamed(EncodedScan {
@@ -402,6 +424,7 @@ pub(super) fn checked_input(
     cfg: &RunConfig,
     info: &MethodInfo,
     private: bool,
+    cancel: &AtomicBool,
 ) -> Result<(Loaded, Keys), JobError> {
     if (cfg.stream || is_engine(cfg)) && !info.streams {
         return Err(JobError::Usage(format!(
@@ -409,7 +432,7 @@ pub(super) fn checked_input(
             info.id
         )));
     }
-    let (loaded, key) = load(cfg)?;
+    let (loaded, key) = load(cfg, cancel)?;
     if !info.accepts(loaded.kind()) {
         return Err(JobError::Usage(format!(
             "{} cannot train on {}; pick a method that accepts them (`dpsynth methods`)",

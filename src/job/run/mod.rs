@@ -207,7 +207,7 @@ pub(super) fn run(
             cfg.data.display()
         )));
     }
-    let (mut loaded, keys) = checked_input(cfg, info, private)?;
+    let (mut loaded, keys) = checked_input(cfg, info, private, cancel)?;
     let key = keys.content.clone();
     let n = records(cfg, loaded.rows())?;
     if let Some(p) = cfg.public_rows {
