@@ -61,6 +61,9 @@ impl ConnectDialog {
             .open(&mut open)
             .default_width(520.0)
             .collapsible(false)
+            // Below the toolbar, so the tabs and the path field stay in view.
+            .pivot(egui::Align2::CENTER_TOP)
+            .default_pos([ctx.content_rect().center().x, 90.0])
             .show(ctx, |ui| {
                 ui.label("A table an Apache DataFusion Ballista cluster holds (Parquet or CSV on its storage). Its rows stay there: the engine counts groups of columns, dpsynth adds the noise. MST and AIM train this way.");
                 if !crate::data::engine::AVAILABLE {

@@ -242,13 +242,18 @@ impl Loading {
         };
         ui.horizontal(|ui| {
             ui.spinner();
-            ui.label(format!("Opening {}", self.path.display()));
+            let verb = if self.stage.load(Ordering::Relaxed) == SURVEYING {
+                "Connecting to"
+            } else {
+                "Opening"
+            };
+            ui.label(format!("{verb} {}", self.path.display()));
         });
         ui.add(
             egui::ProgressBar::new(frac)
                 .text(format!("{text} · {secs:.1} s"))
                 .animate(true),
         );
-        ui.label("The window stays usable while the file loads.");
+        ui.label("The window stays usable meanwhile.");
     }
 }

@@ -156,17 +156,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     }
     let (plan, charges) =
         super::plan::method_plan(method.as_ref(), req.rows, budget, domain_plan.as_ref())?;
-    if let Some(schema) = req.schema.as_ref().or(req.fixed_schema.as_ref()) {
-        if let Ok(enc) = crate::data::encode::Encoding::new(schema) {
-            c.resources = Some(super::plan::resources(
-                method.as_ref(),
-                (req.rows, req.rows),
-                schema.columns.len(),
-                enc.width,
-                req.device.resolves_to_cpu(),
-            ));
-        }
-    }
+    c.resources = resources(req, method.as_ref());
     let orders = ledger.orders();
     let rule = DeltaRule::of(&ledger, &req.dataset, req.delta)?;
     let (after, delta) = if st.budget_is_default || matches!(rule, DeltaRule::Adopt { .. }) {
@@ -193,17 +183,39 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     c.left_after = (c.total - after).max(0.0);
     c.warning = plan.noise_warning();
     c.summary = plan.summary;
-    c.refused = rule.refusal(req.delta);
+    c.refused = rule.refusal(req.delta).or_else(|| over_budget(&c, after));
     c.delta_rule = Some(rule);
-    if after > c.total && c.refused.is_none() {
-        c.refused = Some(format!(
+    Ok(c)
+}
+
+/// The memory and time estimate, where the schema (the table's or an image set's fixed
+/// one) is known.
+fn resources(
+    req: &CostRequest,
+    method: &dyn crate::methods::Synthesizer,
+) -> Option<super::resources::Resources> {
+    let schema = req.schema.as_ref().or(req.fixed_schema.as_ref())?;
+    let enc = crate::data::encode::Encoding::new(schema).ok()?;
+    Some(super::plan::resources(
+        method,
+        (req.rows, req.rows),
+        schema.columns.len(),
+        enc.width,
+        req.device.resolves_to_cpu(),
+    ))
+}
+
+/// Why a run that would end at ε `after` on its dataset is refused, when that is over the
+/// dataset's total.
+fn over_budget(c: &Cost, after: f64) -> Option<String> {
+    (after > c.total).then(|| {
+        format!(
             "This run needs ε ≈ {:.3} but only {:.3} is left of the dataset's total {:.3}. Lower ε or raise the total.",
             c.this_run,
             (c.total - c.spent).max(0.0),
             c.total
-        ));
-    }
-    Ok(c)
+        )
+    })
 }
 
 /// The facts of `schema` a private release would not cover under `policy`, one sentence

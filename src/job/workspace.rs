@@ -111,8 +111,9 @@ pub fn connect(url: &Path, schema: &Path) -> Result<Connected, JobError> {
         Some(s) => s.map_err(|e| JobError::Usage(e.to_string()))?,
         None => {
             return Err(JobError::Usage(format!(
-                "{} is not a query engine's table: write ballista://HOST:PORT/PATH or ballista://local/PATH",
-                url.display()
+                "{} is not a query engine's table: write {}",
+                url.display(),
+                data::engine::URL_FORMS
             )));
         }
     };

@@ -49,6 +49,10 @@ pub const AVAILABLE: bool = cfg!(feature = "ballista");
 /// What a build without the engine says when asked for one.
 pub const ABSENT: &str = "this build has no distributed engine: build dpsynth with `--features ballista` (cargo install --path . --features ballista)";
 
+/// How an engine table is written, for messages that ask for one.
+pub const URL_FORMS: &str =
+    "ballista://HOST:PORT/PATH (a cluster's scheduler) or ballista://local/PATH (in this process)";
+
 /// Asked while the engine works: true stops the query (a run's cancel).
 pub type Stop<'a> = &'a mut dyn FnMut() -> bool;
 
@@ -66,9 +70,7 @@ impl EngineSource {
         let bad = |why: &str| {
             Some(Err(super::DataError::file(
                 s,
-                format!(
-                    "{why}: write ballista://HOST:PORT/PATH (a cluster's scheduler) or ballista://local/PATH (in this process)"
-                ),
+                format!("{why}: write {URL_FORMS}"),
             )))
         };
         let Some(slash) = rest.find('/') else {

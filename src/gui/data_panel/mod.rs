@@ -86,6 +86,137 @@ impl DataPanel {
         self.message = Some(Ok("Your column settings for this file from last time are back. \"Guess again\" starts over from the file.".into()));
     }
 
+    /// The table's size, the sheet, and the schema buttons (save, load, guess again).
+    /// True when the schema changed.
+    fn table_header(
+        &mut self,
+        ui: &mut egui::Ui,
+        file: &Path,
+        (table, schema, notes): (&crate::data::Table, &mut Schema, &mut Vec<(String, String)>),
+        dialogs: &mut Dialogs,
+    ) -> bool {
+        let path = file.display().to_string();
+        let mut changed = false;
+        ui.horizontal(|ui| {
+            ui.label(format!(
+                "{path}: {} rows × {} columns",
+                table.n_rows,
+                table.n_cols()
+            ));
+            self.sheet_picker(ui, file);
+            ui.separator();
+            dialogs.button(
+                ui,
+                true,
+                "Save schema…",
+                "The kinds and domains as JSON, the same file `dpsynth train --schema` reads",
+                Purpose::SaveSchema,
+                "schema.json",
+            );
+            dialogs.button(
+                ui,
+                true,
+                "Load schema…",
+                "Replace the kinds and domains with a saved schema",
+                Purpose::LoadSchema,
+                "",
+            );
+            if ui
+                .button("Guess again")
+                .on_hover_text("Forget the kinds and domains set for this file and guess them from the data again")
+                .clicked()
+            {
+                match crate::data::infer::infer_schema(table) {
+                    Ok(inf) => {
+                        *schema = inf.schema;
+                        *notes = inf.notes;
+                        self.typed.clear();
+                        self.date_text.clear();
+                        self.message = Some(Ok("guessed the kinds and domains from the file again".into()));
+                        changed = true;
+                    }
+                    Err(e) => self.message = Some(Err(e.to_string())),
+                }
+            }
+        });
+        changed
+    }
+
+    /// What the guarantee does not cover yet, each with the one click that covers it:
+    /// domains read off the rows, a codebook not called public, kinds guessed. True when
+    /// the schema changed.
+    fn coverage_prompts(&mut self, ui: &mut egui::Ui, schema: &mut Schema) -> bool {
+        let mut changed = false;
+        // Marked columns are estimated privately when a run trains: they are on
+        // their way to being covered, not "read off the data" any more.
+        let marked = crate::data::estimate::marked(schema).len();
+        if marked > 0 {
+            let what = if marked == 1 {
+                "1 column domain will be".to_string()
+            } else {
+                format!("{marked} column domains will be")
+            };
+            ui.label(format!("{what} estimated privately when a private run trains (a share of its ε; the cost preview in tab 2 says what the estimate will keep)."));
+        }
+        let from_codebook = schema.unconfirmed_codebook().len();
+        if from_codebook > 0 {
+            ui.horizontal_wrapped(|ui| {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{from_codebook} columns take their categories from the file's codebook (its value labels, every label whether a row uses it or not). If the codebook is published (a survey's documentation), say so and they are covered."),
+                );
+                if ui
+                    .button("The file's codebook is public")
+                    .on_hover_text("The value labels are a public fact, not something these rows decided: the kinds and categories of those columns are then covered by the guarantee")
+                    .clicked()
+                {
+                    let n = schema.confirm_codebook();
+                    self.message = Some(Ok(format!("{n} columns now use the public codebook")));
+                    changed = true;
+                }
+            });
+        }
+        let np = crate::data::estimate::uncovered(schema).len();
+        if np > 0 {
+            ui.horizontal_wrapped(|ui| {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{np} column domains are read off the data and not protected: replace them with public values (type both bounds, or a category list), or estimate them privately."),
+                );
+                if ui
+                    .button("Estimate all privately")
+                    .on_hover_text("Each private run estimates these domains with noise (a share of its ε, shown in the cost preview) instead of copying the data's values into the model")
+                    .clicked()
+                {
+                    for c in &mut schema.columns {
+                        if c.kind != Kind::Ignored && c.provenance == Provenance::FromData {
+                            c.provenance = Provenance::ToEstimate;
+                        }
+                    }
+                    changed = true;
+                }
+            });
+        }
+        let guessed = schema.non_private_kinds().len();
+        if guessed > 0 {
+            ui.horizontal_wrapped(|ui| {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{guessed} column kinds were guessed from the rows: one record can change a guess, so the statement will name them as not covered. Set each kind below, or confirm them if they are public (a codebook's)."),
+                );
+                if ui
+                    .button("Kinds are public")
+                    .on_hover_text("The kinds and date formats shown are public facts (from a codebook or the data's documentation), not something these rows decided: the guarantee then covers them")
+                    .clicked()
+                {
+                    schema.confirm_kinds();
+                    changed = true;
+                }
+            });
+        }
+        changed
+    }
+
     /// Draws the view; returns true when the schema changed.
     fn draw(&mut self, ui: &mut egui::Ui, loaded: &mut Loaded, dialogs: &mut Dialogs) -> bool {
         let path = loaded.path.display().to_string();
@@ -97,122 +228,15 @@ impl DataPanel {
                 stats,
                 ..
             } => {
-                let mut changed = false;
-                ui.horizontal(|ui| {
-                    ui.label(format!(
-                        "{path}: {} rows × {} columns",
-                        table.n_rows,
-                        table.n_cols()
-                    ));
-                    self.sheet_picker(ui, &loaded.path);
-                    ui.separator();
-                    dialogs.button(
-                        ui,
-                        true,
-                        "Save schema…",
-                        "The kinds and domains as JSON, the same file `dpsynth train --schema` reads",
-                        Purpose::SaveSchema,
-                        "schema.json",
-                    );
-                    dialogs.button(
-                        ui,
-                        true,
-                        "Load schema…",
-                        "Replace the kinds and domains with a saved schema",
-                        Purpose::LoadSchema,
-                        "",
-                    );
-                    if ui
-                        .button("Guess again")
-                        .on_hover_text("Forget the kinds and domains set for this file and guess them from the data again")
-                        .clicked()
-                    {
-                        match crate::data::infer::infer_schema(table) {
-                            Ok(inf) => {
-                                *schema = inf.schema;
-                                *notes = inf.notes;
-                                self.typed.clear();
-                                self.date_text.clear();
-                                self.message = Some(Ok("guessed the kinds and domains from the file again".into()));
-                                changed = true;
-                            }
-                            Err(e) => self.message = Some(Err(e.to_string())),
-                        }
-                    }
-                });
+                let mut changed =
+                    self.table_header(ui, &loaded.path, (&**table, schema, notes), dialogs);
                 if let Some(m) = &self.message {
                     match m {
                         Ok(m) => ui.label(m),
                         Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
                     };
                 }
-                // Marked columns are estimated privately when a run trains: they are on
-                // their way to being covered, not "read off the data" any more.
-                let marked = crate::data::estimate::marked(schema).len();
-                if marked > 0 {
-                    let what = if marked == 1 {
-                        "1 column domain will be".to_string()
-                    } else {
-                        format!("{marked} column domains will be")
-                    };
-                    ui.label(format!("{what} estimated privately when a private run trains (a share of its ε; the cost preview in tab 2 says what the estimate will keep)."));
-                }
-                let from_codebook = schema.unconfirmed_codebook().len();
-                if from_codebook > 0 {
-                    ui.horizontal_wrapped(|ui| {
-                        ui.colored_label(
-                            ui.visuals().warn_fg_color,
-                            format!("{from_codebook} columns take their categories from the file's codebook (its value labels, every label whether a row uses it or not). If the codebook is published (a survey's documentation), say so and they are covered."),
-                        );
-                        if ui
-                            .button("The file's codebook is public")
-                            .on_hover_text("The value labels are a public fact, not something these rows decided: the kinds and categories of those columns are then covered by the guarantee")
-                            .clicked()
-                        {
-                            let n = schema.confirm_codebook();
-                            self.message = Some(Ok(format!("{n} columns now use the public codebook")));
-                            changed = true;
-                        }
-                    });
-                }
-                let np = crate::data::estimate::uncovered(schema).len();
-                if np > 0 {
-                    ui.horizontal_wrapped(|ui| {
-                        ui.colored_label(
-                            ui.visuals().warn_fg_color,
-                            format!("{np} column domains are read off the data and not protected: replace them with public values (type both bounds, or a category list), or estimate them privately."),
-                        );
-                        if ui
-                            .button("Estimate all privately")
-                            .on_hover_text("Each private run estimates these domains with noise (a share of its ε, shown in the cost preview) instead of copying the data's values into the model")
-                            .clicked()
-                        {
-                            for c in &mut schema.columns {
-                                if c.kind != Kind::Ignored && c.provenance == Provenance::FromData {
-                                    c.provenance = Provenance::ToEstimate;
-                                }
-                            }
-                            changed = true;
-                        }
-                    });
-                }
-                let guessed = schema.non_private_kinds().len();
-                if guessed > 0 {
-                    ui.horizontal_wrapped(|ui| {
-                        ui.colored_label(
-                            ui.visuals().warn_fg_color,
-                            format!("{guessed} column kinds were guessed from the rows: one record can change a guess, so the statement will name them as not covered. Set each kind below, or confirm them if they are public (a codebook's)."),
-                        );
-                        if ui
-                            .button("Kinds are public")
-                            .on_hover_text("The kinds and date formats shown are public facts (from a codebook or the data's documentation), not something these rows decided: the guarantee then covers them")
-                            .clicked()
-                        {
-                            schema.confirm_kinds();
-                            changed = true;
-                        }
-                    });
-                }
+                changed |= self.coverage_prompts(ui, schema);
                 for (c, n) in notes.iter() {
                     ui.label(format!("note: '{c}' {n}"));
                 }

@@ -321,40 +321,8 @@ impl ResultsPanel {
             ui.label("No results yet: train a model in tab 2; its evaluation appears here.");
             return;
         }
-        let mut delete = false;
-        ui.horizontal_wrapped(|ui| {
-            ui.label("Run:");
-            for (i, r) in self.runs.iter().enumerate() {
-                ui.selectable_value(&mut self.selected, i, &r.title);
-            }
-            if self.runs.get(self.selected).is_some_and(|r| r.model.is_some()) {
-                ui.separator();
-                if self.delete_armed {
-                    ui.label("Delete this run's model file for good?");
-                    delete = ui.button("Yes, delete it").clicked();
-                    if ui.button("Keep it").clicked() {
-                        self.delete_armed = false;
-                    }
-                } else if ui
-                    .button("Delete run…")
-                    .on_hover_text("Removes the run from this list and its model file from the app's folder (exported files stay)")
-                    .clicked()
-                {
-                    self.delete_armed = true;
-                }
-            }
-        });
-        if delete {
-            self.delete_armed = false;
-            if let Err(e) = self.delete_selected() {
-                self.delete_msg = Some(e);
-            }
-            if self.runs.is_empty() {
-                return;
-            }
-        }
-        if let Some(m) = &self.delete_msg {
-            ui.colored_label(ui.visuals().error_fg_color, m);
+        if !self.run_picker(ui) {
+            return;
         }
         self.export_ui(ui, dialogs);
         // The before/after view only where a run was boosted.
@@ -386,20 +354,7 @@ impl ResultsPanel {
             return;
         };
         if self.view == View::Statement {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                statement_ui(ui, &run.statement);
-                ui.separator();
-                ui.strong("What this means for a person in the data");
-                let curve = crate::job::risk::RiskCurve::of_statement(&run.statement, None);
-                ui.label(&curve.sentence);
-                let measured = run.audit.measured_points();
-                self.risk.chart(ui, "risk-statement", &curve, &measured);
-                if measured.is_empty() {
-                    ui.label("Run the privacy audit (its view, beside this one) to see real attacks' measured points on this chart.");
-                } else {
-                    ui.label("The dots are the privacy audit's attacks on this method, as measured on canaries (point estimates; the audit view gives the bounds they prove). A dot above the red curve would be evidence of a bug.");
-                }
-            });
+            statement_view(ui, run, &mut self.risk);
             return;
         }
         if self.view == View::Audit {
@@ -410,6 +365,56 @@ impl ResultsPanel {
             run.audit.ui(ui, run.config.as_deref(), claimed);
             return;
         }
+        self.evaluation_ui(ui, dialogs);
+    }
+
+    /// The run picker, with Delete run… and its confirmation. False when the last run
+    /// was just deleted (nothing left to show).
+    fn run_picker(&mut self, ui: &mut egui::Ui) -> bool {
+        let mut delete = false;
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Run:");
+            for (i, r) in self.runs.iter().enumerate() {
+                ui.selectable_value(&mut self.selected, i, &r.title);
+            }
+            if self.runs.get(self.selected).is_some_and(|r| r.model.is_some()) {
+                ui.separator();
+                if self.delete_armed {
+                    ui.label("Delete this run's model file for good?");
+                    delete = ui.button("Yes, delete it").clicked();
+                    if ui.button("Keep it").clicked() {
+                        self.delete_armed = false;
+                    }
+                } else if ui
+                    .button("Delete run…")
+                    .on_hover_text("Removes the run from this list and its model file from the app's folder (exported files stay)")
+                    .clicked()
+                {
+                    self.delete_armed = true;
+                }
+            }
+        });
+        if delete {
+            self.delete_armed = false;
+            if let Err(e) = self.delete_selected() {
+                self.delete_msg = Some(e);
+            }
+            if self.runs.is_empty() {
+                return false;
+            }
+        }
+        if let Some(m) = &self.delete_msg {
+            ui.colored_label(ui.visuals().error_fg_color, m);
+        }
+        true
+    }
+
+    /// The selected run's evaluation in the chosen view, its progress, or why there is
+    /// none; Save HTML report… once it is done.
+    fn evaluation_ui(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
+        let Some(run) = self.runs.get(self.selected) else {
+            return;
+        };
         if let EvalState::Done(_) = &run.state {
             ui.horizontal(|ui| {
                 dialogs.button(
@@ -482,6 +487,25 @@ impl ResultsPanel {
             }
         }
     }
+}
+
+/// The selected run's privacy statement, and what it means for a person in the data, with
+/// the audit's measured points when it has run.
+fn statement_view(ui: &mut egui::Ui, run: &RunResult, risk: &mut super::risk_view::RiskView) {
+    egui::ScrollArea::vertical().show(ui, |ui| {
+                statement_ui(ui, &run.statement);
+                ui.separator();
+                ui.strong("What this means for a person in the data");
+                let curve = crate::job::risk::RiskCurve::of_statement(&run.statement, None);
+                ui.label(&curve.sentence);
+                let measured = run.audit.measured_points();
+                risk.chart(ui, "risk-statement", &curve, &measured);
+                if measured.is_empty() {
+                    ui.label("Run the privacy audit (its view, beside this one) to see real attacks' measured points on this chart.");
+                } else {
+                    ui.label("The dots are the privacy audit's attacks on this method, as measured on canaries (point estimates; the audit view gives the bounds they prove). A dot above the red curve would be evidence of a bug.");
+                }
+            });
 }
 
 fn empty_statement() -> PrivacyStatement {

@@ -13,7 +13,7 @@ use crate::methods::registry::DataKind;
 use crate::methods::released::save_net;
 use crate::methods::{Checkpoint, Flow, Progress, TrainSetup};
 use crate::nn::dpsgd::NoiseSource;
-use crate::privacy::{Accountant, Budget};
+use crate::privacy::{Accountant, Budget, Charge};
 
 mod input;
 mod reservation;
@@ -165,7 +165,23 @@ fn train_and_save(
         r.settle(accountant)?;
     }
     let mut model = trained?;
-    if !rest.is_empty() {
+    restate(cfg, &mut model, accountant, !rest.is_empty());
+    model
+        .save(&cfg.out)
+        .map_err(|e| JobError::write(&cfg.out, e))?;
+    Ok((model, steps, cancelled))
+}
+
+/// The statement as released: restated from the accountant when the rest of the plan
+/// was charged after training (`charged_rest`), with the public record count the run was
+/// given and the engine that counted the rows.
+fn restate(
+    cfg: &RunConfig,
+    model: &mut crate::methods::released::ReleasedModel,
+    accountant: &Accountant,
+    charged_rest: bool,
+) {
+    if charged_rest {
         let p = &model.header.privacy;
         model.header.privacy = crate::methods::restate(
             accountant,
@@ -178,10 +194,6 @@ fn train_and_save(
     model.header.privacy.counted_by = crate::data::engine::EngineSource::parse(&cfg.data)
         .and_then(Result::ok)
         .map(|s| s.identity());
-    model
-        .save(&cfg.out)
-        .map_err(|e| JobError::write(&cfg.out, e))?;
-    Ok((model, steps, cancelled))
 }
 
 /// Runs `cfg` to the end, sending events through `send`.
@@ -196,28 +208,10 @@ pub(super) fn run(
     let mut method =
         info.instantiate_boosted(&cfg.preset, cfg.epsilon, &cfg.overrides, cfg.boost.as_ref())?;
     let device = preflight(cfg)?;
-    if input::is_engine(cfg) {
-        send(Event::Notice(format!(
-            "counting {} in its engine: a first query checks every column against the schema and keys the table for the ledger, before anything is spent; the method's queries count",
-            cfg.data.display()
-        )));
-    } else if cfg.stream {
-        send(Event::Notice(format!(
-            "reading {} in parts: a first pass checks every row against the schema and keys the dataset for the ledger, before anything is spent; the method's pass counts",
-            cfg.data.display()
-        )));
-    }
+    announce_source(cfg, send);
     let (mut loaded, keys) = checked_input(cfg, info, private, cancel)?;
-    let key = keys.content.clone();
     let n = records(cfg, loaded.rows())?;
-    if let Some(p) = cfg.public_rows {
-        let actual = loaded.rows() as f64;
-        if (p as f64 - actual).abs() > 0.1 * actual {
-            send(Event::Notice(format!(
-                "the public number of records you gave ({p}) is far from the file's: sampling rates and means assume {p}, so the batches are larger or smaller than the preset's (the guarantee holds either way)"
-            )));
-        }
-    }
+    public_rows_notice(cfg, loaded.rows(), send);
     let budget = Budget {
         epsilon: if private { cfg.epsilon } else { f64::MAX },
         delta: cfg.delta,
@@ -226,23 +220,7 @@ pub(super) fn run(
         distrust_claims(ledger_path, &keys, &mut loaded, send)?;
     }
     let domain_plan = domain_step(cfg, &loaded, private, budget)?;
-    // Every fact the encoding relies on is checked now, before the ledger reserves
-    // anything: a mismatch between the schema and the rows costs nothing.
-    if let Loaded::Table { table, schema } = &loaded {
-        // What the estimate will cost the data, for its owner, before anything is spent.
-        if let Some(d) = &domain_plan {
-            if let Some(m) = estimate::diagnose(schema, d, &estimate::profile(table)) {
-                send(Event::Notice(m));
-            }
-        }
-        let estimated = domain_plan
-            .as_ref()
-            .map(|d| d.columns.clone())
-            .unwrap_or_default();
-        schema
-            .check_fits(table, &estimated)
-            .map_err(|e| JobError::file(&cfg.data, e))?;
-    }
+    check_table(cfg, &loaded, domain_plan.as_ref(), send)?;
     let (plan, charges) =
         super::plan::method_plan(method.as_ref(), n, budget, domain_plan.as_ref())?;
     if let Some(w) = plan.noise_warning() {
@@ -250,41 +228,11 @@ pub(super) fn run(
     }
     let resources = estimate_resources(cfg, &loaded, method.as_ref())?;
     // Checked before the ledger reserves anything: a plan that fails here costs nothing.
-    let mut accountant = if private {
-        Accountant::for_plan(budget, &charges)
-            .map_err(|e| JobError::Training(format!("the plan does not fit its budget: {e}")))?
-    } else {
-        Accountant::new(budget)
-    };
-    let mut reservation = if private {
-        let r = Reservation::make(cfg, ledger_path, &keys, &charges)?;
-        if let Some(old) = r.adopted_from {
-            send(Event::Notice(format!(
-                "nothing had been spent on this dataset yet: its δ is now this run's, {} (was {old}), so every figure is read at one δ",
-                r.budget.delta
-            )));
-        }
-        if r.created_default {
-            send(Event::Notice(format!(
-                "this dataset had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",
-                r.budget.epsilon, r.budget.delta
-            )));
-        }
-        Some(r)
-    } else {
-        // Nothing to spend, but the book shows the data were read without protection.
-        let desc = format!("{} ({}) ε=∞: NOT private", cfg.method, cfg.preset);
-        open_ledger(ledger_path, &keys)?.record_exposure(&key, &desc)?;
-        None
-    };
-    // From here on the rows feed mechanisms: a run killed after this mark stays spent.
-    if let Some(r) = reservation.as_mut() {
-        r.ledger.mark_touched(r.id)?;
-    }
-    let mut noise = match cfg.seed {
-        Some(s) => NoiseSource::from_seed(s),
-        None => NoiseSource::from_os(),
-    };
+    let mut accountant = accountant_for(private, budget, &charges)?;
+    let mut reservation = reserve(cfg, ledger_path, &keys, &charges, private, send)?;
+    let mut noise = cfg
+        .seed
+        .map_or_else(NoiseSource::from_os, NoiseSource::from_seed);
     let (enc, estimated) = estimate_and_encode(
         cfg,
         loaded,
@@ -318,21 +266,134 @@ pub(super) fn run(
         cancel,
     )?;
     Ok(RunSummary {
-        epsilon_spent: model.header.privacy.epsilon,
-        non_private_domains: model.header.privacy.non_private_domains.clone(),
-        non_private_kinds: model.header.privacy.non_private_kinds.clone(),
         estimated_domains: estimated,
-        delta: cfg.delta,
-        accountant: model.header.privacy.accountant.clone(),
         // What ran, not what was charged (a stopped run is charged its whole plan).
         steps,
-        model: cfg.out.clone(),
         seconds: t0.elapsed().as_secs_f64(),
         cancelled,
-        not_for_release: model.header.privacy.not_for_release,
-        boosted: model.mixture.is_some(),
         device: crate::nn::device::describe(&device),
+        ..RunSummary::of_model(cfg, &model)
     })
+}
+
+impl RunSummary {
+    /// What the released model's statement says about the run; the rest left empty.
+    fn of_model(cfg: &RunConfig, model: &crate::methods::released::ReleasedModel) -> Self {
+        let privacy = &model.header.privacy;
+        RunSummary {
+            epsilon_spent: privacy.epsilon,
+            non_private_domains: privacy.non_private_domains.clone(),
+            non_private_kinds: privacy.non_private_kinds.clone(),
+            estimated_domains: Vec::new(),
+            delta: cfg.delta,
+            accountant: privacy.accountant.clone(),
+            steps: 0,
+            model: cfg.out.clone(),
+            seconds: 0.0,
+            cancelled: false,
+            not_for_release: privacy.not_for_release,
+            boosted: model.mixture.is_some(),
+            device: String::new(),
+        }
+    }
+}
+
+/// The run's accountant: a private run's is built for its plan, which must fit `budget`.
+fn accountant_for(
+    private: bool,
+    budget: Budget,
+    charges: &[Charge],
+) -> Result<Accountant, JobError> {
+    if !private {
+        return Ok(Accountant::new(budget));
+    }
+    Accountant::for_plan(budget, charges)
+        .map_err(|e| JobError::Training(format!("the plan does not fit its budget: {e}")))
+}
+
+/// Says how the rows will be read when they are not simply loaded: by an engine, or in
+/// parts.
+fn announce_source(cfg: &RunConfig, send: &(dyn Fn(Event) + Sync)) {
+    if input::is_engine(cfg) {
+        send(Event::Notice(format!(
+            "counting {} in its engine: a first query checks every column against the schema and keys the table for the ledger, before anything is spent; the method's queries count",
+            cfg.data.display()
+        )));
+    } else if cfg.stream {
+        send(Event::Notice(format!(
+            "reading {} in parts: a first pass checks every row against the schema and keys the dataset for the ledger, before anything is spent; the method's pass counts",
+            cfg.data.display()
+        )));
+    }
+}
+
+/// Warns when the public record count the user gave is far from the rows' count.
+fn public_rows_notice(cfg: &RunConfig, rows: usize, send: &(dyn Fn(Event) + Sync)) {
+    if let Some(p) = cfg.public_rows {
+        let actual = rows as f64;
+        if (p as f64 - actual).abs() > 0.1 * actual {
+            send(Event::Notice(format!(
+                "the public number of records you gave ({p}) is far from the file's: sampling rates and means assume {p}, so the batches are larger or smaller than the preset's (the guarantee holds either way)"
+            )));
+        }
+    }
+}
+
+/// Every fact the encoding relies on, checked before the ledger reserves anything: a
+/// mismatch between the schema and the rows costs nothing. Also tells the data's owner
+/// what a private domain estimate will cost the data.
+fn check_table(
+    cfg: &RunConfig,
+    loaded: &Loaded,
+    domain_plan: Option<&DomainPlan>,
+    send: &(dyn Fn(Event) + Sync),
+) -> Result<(), JobError> {
+    let Loaded::Table { table, schema } = loaded else {
+        return Ok(());
+    };
+    if let Some(d) = domain_plan {
+        if let Some(m) = estimate::diagnose(schema, d, &estimate::profile(table)) {
+            send(Event::Notice(m));
+        }
+    }
+    let estimated = domain_plan.map(|d| d.columns.clone()).unwrap_or_default();
+    schema
+        .check_fits(table, &estimated)
+        .map_err(|e| JobError::file(&cfg.data, e))
+}
+
+/// Reserves a private run's whole plan in the ledger (saying when that set the dataset's
+/// δ or its default total), or records that a non-private run read the data.
+fn reserve(
+    cfg: &RunConfig,
+    ledger_path: &Path,
+    keys: &Keys,
+    charges: &[Charge],
+    private: bool,
+    send: &(dyn Fn(Event) + Sync),
+) -> Result<Option<Reservation>, JobError> {
+    if !private {
+        // Nothing to spend, but the book shows the data were read without protection.
+        let desc = format!("{} ({}) ε=∞: NOT private", cfg.method, cfg.preset);
+        open_ledger(ledger_path, keys)?.record_exposure(&keys.content, &desc)?;
+        return Ok(None);
+    }
+    let mut r = Reservation::make(cfg, ledger_path, keys, charges)?;
+    // From here on the rows feed mechanisms: a run killed after this mark stays spent.
+    r.ledger.mark_touched(r.id)?;
+    if let Some(old) = r.adopted_from {
+        send(Event::Notice(format!(
+            "nothing had been spent on this dataset yet: its δ is now this run's, {} (was {old}), so every figure is read at one δ",
+            r.budget.delta
+        )));
+    }
+    if r.created_default {
+        send(Event::Notice(format!(
+            "this dataset had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",
+            r.budget.epsilon, r.budget.delta
+        )));
+    }
+    Ok(Some(r))
 }
 
 /// Keeps an epoch's checkpoint when the run asked for them, and sends 100 samples of an

@@ -28,24 +28,22 @@
 //! noise in the selection's own ε_t dwarfs it. Fits between rounds are short and warm
 //! started; the final fit is long.
 
-use rayon::prelude::*;
-
 use super::counts::count_all;
-use super::marginal::{charge, l1, measure, model_marginal, release};
+use super::marginal::{charge, release};
 use super::mst::{planned_rho, zcdp_plan};
-use super::pgm::GraphicalModel;
 use super::pgm::estimate::{Estimate, Measurement};
-use super::pgm::junction::{JunctionTree, model_cells};
 use super::released::ReleasedModel;
 use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup};
 use crate::privacy::{Budget, Charge, Mechanism};
 
 mod config;
+mod rounds;
 mod schedule;
 mod wide;
 pub use config::{AimConfig, INFO};
+use rounds::{Grown, Pool};
 use schedule::*;
-use wide::{EXACT_COLUMNS, PairBounds};
+use wide::EXACT_COLUMNS;
 
 pub struct Aim {
     config: AimConfig,
@@ -234,41 +232,25 @@ impl Synthesizer for Aim {
         } else {
             16 * d as u64
         };
-        let (_, all) = candidates(d, c.degree);
-        // Candidates that could never fit the model are dropped up front.
-        let all: Vec<(Vec<usize>, f64)> = all
-            .into_iter()
-            .filter(|(cl, _)| domain.cells(cl) <= c.max_cells)
-            .collect();
-        // Every count the run may measure, in one pass over the rows: the columns and
-        // every candidate.
-        let sets: Vec<Vec<usize>> = (0..d)
-            .map(|a| vec![a])
-            .chain(all.iter().map(|(cl, _)| cl.clone()))
-            .collect();
-        let exact = count_all(&mut s, private, &domain, &sets)?;
+        let (all, exact) = counted_candidates(&mut s, &c, &domain)?;
         let answers: Vec<&[f64]> = all
             .iter()
             .map(|(cl, _)| exact.get(cl))
             .collect::<Result<_>>()?;
         let mut budget = Schedule::new(private, planned_rho(s.plan), rounds);
 
-        // 1-way marginals.
-        let oneway = budget.oneway(d);
-        if private {
-            charge(&mut s, Mechanism::Zcdp { rho: oneway })?;
-        }
+        let mut grown = Grown::start(&mut s, &c, &exact, (&sizes, n), &mut budget)?;
         let sigma = budget.sigma;
-        let mut measured: Vec<Measurement> = (0..d)
-            .map(|a| measure(s.noise.rng(), exact.get(&[a])?, &[a], sigma, private))
-            .collect::<Result<_>>()?;
-        let mut cliques: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
-        let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &cliques), n);
-        est.fit(&measured, c.round_iters.max(100));
         let mut p = Progress::at(&s, private, "measuring marginals", (0, rounds), vec![]);
         p.note = Some(format!("every column's counts (σ = {sigma:.1})"));
         let mut stopped = (s.observer)(p) == Flow::Stop;
 
+        let pool = Pool {
+            all: &all,
+            answers: &answers,
+            sizes: &sizes,
+            domain: &domain,
+        };
         let mut t = 0u64;
         while !stopped {
             t += 1;
@@ -276,74 +258,19 @@ impl Synthesizer for Aim {
                 break;
             };
             let fraction = budget.fraction(t);
-            let limit = (c.max_cells as f64 * fraction) as usize;
-            let small = if d > EXACT_COLUMNS {
-                affordable_wide(&all, &est, &sizes, limit)
-            } else {
-                affordable(&all, &est, &cliques, &sizes, limit)
-            };
-            if small.is_empty() {
+            let Some(m) = grown.round(&mut s, &pool, &c, (&round, fraction), &mut budget)? else {
                 break;
-            }
-            // The model's answers: exact in a node, else from rows drawn from the model.
-            let needs_rows = small.iter().any(|i| est.tree.node_of(&all[*i].0).is_none());
-            let rows = if needs_rows {
-                let g = GraphicalModel::of_estimate(domain.clone(), &est, &[], |_| Vec::new());
-                g.sample_levels(c.estimate_rows.max(1), s.noise.rng())
-            } else {
-                Vec::new()
             };
-            if private {
-                charge(
-                    &mut s,
-                    Mechanism::Zcdp {
-                        rho: round.select_rho,
-                    },
-                )?;
-            }
-            let pick = worst_answered(&all, &answers, &small, &est, &sizes, &rows, &round, &mut s);
-            let chosen = small[pick];
-            let cl = all[chosen].0.clone();
-            if private {
-                charge(
-                    &mut s,
-                    Mechanism::Zcdp {
-                        rho: round.measure_rho,
-                    },
-                )?;
-            }
-            measured.push(measure(
-                s.noise.rng(),
-                answers[chosen],
-                &cl,
-                round.sigma,
-                private,
-            )?);
-            let before = model_marginal(&est, &sizes, &cl, &rows);
-            if est.tree.node_of(&cl).is_none() {
-                cliques.push(cl.clone());
-                est = Estimate::warm_from(&est, JunctionTree::build(&sizes, &cliques));
-            } else if !cliques.contains(&cl) {
-                cliques.push(cl.clone());
-            }
-            let loss = est.fit(&measured, c.round_iters);
-            let after = est.project(&cl).unwrap_or_default();
-            if private && l1(&after, &before) <= round.bias(after.len()) {
-                budget.anneal();
-            }
             let mut p = Progress::at(
                 &s,
                 private,
                 "measuring marginals",
                 (budget.progress(t, fraction), rounds),
-                vec![
-                    ("fit loss".into(), loss),
-                    ("model cells".into(), est.tree.cells(&sizes) as f64),
-                ],
+                grown.figures(m.loss, &sizes),
             );
             p.note = Some(format!(
                 "round {t}: {} (σ = {:.1})",
-                domain.describe(&cl),
+                domain.describe(&m.clique),
                 round.sigma
             ));
             if (s.observer)(p) == Flow::Stop {
@@ -359,103 +286,37 @@ impl Synthesizer for Aim {
         if let Some(rest) = budget.unspent() {
             charge(&mut s, Mechanism::Zcdp { rho: rest })?;
         }
-        final_fit(
-            &mut s,
-            &mut est,
-            &measured,
-            if stopped { 0 } else { c.iters },
-            rounds,
-            private,
-        );
+        let Grown {
+            measured, mut est, ..
+        } = grown;
+        let iters = if stopped { 0 } else { c.iters };
+        final_fit(&mut s, &mut est, &measured, iters, rounds, private);
         let config = serde_json::to_value(&c).unwrap_or_default();
-        Ok(release(
-            &s,
-            private,
-            (INFO.id, &c.common.preset),
-            config,
-            domain,
-            &est,
-            &measured,
-        ))
+        let id = (INFO.id, c.common.preset.as_str());
+        Ok(release(&s, private, id, config, domain, &est, &measured))
     }
 }
 
-/// The candidates (indices into `all`) the model can take now: those a junction-tree node
-/// already holds, and those whose clique keeps the model within `limit` cells.
-fn affordable(
-    all: &[(Vec<usize>, f64)],
-    est: &Estimate,
-    cliques: &[Vec<usize>],
-    sizes: &[usize],
-    limit: usize,
-) -> Vec<usize> {
-    (0..all.len())
-        .filter(|i| {
-            let cl = &all[*i].0;
-            est.tree.node_of(cl).is_some() || {
-                let mut with = cliques.to_vec();
-                with.push(cl.clone());
-                model_cells(sizes, &with) <= limit
-            }
-        })
-        .collect()
-}
-
-/// [`affordable`] for a wide table, whose candidates are columns and pairs: a pair is
-/// taken when the bound of [`PairBounds::with_pair`] is within `limit` (linear in the
-/// tree, where the exact test triangulates the whole graph per candidate).
-fn affordable_wide(
-    all: &[(Vec<usize>, f64)],
-    est: &Estimate,
-    sizes: &[usize],
-    limit: usize,
-) -> Vec<usize> {
-    let bounds = PairBounds::new(&est.tree, sizes);
-    (0..all.len())
-        .into_par_iter()
-        .filter(|i| match all[*i].0.as_slice() {
-            cl if est.tree.node_of(cl).is_some() => true,
-            [a, b] => bounds.with_pair(*a, *b) <= limit,
-            _ => false,
-        })
-        .collect()
-}
-
-/// The position in `small` of the candidate the model answers worst, picked by the
-/// exponential mechanism at the round's ε over the utilities wᵢ·(‖xᵢ − x̂ᵢ‖₁ − bias)
-/// (sensitivity max wᵢ; see the module doc), or exactly without privacy. The round's
-/// selection must be charged before this is called.
-#[allow(clippy::too_many_arguments)]
-fn worst_answered(
-    all: &[(Vec<usize>, f64)],
-    answers: &[&[f64]],
-    small: &[usize],
-    est: &Estimate,
-    sizes: &[usize],
-    rows: &[Vec<u32>],
-    round: &Round,
+/// The candidates the model could ever hold (the others are dropped up front), with their
+/// workload weights, and the exact counts of every column and every candidate, in one
+/// pass over the rows (or one batch of engine queries).
+fn counted_candidates(
     s: &mut TrainSetup<'_>,
-) -> usize {
-    let scores: Vec<f64> = small
-        .par_iter()
-        .map(|i| {
-            let (cl, w) = &all[*i];
-            let guess = model_marginal(est, sizes, cl, rows);
-            w * (l1(answers[*i], &guess) - round.bias(answers[*i].len()))
-        })
+    c: &AimConfig,
+    domain: &super::pgm::domain::Domain,
+) -> Result<(Vec<(Vec<usize>, f64)>, super::counts::Counts)> {
+    let d = domain.sizes().len();
+    let (_, all) = candidates(d, c.degree);
+    let all: Vec<(Vec<usize>, f64)> = all
+        .into_iter()
+        .filter(|(cl, _)| domain.cells(cl) <= c.max_cells)
         .collect();
-    let sensitivity = small
-        .iter()
-        .map(|i| all[*i].1)
-        .fold(0.0f64, f64::max)
-        .max(1e-12);
-    if round.private {
-        crate::privacy::exponential::select(&scores, round.eps, sensitivity, false, s.noise.rng())
-    } else {
-        (0..scores.len())
-            .max_by(|i, j| scores[*i].total_cmp(&scores[*j]))
-            .unwrap_or(0)
-    }
+    let sets: Vec<Vec<usize>> = (0..d)
+        .map(|a| vec![a])
+        .chain(all.iter().map(|(cl, _)| cl.clone()))
+        .collect();
+    let exact = count_all(s, c.common.private, domain, &sets)?;
+    Ok((all, exact))
 }
 
 /// The long final fit of the model to every measurement (post-processing), in chunks so

@@ -249,20 +249,9 @@ impl SweepView {
     /// Draws the sweep; `base` is the form's run (its method, preset, δ and settings), or
     /// why the form cannot make one; `budget` is the dataset's standing after the sweep,
     /// or why the ledger refuses it.
-    pub fn ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        data: &Path,
-        base: Result<RunConfig, String>,
-        budget: Option<Result<String, String>>,
-    ) -> Option<Action> {
-        self.drain();
-        if self.public_for.as_deref() != Some(data) {
-            self.public = data.starts_with(crate::gui::sample_path(""));
-            self.public_for = Some(data.to_path_buf());
-        }
-        let running = self.is_running();
-        ui.label("One run per ε for each method, each scored like a run of its own (train on synthetic, test on real, 1-way TV, PCA), and the scores drawn against ε: the papers' central figure, for your data.");
+    /// The sweep's settings: the ε values, repeats, the methods beside the chosen one,
+    /// and whether the data is public.
+    fn settings_ui(&mut self, ui: &mut egui::Ui, running: bool, base: &Result<RunConfig, String>) {
         ui.add_enabled_ui(!running, |ui| {
             ui.horizontal(|ui| {
                 let l = ui.label("ε values");
@@ -290,7 +279,11 @@ impl SweepView {
             ui.checkbox(&mut self.public, "the data is public (charge nothing)")
                 .on_hover_text("Tick only for public data such as the bundled samples: the runs then use a scratch ledger. On private data every run of the sweep is charged to this dataset's ledger.");
         });
-        let plan = parse_epsilons(&self.epsilons).and_then(|eps| {
+    }
+
+    /// The sweep the settings describe, on the form's run (`base`).
+    fn plan(&self, data: &Path, base: &Result<RunConfig, String>) -> Result<SweepConfig, String> {
+        parse_epsilons(&self.epsilons).and_then(|eps| {
             let base = base.clone()?;
             let methods = self.methods(&base.method, &base.preset);
             // One folder per sweep as set (data, methods, ε list, repeats, preset, δ,
@@ -314,12 +307,23 @@ impl SweepView {
                 public: self.public,
                 out_dir,
             })
-        });
-        let mut can = !running;
-        self.planned = plan.as_ref().ok().map(|p| p.planned_total());
+        })
+    }
+
+    /// What the sweep will charge (or that it charges nothing on public data), and the
+    /// runs kept from an earlier sweep. False when it cannot start yet.
+    fn cost_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        plan: &Result<SweepConfig, String>,
+        budget: Option<&Result<String, String>>,
+        data: &Path,
+        running: bool,
+    ) -> bool {
+        let mut can = true;
         ui.group(|ui| {
             ui.strong("Cost of this sweep");
-            match &plan {
+            match plan {
                 Err(e) => {
                     can = false;
                     ui.colored_label(ui.visuals().error_fg_color, e);
@@ -340,7 +344,7 @@ impl SweepView {
                         ui.label(format!("{runs} on data declared public: nothing is charged (their ε add up to {total:.3}). The bundled Adult and MNIST files are public samples."));
                     } else {
                         ui.label(format!("{runs}, each charged to this dataset's ledger: at most ε {total:.3} in all (the sum; the ledger composes the runs, which costs less)."));
-                        match &budget {
+                        match budget {
                             Some(Ok(t)) => {
                                 ui.label(t);
                             }
@@ -363,6 +367,27 @@ impl SweepView {
                 }
             }
         });
+        can
+    }
+
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        data: &Path,
+        base: Result<RunConfig, String>,
+        budget: Option<Result<String, String>>,
+    ) -> Option<Action> {
+        self.drain();
+        if self.public_for.as_deref() != Some(data) {
+            self.public = data.starts_with(crate::gui::sample_path(""));
+            self.public_for = Some(data.to_path_buf());
+        }
+        let running = self.is_running();
+        ui.label("One run per ε for each method, each scored like a run of its own (train on synthetic, test on real, 1-way TV, PCA), and the scores drawn against ε: the papers' central figure, for your data.");
+        self.settings_ui(ui, running, &base);
+        let plan = self.plan(data, &base);
+        self.planned = plan.as_ref().ok().map(|p| p.planned_total());
+        let can = !running && self.cost_ui(ui, &plan, budget.as_ref(), data, running);
         let mut action = None;
         ui.horizontal(|ui| {
             if ui
