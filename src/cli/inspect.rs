@@ -74,38 +74,7 @@ fn inspect_table(a: &InspectArgs, t: &Table, key: &str) -> anyhow::Result<()> {
         .collect();
     let non_private = schema.non_private_domains();
     if a.json {
-        let cols: Vec<_> = rows
-            .iter()
-            .map(|(spec, missing, distinct)| {
-                json!({
-                    "name": spec.name,
-                    "kind": spec.kind,
-                    "integer": spec.integer,
-                    "missing_allowed": spec.missing,
-                    "domain": spec.domain,
-                    "provenance": spec.provenance,
-                    "private": spec.provenance.is_private(),
-                    "kind_from_data": spec.kind_from_data,
-                    "missing": missing,
-                    "distinct": distinct,
-                })
-            })
-            .collect();
-        let notes: Vec<_> = notes
-            .iter()
-            .map(|(c, n)| json!({"column": c, "note": n}))
-            .collect();
-        return super::print_json(&json!({
-            "file": file,
-            "dataset_key": key,
-            "type": "table",
-            "rows": t.n_rows,
-            "columns": cols,
-            "notes": notes,
-            "non_private_domains": non_private,
-            "non_private_kinds": schema.non_private_kinds(),
-            "schema": schema,
-        }));
+        return print_table_json(&file, key, t, (&schema, &notes), &rows);
     }
     println!("{file}: {} rows × {} columns", t.n_rows, t.n_cols());
     println!(
@@ -147,6 +116,13 @@ fn inspect_table(a: &InspectArgs, t: &Table, key: &str) -> anyhow::Result<()> {
     for (c, n) in &notes {
         println!("note: column '{c}' {n}");
     }
+    print_coverage(&non_private, &schema.non_private_kinds());
+    Ok(())
+}
+
+/// The columns the guarantee does not cover (domains read off the rows, kinds guessed),
+/// and how to cover them.
+fn print_coverage(non_private: &[&str], guessed: &[&str]) {
     if !non_private.is_empty() {
         println!();
         println!(
@@ -158,7 +134,6 @@ fn inspect_table(a: &InspectArgs, t: &Table, key: &str) -> anyhow::Result<()> {
         );
         println!("         and pass it back with --schema.");
     }
-    let guessed = schema.non_private_kinds();
     if !guessed.is_empty() {
         println!();
         println!(
@@ -169,7 +144,49 @@ fn inspect_table(a: &InspectArgs, t: &Table, key: &str) -> anyhow::Result<()> {
             "      If they are public (a codebook's), delete \"kind_from_data\" from the saved schema, or train with --public-kinds."
         );
     }
-    Ok(())
+}
+
+/// `inspect --json` of a table: each column's schema and counts, the notes, and the
+/// schema itself.
+fn print_table_json(
+    file: &str,
+    key: &str,
+    t: &Table,
+    (schema, notes): (&Schema, &[(String, String)]),
+    rows: &[(&data::schema::ColumnSpec, usize, usize)],
+) -> anyhow::Result<()> {
+    let cols: Vec<_> = rows
+        .iter()
+        .map(|(spec, missing, distinct)| {
+            json!({
+                "name": spec.name,
+                "kind": spec.kind,
+                "integer": spec.integer,
+                "missing_allowed": spec.missing,
+                "domain": spec.domain,
+                "provenance": spec.provenance,
+                "private": spec.provenance.is_private(),
+                "kind_from_data": spec.kind_from_data,
+                "missing": missing,
+                "distinct": distinct,
+            })
+        })
+        .collect();
+    let notes: Vec<_> = notes
+        .iter()
+        .map(|(c, n)| json!({"column": c, "note": n}))
+        .collect();
+    super::print_json(&json!({
+        "file": file,
+        "dataset_key": key,
+        "type": "table",
+        "rows": t.n_rows,
+        "columns": cols,
+        "notes": notes,
+        "non_private_domains": schema.non_private_domains(),
+        "non_private_kinds": schema.non_private_kinds(),
+        "schema": schema,
+    }))
 }
 
 fn inspect_images(a: &InspectArgs, set: &data::image::ImageSet, key: &str) -> anyhow::Result<()> {

@@ -122,63 +122,7 @@ pub fn run(cmd: PrivacyCmd) -> anyhow::Result<()> {
             accountant,
             orders,
             json,
-        } => {
-            check(q, delta)?;
-            if !(sigma > 0.0 && sigma.is_finite()) {
-                anyhow::bail!("--sigma must be positive, got {sigma}");
-            }
-            let grid = orders.orders();
-            let per = subsampled_gaussian(q, sigma, &grid);
-            let total: Vec<f64> = per.iter().map(|x| x * steps as f64).collect();
-            let rdp = to_epsilon(&grid, &total, delta);
-            match accountant {
-                AccountantKind::Rdp => {
-                    if json {
-                        return super::print_json(&json!({
-                            "epsilon": rdp.epsilon,
-                            "delta": delta,
-                            "accountant": "rdp",
-                            "order": rdp.order,
-                            "at_grid_edge": rdp.at_grid_edge,
-                        }));
-                    }
-                    println!(
-                        "ε = {:.6} at δ = {delta} (RDP, best order {}) for {steps} steps at q = {q}, σ = {sigma}",
-                        rdp.epsilon, rdp.order
-                    );
-                    if rdp.at_grid_edge {
-                        println!(
-                            "note: the best order is at the edge of the grid; the true RDP bound may be a little lower"
-                        );
-                    }
-                    Ok(())
-                }
-                AccountantKind::Pld => {
-                    let pld =
-                        crate::privacy::pld::epsilon_subsampled_gaussian(q, sigma, steps, delta);
-                    if json {
-                        return super::print_json(&json!({
-                            "epsilon": pld,
-                            "delta": delta,
-                            "accountant": "pld",
-                            "order": serde_json::Value::Null,
-                            "epsilon_rdp": rdp.epsilon,
-                            "order_rdp": rdp.order,
-                            "value_discretization_interval": crate::privacy::pld::DEFAULT_INTERVAL,
-                        }));
-                    }
-                    println!(
-                        "ε = {pld:.6} at δ = {delta} (PLD, pessimistic connect-the-dots, grid {}) for {steps} steps at q = {q}, σ = {sigma}",
-                        crate::privacy::pld::DEFAULT_INTERVAL
-                    );
-                    println!(
-                        "    (RDP gives ε = {:.6} at order {})",
-                        rdp.epsilon, rdp.order
-                    );
-                    Ok(())
-                }
-            }
-        }
+        } => epsilon_cmd(q, sigma, steps, delta, accountant, orders.orders(), json),
         PrivacyCmd::Sigma {
             q,
             steps,
@@ -186,28 +130,102 @@ pub fn run(cmd: PrivacyCmd) -> anyhow::Result<()> {
             delta,
             orders,
             json,
-        } => {
-            check(q, delta)?;
-            let grid = orders.orders();
-            let sigma = calibrate::sigma_for(q, steps, epsilon, delta, &grid, &[], 1e-6)?;
-            let achieved = calibrate::epsilon_for(q, sigma, steps, delta, &grid);
+        } => sigma_cmd(q, steps, epsilon, delta, orders.orders(), json),
+    }
+}
+
+/// `privacy epsilon`: the ε of `steps` subsampled Gaussian steps, by RDP or PLD.
+fn epsilon_cmd(
+    q: f64,
+    sigma: f64,
+    steps: u64,
+    delta: f64,
+    accountant: AccountantKind,
+    grid: Vec<f64>,
+    json: bool,
+) -> anyhow::Result<()> {
+    check(q, delta)?;
+    if !(sigma > 0.0 && sigma.is_finite()) {
+        anyhow::bail!("--sigma must be positive, got {sigma}");
+    }
+    let per = subsampled_gaussian(q, sigma, &grid);
+    let total: Vec<f64> = per.iter().map(|x| x * steps as f64).collect();
+    let rdp = to_epsilon(&grid, &total, delta);
+    match accountant {
+        AccountantKind::Rdp => {
             if json {
                 return super::print_json(&json!({
-                    "sigma": sigma,
-                    "q": q,
-                    "steps": steps,
-                    "epsilon": achieved,
-                    "target_epsilon": epsilon,
+                    "epsilon": rdp.epsilon,
                     "delta": delta,
                     "accountant": "rdp",
+                    "order": rdp.order,
+                    "at_grid_edge": rdp.at_grid_edge,
                 }));
             }
             println!(
-                "σ = {sigma:.6} gives ε = {achieved:.6} ≤ {epsilon} at δ = {delta} for {steps} steps at q = {q}"
+                "ε = {:.6} at δ = {delta} (RDP, best order {}) for {steps} steps at q = {q}, σ = {sigma}",
+                rdp.epsilon, rdp.order
+            );
+            if rdp.at_grid_edge {
+                println!(
+                    "note: the best order is at the edge of the grid; the true RDP bound may be a little lower"
+                );
+            }
+            Ok(())
+        }
+        AccountantKind::Pld => {
+            let pld = crate::privacy::pld::epsilon_subsampled_gaussian(q, sigma, steps, delta);
+            if json {
+                return super::print_json(&json!({
+                    "epsilon": pld,
+                    "delta": delta,
+                    "accountant": "pld",
+                    "order": serde_json::Value::Null,
+                    "epsilon_rdp": rdp.epsilon,
+                    "order_rdp": rdp.order,
+                    "value_discretization_interval": crate::privacy::pld::DEFAULT_INTERVAL,
+                }));
+            }
+            println!(
+                "ε = {pld:.6} at δ = {delta} (PLD, pessimistic connect-the-dots, grid {}) for {steps} steps at q = {q}, σ = {sigma}",
+                crate::privacy::pld::DEFAULT_INTERVAL
+            );
+            println!(
+                "    (RDP gives ε = {:.6} at order {})",
+                rdp.epsilon, rdp.order
             );
             Ok(())
         }
     }
+}
+
+/// `privacy sigma`: the smallest σ that keeps `steps` steps within (ε, δ).
+fn sigma_cmd(
+    q: f64,
+    steps: u64,
+    epsilon: f64,
+    delta: f64,
+    grid: Vec<f64>,
+    json: bool,
+) -> anyhow::Result<()> {
+    check(q, delta)?;
+    let sigma = calibrate::sigma_for(q, steps, epsilon, delta, &grid, &[], 1e-6)?;
+    let achieved = calibrate::epsilon_for(q, sigma, steps, delta, &grid);
+    if json {
+        return super::print_json(&json!({
+            "sigma": sigma,
+            "q": q,
+            "steps": steps,
+            "epsilon": achieved,
+            "target_epsilon": epsilon,
+            "delta": delta,
+            "accountant": "rdp",
+        }));
+    }
+    println!(
+        "σ = {sigma:.6} gives ε = {achieved:.6} ≤ {epsilon} at δ = {delta} for {steps} steps at q = {q}"
+    );
+    Ok(())
 }
 
 /// `privacy risk`: the trade-off curve of a guarantee, or the ε an accepted risk allows.

@@ -176,80 +176,13 @@ pub struct SampleArgs {
 }
 
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
-    let out = a.out.clone().unwrap_or_else(|| {
-        let stem = a
-            .data
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "data".into());
-        let name = format!("{stem}.{}.dpsynth", a.method);
-        // An engine table's path is the cluster's: the model lands here.
-        if crate::data::engine::EngineSource::parse(&a.data).is_some() {
-            return PathBuf::from(name);
-        }
-        a.data.with_file_name(name)
-    });
-    let cfg = RunConfig {
-        inline_schema: None,
-        opened: None,
-        data: a.data.clone(),
-        schema: a.schema.clone(),
-        method: a.method.clone(),
-        preset: a.preset.clone(),
-        epsilon: a.epsilon,
-        delta: a.delta,
-        seed: a.seed,
-        out,
-        device: DeviceChoice::parse(&a.device).map_err(|e| JobError::Usage(e.to_string()))?,
-        threads: None,
-        ledger: a.ledger.clone(),
-        overrides: parse_overrides(&a.set)?,
-        checkpoints: a.checkpoints.clone(),
-        force_delta: a.force,
-        force_memory: a.force_memory,
-        public_rows: a.public_rows,
-        boost: a.boost(),
-        charge_to: None,
-        public_kinds: a.public_kinds,
-        public_codebook: a.public_codebook,
-        stream: a.stream,
-        part_rows: a.part_rows.map(|n| n as usize),
-        domains: if a.estimate_domains {
-            job::DomainPolicy::Estimate {
-                share: a.domain_share,
-            }
-        } else if a.allow_data_domains {
-            job::DomainPolicy::AllowData
-        } else {
-            job::DomainPolicy::Refuse
-        },
-    };
+    let cfg = run_config(&a)?;
     let ledger = a
         .ledger
         .clone()
         .unwrap_or_else(super::budget::default_ledger_path);
     let summary = follow(job::spawn(cfg, ledger, None), a.epsilon)?;
-    if !summary.non_private_domains.is_empty() {
-        eprintln!(
-            "dpsynth: warning: the domains of {} were read off the private rows and are in the model file as read; the guarantee does NOT cover them",
-            summary.non_private_domains.join(", ")
-        );
-    }
-    if summary.epsilon_spent.is_some() && !summary.non_private_kinds.is_empty() {
-        eprintln!(
-            "dpsynth: warning: the kinds of {} were guessed from the private rows; the guarantee does NOT cover them (give them in --schema, or say they are public with --public-kinds)",
-            summary.non_private_kinds.join(", ")
-        );
-    }
-    if summary.epsilon_spent.is_some() {
-        eprintln!("dpsynth: note: {}", job::records_statement(a.public_rows));
-        if let Some(Ok(s)) = crate::data::engine::EngineSource::parse(&a.data) {
-            eprintln!(
-                "dpsynth: note: {}",
-                job::counted_by_statement(&s.identity())
-            );
-        }
-    }
+    warnings(&a, &summary);
     if a.json {
         return super::print_json(&json!({
             "epsilon_spent": summary.epsilon_spent,
@@ -285,6 +218,88 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
         }
     );
     Ok(())
+}
+
+/// The model file: `--out`, else beside the data named by its stem and the method (in the
+/// current folder for an engine table, whose path is the cluster's).
+fn default_out(a: &TrainArgs) -> PathBuf {
+    a.out.clone().unwrap_or_else(|| {
+        let stem = a
+            .data
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "data".into());
+        let name = format!("{stem}.{}.dpsynth", a.method);
+        if crate::data::engine::EngineSource::parse(&a.data).is_some() {
+            return PathBuf::from(name);
+        }
+        a.data.with_file_name(name)
+    })
+}
+
+/// The run the arguments ask for.
+fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
+    let out = default_out(a);
+    Ok(RunConfig {
+        inline_schema: None,
+        opened: None,
+        data: a.data.clone(),
+        schema: a.schema.clone(),
+        method: a.method.clone(),
+        preset: a.preset.clone(),
+        epsilon: a.epsilon,
+        delta: a.delta,
+        seed: a.seed,
+        out,
+        device: DeviceChoice::parse(&a.device).map_err(|e| JobError::Usage(e.to_string()))?,
+        threads: None,
+        ledger: a.ledger.clone(),
+        overrides: parse_overrides(&a.set)?,
+        checkpoints: a.checkpoints.clone(),
+        force_delta: a.force,
+        force_memory: a.force_memory,
+        public_rows: a.public_rows,
+        boost: a.boost(),
+        charge_to: None,
+        public_kinds: a.public_kinds,
+        public_codebook: a.public_codebook,
+        stream: a.stream,
+        part_rows: a.part_rows.map(|n| n as usize),
+        domains: if a.estimate_domains {
+            job::DomainPolicy::Estimate {
+                share: a.domain_share,
+            }
+        } else if a.allow_data_domains {
+            job::DomainPolicy::AllowData
+        } else {
+            job::DomainPolicy::Refuse
+        },
+    })
+}
+
+/// What the guarantee does not cover, and where the records were counted, on stderr.
+fn warnings(a: &TrainArgs, summary: &job::RunSummary) {
+    if !summary.non_private_domains.is_empty() {
+        eprintln!(
+            "dpsynth: warning: the domains of {} were read off the private rows and are in the model file as read; the guarantee does NOT cover them",
+            summary.non_private_domains.join(", ")
+        );
+    }
+    if summary.epsilon_spent.is_some() && !summary.non_private_kinds.is_empty() {
+        eprintln!(
+            "dpsynth: warning: the kinds of {} were guessed from the private rows; the guarantee does NOT cover them (give them in --schema, or say they are public with --public-kinds)",
+            summary.non_private_kinds.join(", ")
+        );
+    }
+    if summary.epsilon_spent.is_some() {
+        eprintln!("dpsynth: note: {}", job::records_statement(a.public_rows));
+        if let Some(Ok(s)) = crate::data::engine::EngineSource::parse(&a.data) {
+            eprintln!(
+                "dpsynth: note: {}",
+                job::counted_by_statement(&s.identity())
+            );
+        }
+    }
 }
 
 /// Prints the run's progress on stderr until it ends, and returns its summary.

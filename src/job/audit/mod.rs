@@ -133,16 +133,7 @@ pub fn run_audit(
         Some(s) => StdRng::seed_from_u64(s ^ 0xa0d1),
         None => StdRng::from_os_rng(),
     };
-    let table = match cfg.rows {
-        Some(n) if n < table.n_rows => {
-            let mut idx: Vec<usize> = (0..table.n_rows).collect();
-            idx.shuffle(&mut rng);
-            idx.truncate(n.max(1));
-            idx.sort_unstable();
-            table.rows(&idx)
-        }
-        _ => table,
-    };
+    let table = subsample(table, cfg.rows, &mut rng);
     let canaries = canary_rows(&table, &schema, cfg.canaries, &mut rng)?;
     let included: Vec<bool> = (0..cfg.canaries).map(|_| rng.random::<bool>()).collect();
     let keep: Vec<usize> = (0..cfg.canaries).filter(|i| included[*i]).collect();
@@ -159,51 +150,12 @@ pub fn run_audit(
     run.checkpoints = Some(checkpoints.clone());
     run.boost = None;
     run.public_rows = None;
-    let ledger_path: PathBuf = if cfg.public {
-        run.charge_to = None;
-        let scratch = work.path().join("scratch-ledger.sqlite3");
-        // A scratch book whose total is the run's own: public data has nothing to spend.
-        if run.epsilon.is_finite() {
-            let key = super::cost::dataset_key(&run.data, &scratch)?;
-            crate::privacy::ledger::Ledger::open(&scratch)?.set_budget(
-                &key,
-                crate::privacy::Budget {
-                    epsilon: run.epsilon,
-                    delta: run.delta,
-                },
-            )?;
-        }
-        scratch
-    } else {
-        run.charge_to = Some(original.clone());
-        ledger.to_path_buf()
-    };
+    let ledger_path = audit_ledger(cfg.public, &mut run, (work.path(), original), ledger)?;
     let summary = super::run::run(&run, &ledger_path, send, cancel)?;
 
     let model = ReleasedModel::load(&summary.model, &candle_core::Device::Cpu)?;
-    // The synthetic rows carry no ignored columns: encode both sides without them (they
-    // have no encoded span either way).
-    let released = Schema::new(
-        model
-            .header
-            .schema
-            .columns
-            .iter()
-            .filter(|c| c.kind != Kind::Ignored)
-            .cloned()
-            .collect(),
-    );
-    let encoding = Encoding::new(&released).map_err(|e| JobError::Training(e.to_string()))?;
-    let enc_canaries = encoding
-        .encode(&canaries.keep_columns(|n| released.column(n).is_some()))
-        .map_err(|e| JobError::Training(e.to_string()))?;
-    let n_syn = copy.n_rows.clamp(1_000, 20_000);
-    let synthetic = model.sample(n_syn, cfg.run.seed)?;
-    let enc_syn = encoding
-        .encode(&synthetic.keep_columns(|n| released.column(n).is_some()))
-        .map_err(|e| JobError::Training(e.to_string()))?;
-    let nearest = nearest_distances(&enc_canaries, &enc_syn);
-    let black_scores: Vec<f64> = nearest.iter().map(|d| -d).collect();
+    let (enc_canaries, black_scores) =
+        black_box_scores(&model, &canaries, copy.n_rows, cfg.run.seed)?;
     let delta = cfg.run.delta;
     let black_box = one_run_audit(&black_scores, &included, delta, AUDIT_BETA);
     let white_box = critic_scores(&checkpoints, &enc_canaries)?
@@ -228,6 +180,82 @@ pub fn run_audit(
         charged: !cfg.public,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// `rows` of `table` drawn at random without replacement (in their order), or the whole
+/// table.
+fn subsample(table: Table, rows: Option<usize>, rng: &mut StdRng) -> Table {
+    match rows {
+        Some(n) if n < table.n_rows => {
+            let mut idx: Vec<usize> = (0..table.n_rows).collect();
+            idx.shuffle(rng);
+            idx.truncate(n.max(1));
+            idx.sort_unstable();
+            table.rows(&idx)
+        }
+        _ => table,
+    }
+}
+
+/// The ledger the audited run is charged to: the original data's (the working copy with
+/// canaries is charged as it), or on data the user declares public a scratch book in
+/// `work` whose total is the run's own (public data has nothing to spend).
+fn audit_ledger(
+    public: bool,
+    run: &mut RunConfig,
+    (work, original): (&Path, &Path),
+    ledger: &Path,
+) -> Result<PathBuf, JobError> {
+    if !public {
+        run.charge_to = Some(original.to_path_buf());
+        return Ok(ledger.to_path_buf());
+    }
+    run.charge_to = None;
+    let scratch = work.join("scratch-ledger.sqlite3");
+    if run.epsilon.is_finite() {
+        let key = super::cost::dataset_key(&run.data, &scratch)?;
+        crate::privacy::ledger::Ledger::open(&scratch)?.set_budget(
+            &key,
+            crate::privacy::Budget {
+                epsilon: run.epsilon,
+                delta: run.delta,
+            },
+        )?;
+    }
+    Ok(scratch)
+}
+
+/// The black-box attack: each canary scored by minus its distance to the nearest of the
+/// model's synthetic rows (as many as the audited table has, within 1,000–20,000); with
+/// the canaries encoded, for the white-box attack.
+fn black_box_scores(
+    model: &ReleasedModel,
+    canaries: &Table,
+    rows: usize,
+    seed: Option<u64>,
+) -> Result<(crate::data::encode::EncodedData, Vec<f64>), JobError> {
+    // The synthetic rows carry no ignored columns: encode both sides without them (they
+    // have no encoded span either way).
+    let released = Schema::new(
+        model
+            .header
+            .schema
+            .columns
+            .iter()
+            .filter(|c| c.kind != Kind::Ignored)
+            .cloned()
+            .collect(),
+    );
+    let encoding = Encoding::new(&released).map_err(|e| JobError::Training(e.to_string()))?;
+    let enc_canaries = encoding
+        .encode(&canaries.keep_columns(|n| released.column(n).is_some()))
+        .map_err(|e| JobError::Training(e.to_string()))?;
+    let synthetic = model.sample(rows.clamp(1_000, 20_000), seed)?;
+    let enc_syn = encoding
+        .encode(&synthetic.keep_columns(|n| released.column(n).is_some()))
+        .map_err(|e| JobError::Training(e.to_string()))?;
+    let nearest = nearest_distances(&enc_canaries, &enc_syn);
+    Ok((enc_canaries, nearest.iter().map(|d| -d).collect()))
 }
 
 /// The plain sentence of an audit.

@@ -62,9 +62,7 @@ pub fn run_sweep_with(
     let kept = kept.map(|k| k.points).unwrap_or_default();
     let total = cfg.methods.len() * cfg.epsilons.len() * cfg.repeats.max(1);
     let mut k = 0;
-    let save = |points: &[SweepPoint], refs: (Option<f64>, Option<f64>, Option<f64>)| {
-        store::save(cfg, points, refs)
-    };
+    let save = |points: &[SweepPoint], refs: Refs| store::save(cfg, points, refs);
     for method in &cfg.methods {
         for &eps in &cfg.epsilons {
             for repeat in 0..cfg.repeats.max(1) {
@@ -87,53 +85,26 @@ pub fn run_sweep_with(
                     on_point(p);
                     continue;
                 }
-                let eps_name = if eps.is_finite() {
-                    eps.to_string()
-                } else {
-                    "inf".into()
+                let at = At {
+                    method,
+                    eps,
+                    repeat,
+                    k,
+                    total,
                 };
-                let name = format!("{method}-eps{eps_name}-{repeat}");
-                progress(&format!("run {k}/{total}: {method} at ε = {eps}"));
-                let run = RunConfig {
-                    method: method.clone(),
-                    epsilon: eps,
-                    out: cfg.out_dir.join(format!("{name}.dpsynth")),
-                    seed: cfg.base.seed.map(|s| s.wrapping_add(k as u64)),
-                    ..cfg.base.clone()
-                };
-                // Training's own progress, every report (the window shows where it is).
-                let training = |ev: super::Event| {
-                    if let super::Event::Progress(p) = ev {
-                        steps(&format!(
-                            "run {k}/{total}: {method} at ε = {eps}: {} step {}/{}",
-                            p.phase, p.step, p.total
-                        ));
-                    }
-                };
-                let mut line = |l: &str| progress(&format!("run {k}/{total}: {l}"));
-                let outcome = super::run::run(&run, &ledger, &training, cancel).and_then(|s| {
-                    let scores = scorer.score(&s.model, cfg.base.seed, &mut line)?;
-                    Ok((s, scores))
-                });
-                let point = match outcome {
-                    Ok((summary, scores)) => {
+                let point = match run_point(cfg, &ledger, &scorer, &at, (progress, steps), cancel) {
+                    Ok((point, scored)) => {
                         if refs.0.is_none() {
-                            refs = scores.refs;
+                            if let Some(r) = scored {
+                                refs = r;
+                            }
                         }
-                        scores.point(&run, asked, repeat, &summary)
+                        point
                     }
                     // A stop is the user's: the sweep ends (its points are kept).
-                    Err(e) if cancel.load(std::sync::atomic::Ordering::SeqCst) => {
+                    Err(e) => {
                         save(&points, refs)?;
                         return Err(e);
-                    }
-                    // One point's failure is that point's: it is marked and the sweep
-                    // goes on (a run that read the rows stays charged, as any run).
-                    Err(e) => {
-                        progress(&format!(
-                            "run {k}/{total}: {method} at ε = {eps} failed: {e}"
-                        ));
-                        SweepPoint::failed(&run, asked, repeat, &e)
                     }
                 };
                 points.push(point);
@@ -155,6 +126,79 @@ pub fn run_sweep_with(
         charged: !cfg.public,
         planned_total: cfg.planned_total(),
     })
+}
+
+/// Where a point sits in the sweep: its method, ε and repeat, and its number of all.
+struct At<'a> {
+    method: &'a str,
+    eps: f64,
+    repeat: usize,
+    k: usize,
+    total: usize,
+}
+
+type Refs = (Option<f64>, Option<f64>, Option<f64>);
+
+/// Trains and scores one point, with its reference lines; a point that fails is marked
+/// failed and the sweep goes on (a run that read the rows stays charged, as any run).
+/// An error only when the user stopped the sweep.
+fn run_point(
+    cfg: &SweepConfig,
+    ledger: &Path,
+    scorer: &Scorer,
+    at: &At<'_>,
+    (progress, steps): (&(dyn Fn(&str) + Sync), &(dyn Fn(&str) + Sync)),
+    cancel: &AtomicBool,
+) -> Result<(SweepPoint, Option<Refs>), JobError> {
+    let At {
+        method,
+        eps,
+        repeat,
+        k,
+        total,
+    } = *at;
+    let asked = eps.is_finite().then_some(eps);
+    let eps_name = if eps.is_finite() {
+        eps.to_string()
+    } else {
+        "inf".into()
+    };
+    let name = format!("{method}-eps{eps_name}-{repeat}");
+    progress(&format!("run {k}/{total}: {method} at ε = {eps}"));
+    let run = RunConfig {
+        method: method.to_string(),
+        epsilon: eps,
+        out: cfg.out_dir.join(format!("{name}.dpsynth")),
+        seed: cfg.base.seed.map(|s| s.wrapping_add(k as u64)),
+        ..cfg.base.clone()
+    };
+    // Training's own progress, every report (the window shows where it is).
+    let training = |ev: super::Event| {
+        if let super::Event::Progress(p) = ev {
+            steps(&format!(
+                "run {k}/{total}: {method} at ε = {eps}: {} step {}/{}",
+                p.phase, p.step, p.total
+            ));
+        }
+    };
+    let mut line = |l: &str| progress(&format!("run {k}/{total}: {l}"));
+    let outcome = super::run::run(&run, ledger, &training, cancel).and_then(|s| {
+        let scores = scorer.score(&s.model, cfg.base.seed, &mut line)?;
+        Ok((s, scores))
+    });
+    match outcome {
+        Ok((summary, scores)) => Ok((
+            scores.point(&run, asked, repeat, &summary),
+            Some(scores.refs),
+        )),
+        Err(e) if cancel.load(std::sync::atomic::Ordering::SeqCst) => Err(e),
+        Err(e) => {
+            progress(&format!(
+                "run {k}/{total}: {method} at ε = {eps} failed: {e}"
+            ));
+            Ok((SweepPoint::failed(&run, asked, repeat, &e), None))
+        }
+    }
 }
 
 /// The ledger the sweep's runs are charged to: the dataset's, or on data the user declares
