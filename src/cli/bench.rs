@@ -155,56 +155,7 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<()> {
             synthetic,
             label,
             json,
-        } => {
-            let load = |p: &std::path::Path| -> anyhow::Result<crate::data::Table> {
-                match crate::data::open(p, &crate::data::csv::LoadOptions::default())? {
-                    crate::data::Dataset::Table(t) => Ok(t),
-                    crate::data::Dataset::Images(_) => {
-                        anyhow::bail!("{}: images, not a table", p.display())
-                    }
-                }
-            };
-            let start = std::time::Instant::now();
-            let (a, b, c) = (load(&real_train)?, load(&real_test)?, load(&synthetic)?);
-            let opts = crate::eval::report::Options {
-                label: Some(label),
-                ..Default::default()
-            };
-            let rep =
-                crate::eval::report::evaluate(None, &a, &b, &c, &opts, &mut |l| eprintln!("{l}"))
-                    .map_err(|e| anyhow::anyhow!(e))?;
-            let names = crate::eval::html::Inputs {
-                real_train: real_train.display().to_string(),
-                real_test: real_test.display().to_string(),
-                synthetic: synthetic.display().to_string(),
-            };
-            let html = crate::eval::html::render(&rep, &names);
-            let total = start.elapsed().as_secs_f64();
-            let peak = peak_rss();
-            if json {
-                return super::print_json(&json!({
-                    "rows": [rep.sizes.real_train, rep.sizes.real_test, rep.sizes.synthetic],
-                    "seconds": total,
-                    "peak_rss_bytes": peak,
-                    "html_bytes": html.len(),
-                    "sections": rep.timings,
-                    "threads": rayon::current_num_threads(),
-                }));
-            }
-            println!(
-                "full report on {}/{}/{} rows: {total:.1} s, peak memory {} MiB, HTML {} KiB ({} threads)",
-                rep.sizes.real_train,
-                rep.sizes.real_test,
-                rep.sizes.synthetic,
-                peak.map_or("?".into(), |b| (b / (1 << 20)).to_string()),
-                html.len() / 1024,
-                rayon::current_num_threads()
-            );
-            for (k, v) in &rep.timings {
-                println!("  {k:<28} {v:>6.1} s");
-            }
-            Ok(())
-        }
+        } => evaluate(&real_train, &real_test, &synthetic, label, json),
         BenchCmd::Embed {
             json,
             rows,
@@ -232,40 +183,102 @@ pub fn run(cmd: BenchCmd) -> anyhow::Result<()> {
             json,
             steps,
             device,
-        } => {
-            let dev = crate::nn::device::DeviceChoice::parse(&device)?.open()?;
-            eprintln!(
-                "dpsynth: timing {steps} steps per network on {device} ({} threads)…",
-                rayon::current_num_threads()
+        } => dpsgd(json, steps, &device),
+    }
+}
+
+/// `bench evaluate`: the whole evaluation report on three files, its time per section,
+/// peak memory and the HTML's size.
+fn evaluate(
+    real_train: &std::path::Path,
+    real_test: &std::path::Path,
+    synthetic: &std::path::Path,
+    label: String,
+    json: bool,
+) -> anyhow::Result<()> {
+    let load = |p: &std::path::Path| -> anyhow::Result<crate::data::Table> {
+        match crate::data::open(p, &crate::data::csv::LoadOptions::default())? {
+            crate::data::Dataset::Table(t) => Ok(t),
+            crate::data::Dataset::Images(_) => {
+                anyhow::bail!("{}: images, not a table", p.display())
+            }
+        }
+    };
+    let start = std::time::Instant::now();
+    let (a, b, c) = (load(real_train)?, load(real_test)?, load(synthetic)?);
+    let opts = crate::eval::report::Options {
+        label: Some(label),
+        ..Default::default()
+    };
+    let rep = crate::eval::report::evaluate(None, &a, &b, &c, &opts, &mut |l| eprintln!("{l}"))
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let names = crate::eval::html::Inputs {
+        real_train: real_train.display().to_string(),
+        real_test: real_test.display().to_string(),
+        synthetic: synthetic.display().to_string(),
+    };
+    let html = crate::eval::html::render(&rep, &names);
+    let total = start.elapsed().as_secs_f64();
+    let peak = peak_rss();
+    if json {
+        return super::print_json(&json!({
+            "rows": [rep.sizes.real_train, rep.sizes.real_test, rep.sizes.synthetic],
+            "seconds": total,
+            "peak_rss_bytes": peak,
+            "html_bytes": html.len(),
+            "sections": rep.timings,
+            "threads": rayon::current_num_threads(),
+        }));
+    }
+    println!(
+        "full report on {}/{}/{} rows: {total:.1} s, peak memory {} MiB, HTML {} KiB ({} threads)",
+        rep.sizes.real_train,
+        rep.sizes.real_test,
+        rep.sizes.synthetic,
+        peak.map_or("?".into(), |b| (b / (1 << 20)).to_string()),
+        html.len() / 1024,
+        rayon::current_num_threads()
+    );
+    for (k, v) in &rep.timings {
+        println!("  {k:<28} {v:>6.1} s");
+    }
+    Ok(())
+}
+
+/// `bench dpsgd`: a private step against a non-private one per network, and the fast
+/// per-sample path against the per-example reference.
+fn dpsgd(json: bool, steps: usize, device: &str) -> anyhow::Result<()> {
+    let dev = crate::nn::device::DeviceChoice::parse(device)?.open()?;
+    eprintln!(
+        "dpsynth: timing {steps} steps per network on {device} ({} threads)…",
+        rayon::current_num_threads()
+    );
+    let rows = crate::nn::bench::run(steps.max(5), &dev)?;
+    if json {
+        return super::print_json(&json!({
+            "networks": rows,
+            "device": device,
+            "threads": rayon::current_num_threads(),
+        }));
+    }
+    for r in &rows {
+        println!(
+            "{:<42} batch {:>3}  private {:>8.3} ms  non-private {:>8.3} ms  ratio {:.2}×",
+            r.name,
+            r.batch,
+            r.private_step_s * 1e3,
+            r.nonprivate_step_s * 1e3,
+            r.ratio
+        );
+        if let (Some(rs), Some(sp)) = (r.reference_step_s, r.speedup_vs_reference) {
+            println!(
+                "{:<42}            per-example reference {:>8.3} ms  (fast path {sp:.1}× faster)",
+                "",
+                rs * 1e3
             );
-            let rows = crate::nn::bench::run(steps.max(5), &dev)?;
-            if json {
-                return super::print_json(&json!({
-                    "networks": rows,
-                    "device": device,
-                    "threads": rayon::current_num_threads(),
-                }));
-            }
-            for r in &rows {
-                println!(
-                    "{:<42} batch {:>3}  private {:>8.3} ms  non-private {:>8.3} ms  ratio {:.2}×",
-                    r.name,
-                    r.batch,
-                    r.private_step_s * 1e3,
-                    r.nonprivate_step_s * 1e3,
-                    r.ratio
-                );
-                if let (Some(rs), Some(sp)) = (r.reference_step_s, r.speedup_vs_reference) {
-                    println!(
-                        "{:<42}            per-example reference {:>8.3} ms  (fast path {sp:.1}× faster)",
-                        "",
-                        rs * 1e3
-                    );
-                }
-            }
-            Ok(())
         }
     }
+    Ok(())
 }
 
 /// Times the embedding on the CPU and through the WGSL kernel, on uniform rows whose first

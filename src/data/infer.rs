@@ -80,125 +80,143 @@ fn infer_column(col: &Column, n_rows: usize) -> Result<(ColumnSpec, Option<Strin
             ),
         ));
     }
-    let distinct = col.distinct_count();
     match &col.values {
-        Values::Number(v) => {
-            let levels = col.levels();
-            let all_int = v.iter().flatten().all(|x| x.fract() == 0.0);
-            if distinct == 2 {
-                return Ok((
-                    spec(col, Kind::Binary, false, Some(Domain::Categories(levels))),
-                    None,
-                ));
-            }
-            if distinct == 1 {
-                let note = Some("has a single value (constant column)".to_string());
-                return Ok((
-                    spec(
-                        col,
-                        Kind::Categorical,
-                        false,
-                        Some(Domain::Categories(levels)),
-                    ),
-                    note,
-                ));
-            }
-            if all_int && distinct <= MAX_INTEGER_LEVELS {
-                return Ok((
-                    spec(
-                        col,
-                        Kind::Categorical,
-                        false,
-                        Some(Domain::Categories(levels)),
-                    ),
-                    None,
-                ));
-            }
-            let (lower, upper) = value_range(v);
-            Ok((
-                spec(
-                    col,
-                    Kind::Continuous,
-                    all_int,
-                    Some(Domain::Bounds { lower, upper }),
-                ),
-                None,
-            ))
-        }
-        Values::Text(v) if !v.codebook().is_empty() => {
-            // The file's codebook: every label, in its order, then any unlabelled level.
-            let mut levels: Vec<String> = v.codebook().to_vec();
-            for l in col.levels() {
-                if !levels.contains(&l) {
-                    levels.push(l);
-                }
-            }
-            let kind = if levels.len() == 2 {
-                Kind::Binary
-            } else {
-                Kind::Categorical
-            };
-            let mut spec = spec(col, kind, false, Some(Domain::Categories(levels)));
-            spec.codebook = true;
-            Ok((
-                spec,
-                Some(
-                    "categories from the file's codebook (value labels); public once you say the codebook is"
-                        .to_string(),
-                ),
-            ))
-        }
-        Values::Text(v) => {
-            check_mixed(&col.name, v, present)?;
-            let levels = col.levels();
-            if distinct == 2 {
-                return Ok((
-                    spec(col, Kind::Binary, false, Some(Domain::Categories(levels))),
-                    None,
-                ));
-            }
-            if let Some(f) = super::times::detect(levels.iter().map(String::as_str)) {
-                let days: Vec<Option<f64>> =
-                    levels.iter().map(|l| super::times::parse(l, f)).collect();
-                let mut spec = spec(
-                    col,
-                    Kind::Continuous,
-                    !super::times::has_time(f),
-                    Some(bounds_around(&days)),
-                );
-                spec.time_format = Some(f.to_string());
-                return Ok((spec, Some(format!("read as dates/times in the format {f}"))));
-            }
-            if distinct == present && present >= MIN_ROWS_FOR_ID {
-                return Ok((
-                    spec(col, Kind::Ignored, false, None),
-                    Some("every value is different (an identifier?): ignored".to_string()),
-                ));
-            }
-            if distinct > MAX_CATEGORIES {
-                return Ok((
-                    spec(col, Kind::Ignored, false, None),
-                    Some(format!(
-                        "{distinct} distinct values exceed {MAX_CATEGORIES} categories: ignored"
-                    )),
-                ));
-            }
-            let note = (distinct == 1).then(|| "has a single value (constant column)".to_string());
-            let note = note.or_else(|| {
-                (distinct > 100).then(|| format!("{distinct} categories: a wide one-hot encoding"))
-            });
-            Ok((
-                spec(
-                    col,
-                    Kind::Categorical,
-                    false,
-                    Some(Domain::Categories(levels)),
-                ),
-                note,
-            ))
-        }
+        Values::Number(v) => Ok(infer_numbers(col, v)),
+        Values::Text(v) if !v.codebook().is_empty() => Ok(from_codebook(col, v)),
+        Values::Text(v) => infer_text(col, v, present),
     }
 }
+
+/// Two values: binary; one: a constant; whole numbers with few levels: categories; else
+/// a continuous range.
+fn infer_numbers(col: &Column, v: &[Option<f64>]) -> Guess {
+    let distinct = col.distinct_count();
+    let levels = col.levels();
+    let all_int = v.iter().flatten().all(|x| x.fract() == 0.0);
+    if distinct == 2 {
+        return (
+            spec(col, Kind::Binary, false, Some(Domain::Categories(levels))),
+            None,
+        );
+    }
+    if distinct == 1 {
+        let note = Some("has a single value (constant column)".to_string());
+        return (
+            spec(
+                col,
+                Kind::Categorical,
+                false,
+                Some(Domain::Categories(levels)),
+            ),
+            note,
+        );
+    }
+    if all_int && distinct <= MAX_INTEGER_LEVELS {
+        return (
+            spec(
+                col,
+                Kind::Categorical,
+                false,
+                Some(Domain::Categories(levels)),
+            ),
+            None,
+        );
+    }
+    let (lower, upper) = value_range(v);
+    (
+        spec(
+            col,
+            Kind::Continuous,
+            all_int,
+            Some(Domain::Bounds { lower, upper }),
+        ),
+        None,
+    )
+}
+
+/// A column with the file's codebook: every label, in its order, then any unlabelled level.
+fn from_codebook(col: &Column, v: &super::table::TextColumn) -> Guess {
+    // The file's codebook: every label, in its order, then any unlabelled level.
+    let mut levels: Vec<String> = v.codebook().to_vec();
+    for l in col.levels() {
+        if !levels.contains(&l) {
+            levels.push(l);
+        }
+    }
+    let kind = if levels.len() == 2 {
+        Kind::Binary
+    } else {
+        Kind::Categorical
+    };
+    let mut spec = spec(col, kind, false, Some(Domain::Categories(levels)));
+    spec.codebook = true;
+    (
+        spec,
+        Some(
+            "categories from the file's codebook (value labels); public once you say the codebook is"
+                .to_string(),
+        ),
+    )
+}
+
+/// Two values: binary; dates or times; an identifier or too many values: ignored; else
+/// categories.
+fn infer_text(
+    col: &Column,
+    v: &super::table::TextColumn,
+    present: usize,
+) -> Result<Guess, DataError> {
+    let distinct = col.distinct_count();
+    check_mixed(&col.name, v, present)?;
+    let levels = col.levels();
+    if distinct == 2 {
+        return Ok((
+            spec(col, Kind::Binary, false, Some(Domain::Categories(levels))),
+            None,
+        ));
+    }
+    if let Some(f) = super::times::detect(levels.iter().map(String::as_str)) {
+        let days: Vec<Option<f64>> = levels.iter().map(|l| super::times::parse(l, f)).collect();
+        let mut spec = spec(
+            col,
+            Kind::Continuous,
+            !super::times::has_time(f),
+            Some(bounds_around(&days)),
+        );
+        spec.time_format = Some(f.to_string());
+        return Ok((spec, Some(format!("read as dates/times in the format {f}"))));
+    }
+    if distinct == present && present >= MIN_ROWS_FOR_ID {
+        return Ok((
+            spec(col, Kind::Ignored, false, None),
+            Some("every value is different (an identifier?): ignored".to_string()),
+        ));
+    }
+    if distinct > MAX_CATEGORIES {
+        return Ok((
+            spec(col, Kind::Ignored, false, None),
+            Some(format!(
+                "{distinct} distinct values exceed {MAX_CATEGORIES} categories: ignored"
+            )),
+        ));
+    }
+    let note = (distinct == 1).then(|| "has a single value (constant column)".to_string());
+    let note = note.or_else(|| {
+        (distinct > 100).then(|| format!("{distinct} categories: a wide one-hot encoding"))
+    });
+    Ok((
+        spec(
+            col,
+            Kind::Categorical,
+            false,
+            Some(Domain::Categories(levels)),
+        ),
+        note,
+    ))
+}
+
+/// A column's guessed spec, and a note for the user.
+type Guess = (ColumnSpec, Option<String>);
 
 /// Bounds around the present values of a column: their range, widened by one each way
 /// when every value is the same (bounds need lower < upper).

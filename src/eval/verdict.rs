@@ -82,67 +82,114 @@ fn pct(x: f64) -> String {
 
 /// The verdict on `r`.
 pub fn verdict(r: &Report) -> Verdict {
-    let mut bad = Vec::new();
-    let mut good = Vec::new();
-    let mut mixed = Vec::new();
-    for h in &r.histograms {
-        // A column the model did not synthesize is named once, below, not as collapsed.
-        if h.synthetic.len() < 2 || r.not_synthesized.contains(&h.column) {
-            continue;
-        }
-        let top = |v: &[f64]| {
-            v.iter()
-                .enumerate()
-                .fold((0, 0.0), |b, (i, x)| if *x > b.1 { (i, *x) } else { b })
-        };
-        let (i, s) = top(&h.synthetic);
-        let (_, real) = top(&h.real);
-        if s >= COLLAPSED_SHARE && real < REAL_SPREAD {
-            let value = h.bins.get(i).cloned().unwrap_or_default();
-            bad.push(format!(
+    let mut f = Findings::default();
+    f.collapsed(r);
+    f.columns(r);
+    if let Some(t) = &r.tstr {
+        f.prediction(t);
+    }
+    let Findings { bad, mixed, good } = f;
+    let grade = if !bad.is_empty() {
+        Grade::NotUseful
+    } else if mixed.is_empty() && !good.is_empty() {
+        Grade::Useful
+    } else {
+        Grade::Partly
+    };
+    let headline = headline(grade, r);
+    let mut reasons: Vec<String> = bad.into_iter().chain(mixed).chain(good).collect();
+    if grade == Grade::NotUseful {
+        reasons.push(
+            "the PCA and whole-data Wasserstein scores measure overall spread and can read well even on collapsed data: do not rely on them alone"
+                .into(),
+        );
+    }
+    Verdict {
+        grade,
+        headline,
+        reasons,
+    }
+}
+
+/// The verdict's reasons as they are found: what makes the data not useful, what is
+/// mixed, what is good.
+#[derive(Default)]
+struct Findings {
+    bad: Vec<String>,
+    mixed: Vec<String>,
+    good: Vec<String>,
+}
+
+impl Findings {
+    /// Columns whose synthetic values collapsed onto one value the real data does not
+    /// favour.
+    fn collapsed(&mut self, r: &Report) {
+        for h in &r.histograms {
+            // A column the model did not synthesize is named once, below, not as collapsed.
+            if h.synthetic.len() < 2 || r.not_synthesized.contains(&h.column) {
+                continue;
+            }
+            let top = |v: &[f64]| {
+                v.iter()
+                    .enumerate()
+                    .fold((0, 0.0), |b, (i, x)| if *x > b.1 { (i, *x) } else { b })
+            };
+            let (i, s) = top(&h.synthetic);
+            let (_, real) = top(&h.real);
+            if s >= COLLAPSED_SHARE && real < REAL_SPREAD {
+                let value = h.bins.get(i).cloned().unwrap_or_default();
+                self.bad.push(format!(
                 "collapsed: '{}' is {value} in {} of synthetic rows (the real data's commonest value: {})",
                 h.column,
                 pct(s),
                 pct(real)
             ));
+            }
         }
     }
-    let tv: Vec<f64> = r.histograms.iter().map(|h| h.tvd).collect();
-    if let Some(tv) = mean(&tv) {
-        let line = format!(
-            "mean total variation between real and synthetic columns: {tv:.3} (0 = identical, 1 = disjoint)"
-        );
-        if tv <= 0.05 {
-            good.push(format!("columns match closely: {line}"));
-        } else if tv >= 0.2 {
-            mixed.push(format!("columns are far off: {line}"));
-        } else {
-            mixed.push(format!("columns roughly match: {line}"));
+
+    /// How close the columns are, values the real data cannot have, and columns the model
+    /// dropped.
+    fn columns(&mut self, r: &Report) {
+        let tv: Vec<f64> = r.histograms.iter().map(|h| h.tvd).collect();
+        if let Some(tv) = mean(&tv) {
+            let line = format!(
+                "mean total variation between real and synthetic columns: {tv:.3} (0 = identical, 1 = disjoint)"
+            );
+            if tv <= 0.05 {
+                self.good.push(format!("columns match closely: {line}"));
+            } else if tv >= 0.2 {
+                self.mixed.push(format!("columns are far off: {line}"));
+            } else {
+                self.mixed.push(format!("columns roughly match: {line}"));
+            }
         }
-    }
-    // Values the real data cannot have (a bound or level from a private estimate, or a
-    // generator's overshoot): named with their share, never folded silently into a bar.
-    let n = r.sizes.synthetic.max(1) as f64;
-    let outside: Vec<String> = r
-        .synthetic_out_of_domain
-        .iter()
-        .filter(|(_, k)| *k as f64 >= 0.01 * n)
-        .map(|(c, k)| format!("{c} ({})", pct(*k as f64 / n)))
-        .collect();
-    if !outside.is_empty() {
-        mixed.push(format!(
+        // Values the real data cannot have (a bound or level from a private estimate, or a
+        // generator's overshoot): named with their share, never folded silently into a bar.
+        let n = r.sizes.synthetic.max(1) as f64;
+        let outside: Vec<String> = r
+            .synthetic_out_of_domain
+            .iter()
+            .filter(|(_, k)| *k as f64 >= 0.01 * n)
+            .map(|(c, k)| format!("{c} ({})", pct(*k as f64 / n)))
+            .collect();
+        if !outside.is_empty() {
+            self.mixed.push(format!(
             "values the real data does not have (outside its range or categories, or blank where it has none): {}",
             outside.join(", ")
         ));
-    }
-    if !r.not_synthesized.is_empty() {
-        bad.push(format!(
+        }
+        if !r.not_synthesized.is_empty() {
+            self.bad.push(format!(
             "not synthesized: {} of the data's columns are missing from the synthetic rows ({}): the model dropped them. With a private domain estimate that means no value of theirs was frequent enough to pass its threshold: give their categories as public facts, raise the domain share of ε, or use more rows",
             r.not_synthesized.len(),
             r.not_synthesized.join(", ")
         ));
+        }
     }
-    if let Some(t) = &r.tstr {
+
+    /// Train on synthetic, test on real, beside real rows and guessing.
+    fn prediction(&mut self, t: &super::results::Tstr) {
         let (rows, left_out) = t.working_rows();
         let syn: Vec<(f64, Option<f64>)> = rows
             .iter()
@@ -177,26 +224,23 @@ pub fn verdict(r: &Report) -> Verdict {
                 floor
             ) + &which;
             match prediction(sa, ra, s_auc, r_auc, floor) {
-                Prediction::Guessing => {
-                    bad.push(format!("predictions no better than guessing: {scores}"))
-                }
-                Prediction::Close => {
-                    good.push(format!("close to real data for prediction: {scores}"))
-                }
-                Prediction::Weaker => {
-                    mixed.push(format!("weaker than real data for prediction: {scores}"))
-                }
+                Prediction::Guessing => self
+                    .bad
+                    .push(format!("predictions no better than guessing: {scores}")),
+                Prediction::Close => self
+                    .good
+                    .push(format!("close to real data for prediction: {scores}")),
+                Prediction::Weaker => self
+                    .mixed
+                    .push(format!("weaker than real data for prediction: {scores}")),
             }
         }
     }
-    let grade = if !bad.is_empty() {
-        Grade::NotUseful
-    } else if mixed.is_empty() && !good.is_empty() {
-        Grade::Useful
-    } else {
-        Grade::Partly
-    };
-    let headline = match grade {
+}
+
+/// The verdict's first sentence for `grade`.
+fn headline(grade: Grade, r: &Report) -> String {
+    match grade {
         // Columns dropped by a private domain estimate: ε and the method are not the lever
         // (AIM at ε = 1 on 1,000 rows and 21 estimated columns kept 9 of them).
         Grade::NotUseful if !r.not_synthesized.is_empty() => format!(
@@ -207,18 +251,6 @@ pub fn verdict(r: &Report) -> Verdict {
         Grade::NotUseful => "Not useful as it is: the synthetic rows lost the data's structure. Try a larger ε or more rows; on a table, try AIM (the recommended method) if this run used another.".into(),
         Grade::Partly => "Partly useful: some of the data's structure survived; the reasons below say which.".into(),
         Grade::Useful => "Useful: it reproduces the columns and predicts about as well as the real data.".into(),
-    };
-    let mut reasons: Vec<String> = bad.into_iter().chain(mixed).chain(good).collect();
-    if grade == Grade::NotUseful {
-        reasons.push(
-            "the PCA and whole-data Wasserstein scores measure overall spread and can read well even on collapsed data: do not rely on them alone"
-                .into(),
-        );
-    }
-    Verdict {
-        grade,
-        headline,
-        reasons,
     }
 }
 
