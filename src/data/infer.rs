@@ -94,33 +94,14 @@ fn infer_numbers(col: &Column, v: &[Option<f64>]) -> Guess {
     let levels = col.levels();
     let all_int = v.iter().flatten().all(|x| x.fract() == 0.0);
     if distinct == 2 {
-        return (
-            spec(col, Kind::Binary, false, Some(Domain::Categories(levels))),
-            None,
-        );
+        return (categories(col, Kind::Binary, levels), None);
     }
     if distinct == 1 {
         let note = Some("has a single value (constant column)".to_string());
-        return (
-            spec(
-                col,
-                Kind::Categorical,
-                false,
-                Some(Domain::Categories(levels)),
-            ),
-            note,
-        );
+        return (categories(col, Kind::Categorical, levels), note);
     }
     if all_int && distinct <= MAX_INTEGER_LEVELS {
-        return (
-            spec(
-                col,
-                Kind::Categorical,
-                false,
-                Some(Domain::Categories(levels)),
-            ),
-            None,
-        );
+        return (categories(col, Kind::Categorical, levels), None);
     }
     let (lower, upper) = value_range(v);
     (
@@ -170,10 +151,7 @@ fn infer_text(
     check_mixed(&col.name, v, present)?;
     let levels = col.levels();
     if distinct == 2 {
-        return Ok((
-            spec(col, Kind::Binary, false, Some(Domain::Categories(levels))),
-            None,
-        ));
+        return Ok((categories(col, Kind::Binary, levels), None));
     }
     if let Some(f) = super::times::detect(levels.iter().map(String::as_str)) {
         let days: Vec<Option<f64>> = levels.iter().map(|l| super::times::parse(l, f)).collect();
@@ -204,15 +182,12 @@ fn infer_text(
     let note = note.or_else(|| {
         (distinct > 100).then(|| format!("{distinct} categories: a wide one-hot encoding"))
     });
-    Ok((
-        spec(
-            col,
-            Kind::Categorical,
-            false,
-            Some(Domain::Categories(levels)),
-        ),
-        note,
-    ))
+    Ok((categories(col, Kind::Categorical, levels), note))
+}
+
+/// A column of `kind` over the category list `levels` (read off the rows).
+fn categories(col: &Column, kind: Kind, levels: Vec<String>) -> ColumnSpec {
+    spec(col, kind, false, Some(Domain::Categories(levels)))
 }
 
 /// A column's guessed spec, and a note for the user.
