@@ -16,6 +16,7 @@ impl<T: Send + 'static> Task<T> {
         let (tx, rx) = channel();
         let ctx = ctx.clone();
         std::thread::spawn(move || {
+            crate::job::priority::yield_to_window();
             let _ = tx.send(work());
             ctx.request_repaint();
         });

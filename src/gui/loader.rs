@@ -86,6 +86,7 @@ impl Loading {
             path.to_path_buf(),
         );
         std::thread::spawn(move || {
+            crate::job::priority::yield_to_window();
             let mut progress = |got: u64, total: u64| {
                 r.store(got, Ordering::Relaxed);
                 s.store(total, Ordering::Relaxed);
@@ -168,6 +169,7 @@ impl Loading {
             schema.to_path_buf(),
         );
         std::thread::spawn(move || {
+            crate::job::priority::yield_to_window();
             let result = workspace::connect(&u, &sp)
                 .map(|c| {
                     if let Ok(mut g) = k.lock() {

@@ -48,6 +48,11 @@ pub fn run() -> anyhow::Result<()> {
 /// [`run`], opening `file` (a table, digits or a `.dpsynth` model) once the window is up:
 /// what a desktop's "Open with dpsynth" and a double-clicked model file do.
 pub fn run_with(file: Option<PathBuf>) -> anyhow::Result<()> {
+    // Work the window hands to rayon (scoring, columnar reads) runs below the window's
+    // thread; an error means a pool already exists, which only costs smoothness.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .start_handler(|_| crate::job::priority::yield_to_window())
+        .build_global();
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("dpsynth — differentially private synthetic data")

@@ -29,6 +29,7 @@ impl ModelView {
         let (tx, rx) = std::sync::mpsc::channel();
         let (p, ctx) = (path.to_path_buf(), ctx.clone());
         std::thread::spawn(move || {
+            crate::job::priority::yield_to_window();
             let _ = tx.send(read_model(&p).map_err(|e| e.to_string()));
             ctx.request_repaint();
         });

@@ -51,6 +51,7 @@ impl Keeper {
             let (tx, rx) = channel::<(PathBuf, Schema)>();
             let (etx, erx) = channel();
             std::thread::spawn(move || {
+                crate::job::priority::yield_to_window();
                 while let Ok(mut next) = rx.recv() {
                     // Only the newest request of a burst (per file) matters.
                     let mut others = Vec::new();

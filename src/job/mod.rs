@@ -19,6 +19,7 @@ pub mod eta;
 pub mod evaluation;
 pub mod paths;
 mod plan;
+pub mod priority;
 pub mod report_store;
 pub mod resources;
 pub mod risk;
@@ -351,6 +352,10 @@ where
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
     let thread = std::thread::spawn(move || {
+        if wake.is_some() {
+            // A window's worker: it and the pool it starts yield to the window's thread.
+            priority::yield_to_window();
+        }
         let send = |e: E| {
             let _ = events.send(e);
             if let Some(w) = &wake {

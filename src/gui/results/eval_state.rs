@@ -49,6 +49,7 @@ impl ImageScores {
         let (tx, rx) = std::sync::mpsc::channel();
         let (m, d, c) = (model.to_path_buf(), data.to_path_buf(), ctx.clone());
         std::thread::spawn(move || {
+            crate::job::priority::yield_to_window();
             use crate::job::evaluation::{open_image_splits, score_images};
             let r = open_image_splits(&d)
                 .and_then(|(train, test)| score_images(&m, &train, &test, Some(0)))
@@ -107,6 +108,7 @@ pub(super) fn evaluate_in_background(
     let (model, data) = (model.to_path_buf(), data.to_path_buf());
     let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
     std::thread::spawn(move || {
+        crate::job::priority::yield_to_window();
         let send = |m: Msg| {
             let _ = tx.send(m);
             ctx.request_repaint();
