@@ -30,114 +30,65 @@
 //! releases PEARL's private scale instead, charged.
 
 use super::Synthesizer;
-use super::embedding::EmbedDevice;
 use super::method::{
     Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
 };
-use super::pearl::{Pearl, PearlConfig};
+use super::pearl::{EmbedFit, Pearl, PearlConfig};
 
-/// DP-MERF settings; presets below.
+/// DP-MERF settings: PEARL's embedding fit without the critic; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DpMerfConfig {
     /// The preset and the private switch, which the registry sets.
     #[serde(flatten)]
     pub common: Common,
-    /// Random frequencies D (the embedding has 2D numbers per class).
-    pub features: usize,
-    /// Kernel length scale ℓ; 0 takes the public default √(number of columns), or the
-    /// private scale when `aux_share` > 0.
-    pub bandwidth: f64,
-    /// Share of the budget (of ρ) for a private bandwidth (0: the public rule).
-    #[serde(default)]
-    pub aux_share: f64,
-    /// Class column of a class-conditional embedding ("" for none). For images, `label`.
-    #[serde(default)]
-    pub label: String,
-    /// Share of the budget (of ρ) for the class counts (with a label).
-    #[serde(default = "default_count_share")]
-    pub count_share: f64,
-    pub latent_dim: usize,
-    pub generator_hidden: Vec<usize>,
-    /// Channels of a convolutional image generator (empty: the MLP); see PEARL's.
-    #[serde(default)]
-    pub conv_generator: Vec<usize>,
-    /// Generated rows per generator step.
-    pub batch: usize,
-    /// Generator steps (free: they never touch the private rows).
-    pub steps: u64,
-    pub lr: f64,
-    /// Gumbel-softmax temperature of the categorical heads.
-    pub tau: f64,
-    /// Further kernel length scales beside `bandwidth` (public settings): the frequencies
-    /// are dealt round-robin between them, so the kernel averages Gaussians at each scale.
-    #[serde(default)]
-    pub bandwidth_mix: Vec<f64>,
-    /// Anneal the generator's learning rate to zero on a half cosine over the steps.
-    #[serde(default)]
-    pub lr_cosine: bool,
-    /// Where the embedding is computed: `auto`, `cpu` or `gpu` (the WGSL kernel).
-    #[serde(default)]
-    pub embed_device: EmbedDevice,
-}
-
-fn default_count_share() -> f64 {
-    0.05
+    #[serde(flatten)]
+    pub fit: EmbedFit,
 }
 
 impl DpMerfConfig {
+    /// The shared defaults with the fit changed by `edit`.
+    fn with(edit: impl FnOnce(&mut EmbedFit)) -> Self {
+        let mut fit = EmbedFit::base();
+        edit(&mut fit);
+        Self {
+            common: Common::private(),
+            fit,
+        }
+    }
+
     // Measured on ADULT at ε = 1 (δ = 1e-5, one run each, unconditional): `quick` in
     // 64 s on two cores, RF 0.788 accuracy / 0.835 AUROC, LR 0.809 / 0.854; `adult`
     // in 205 s, RF 0.797 / 0.832, LR 0.813 / 0.847 (majority class 0.764).
     fn base() -> Self {
-        Self {
-            common: Common::private(),
-            features: 1_000,
-            bandwidth: 0.0,
-            aux_share: 0.0,
-            label: String::new(),
-            count_share: default_count_share(),
-            latent_dim: 32,
-            generator_hidden: vec![128, 128],
-            conv_generator: Vec::new(),
-            batch: 500,
-            steps: 2_000,
-            lr: 0.002,
-            tau: 0.2,
-            bandwidth_mix: Vec::new(),
-            lr_cosine: false,
-            embed_device: EmbedDevice::Cpu,
-        }
+        Self::with(|_| {})
     }
 
     // Tuned on public UCI Adult: class-conditional on income.
     fn adult() -> Self {
-        Self {
-            features: 2_000,
-            batch: 1_000,
-            label: "income".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 2_000;
+            f.batch = 1_000;
+            f.label = "income".into();
+        })
     }
 
     fn tiny() -> Self {
-        Self {
-            features: 200,
-            steps: 200,
-            batch: 256,
-            generator_hidden: vec![64],
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 200;
+            f.steps = 200;
+            f.batch = 256;
+            f.generator_hidden = vec![64];
+        })
     }
 
     fn mnist() -> Self {
-        Self {
-            features: 5_000,
-            generator_hidden: vec![256, 512],
-            batch: 500,
-            steps: 3_000,
-            label: "label".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 5_000;
+            f.generator_hidden = vec![256, 512];
+            f.batch = 500;
+            f.steps = 3_000;
+            f.label = "label".into();
+        })
     }
 
     // Digits from a DCGAN-style generator (see `conv_generator`): pixels that
@@ -147,16 +98,15 @@ impl DpMerfConfig {
     // strokes' average shape (CNN judge 83 % at ε = 1 and at 10); at 6 the
     // frequencies see stroke width and the digits sharpen (86.5 % at ε = 1).
     fn mnist_conv() -> Self {
-        Self {
-            features: 5_000,
-            bandwidth: 6.0,
-            conv_generator: vec![32, 16],
-            batch: 200,
-            steps: 2_000,
-            lr: 0.002,
-            label: "label".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 5_000;
+            f.bandwidth = 6.0;
+            f.conv_generator = vec![32, 16];
+            f.batch = 200;
+            f.steps = 2_000;
+            f.lr = 0.002;
+            f.label = "label".into();
+        })
     }
 
     // More arithmetic for no more privacy, tuned on public MNIST: twice the
@@ -169,67 +119,50 @@ impl DpMerfConfig {
     // (CNN judge 89.3–90.1 % at ε = 10 on 60,000 synthetic digits), at 400 they
     // are clean (91.8 %).
     fn mnist_conv_wide() -> Self {
-        Self {
-            features: 10_000,
-            bandwidth: 4.0,
-            conv_generator: vec![64, 32],
-            batch: 400,
-            steps: 3_000,
-            lr: 0.002,
-            label: "label".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 10_000;
+            f.bandwidth = 4.0;
+            f.conv_generator = vec![64, 32];
+            f.batch = 400;
+            f.steps = 3_000;
+            f.lr = 0.002;
+            f.label = "label".into();
+        })
     }
 
     // The paper's tabular script (`code_tab`, as PEARL's fork runs it): 500
     // frequencies (1,000 features), generated batches of a tenth of the data,
     // Adam lr 0.01, 8,000 steps, one embedding per income class.
     fn paper_adult() -> Self {
-        Self {
-            features: 500,
-            batch: 3_000,
-            steps: 8_000,
-            lr: 0.01,
-            label: "income".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 500;
+            f.batch = 3_000;
+            f.steps = 8_000;
+            f.lr = 0.01;
+            f.label = "income".into();
+        })
     }
 
     // The paper's image settings: 1,500 frequencies, batches of 100, 5 × 600
     // steps, one embedding per digit; lr 0.002, as our MLP generator diverges at
     // the paper's 0.01 (theirs is convolutional).
     fn paper_mnist() -> Self {
-        Self {
-            features: 1_500,
-            generator_hidden: vec![200, 512],
-            batch: 100,
-            steps: 3_000,
-            label: "label".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 1_500;
+            f.generator_hidden = vec![200, 512];
+            f.batch = 100;
+            f.steps = 3_000;
+            f.label = "label".into();
+        })
     }
 
     /// The same run as PEARL's training loop sees it: no critic.
     fn as_pearl(&self) -> PearlConfig {
         PearlConfig {
             common: self.common.clone(),
-            features: self.features,
-            bandwidth: self.bandwidth,
-            aux_share: self.aux_share,
-            count_share: self.count_share,
-            label: self.label.clone(),
-            latent_dim: self.latent_dim,
-            generator_hidden: self.generator_hidden.clone(),
-            conv_generator: self.conv_generator.clone(),
-            batch: self.batch,
-            steps: self.steps,
-            lr: self.lr,
+            fit: self.fit.clone(),
             critic_every: 0,
             critic_lr: 0.0,
-            tau: self.tau,
-            bandwidth_mix: self.bandwidth_mix.clone(),
-            lr_cosine: self.lr_cosine,
-            embed_device: self.embed_device,
         }
     }
 }

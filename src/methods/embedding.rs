@@ -87,6 +87,78 @@ pub fn mixed_frequencies(
     Ok(Tensor::from_vec(v, (width, k), dev)?)
 }
 
+/// Where an image's pixels sit in an encoded row: `side`² columns from `start`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PixelGrid {
+    pub start: usize,
+    pub side: usize,
+}
+
+impl PixelGrid {
+    /// The grid of rows `width` wide whose only other columns are `label`'s span, first or
+    /// last (the layout of every image set here); an error names what does not fit.
+    pub fn of(width: usize, label: Option<LabelSpan>) -> Result<Self> {
+        let (lstart, lwidth) = label.map_or((0, 0), |l| (l.start, l.width()));
+        if lwidth > 0 && lstart != 0 && lstart + lwidth != width {
+            return Err(MethodError::Plan(
+                "local frequencies need the label column first or last".into(),
+            ));
+        }
+        let pixels = width.saturating_sub(lwidth);
+        let side = (pixels as f64).sqrt().round() as usize;
+        if side == 0 || side * side != pixels {
+            return Err(MethodError::Plan(format!(
+                "local frequencies need square images; these rows have {pixels} pixel columns"
+            )));
+        }
+        let start = if lwidth > 0 && lstart == 0 { lwidth } else { 0 };
+        Ok(Self { start, side })
+    }
+}
+
+/// k local frequencies: each is N(0, ℓ⁻²) on the pixels of one `patch`×`patch` square at
+/// a uniformly drawn place and zero on every other column, so t·x reads only that square.
+/// Their random features are those of the kernel E_square exp(−‖x_sq − x'_sq‖²/2ℓ²), the
+/// average over squares of a Gaussian kernel on that square alone — a digit's strokes, a
+/// stray speck of ink, where a kernel on all 784 pixels at once sees a speck as a tiny
+/// change in a long distance. Public settings drawn independently of the data, and ‖φ(x)‖
+/// stays 1, so the embedding's sensitivity is unchanged.
+pub fn local_frequencies(
+    width: usize,
+    grid: PixelGrid,
+    k: usize,
+    (patch, bandwidth): (usize, f64),
+    rng: &mut impl rand::Rng,
+    dev: &candle_core::Device,
+) -> Result<Tensor> {
+    if patch == 0 || patch > grid.side {
+        return Err(MethodError::Plan(format!(
+            "the local frequencies' square must be 1 to {} pixels wide, got {patch}",
+            grid.side
+        )));
+    }
+    if !(bandwidth > 0.0 && bandwidth.is_finite()) {
+        return Err(MethodError::Plan(format!(
+            "the local kernel bandwidth must be a positive number, got {bandwidth}"
+        )));
+    }
+    let normal = Normal::new(0.0f32, (1.0 / bandwidth) as f32)
+        .map_err(|e| MethodError::Plan(format!("bad bandwidth {bandwidth}: {e}")))?;
+    let k = k.max(1);
+    let places = grid.side - patch + 1;
+    // Row-major [width, k]: frequency j is column j.
+    let mut v = vec![0f32; width * k];
+    for j in 0..k {
+        let (r0, c0) = (rng.random_range(0..places), rng.random_range(0..places));
+        for r in r0..r0 + patch {
+            for c in c0..c0 + patch {
+                v[(grid.start + r * grid.side + c) * k + j] = normal.sample(rng);
+            }
+        }
+    }
+    Ok(Tensor::from_vec(v, (width, k), dev)?)
+}
+
 /// The public bandwidth rule: √(number of columns). Each column's span contributes at
 /// most 1 to the squared distance between two encoded rows (a one-hot pair differs by
 /// √2, but only with its level's probability; a [0,1] value by |a − b| ≤ 1), so √columns
@@ -151,6 +223,11 @@ impl LabelSpan {
                 "the label column '{name}' is continuous: a class-conditional embedding needs a binary or categorical label"
             ))),
         }
+    }
+
+    /// Encoded columns the span takes (one for a binary column).
+    pub fn width(&self) -> usize {
+        if self.binary { 1 } else { self.classes }
     }
 
     /// Class membership of each row of `x` [B, d] as [B, C] weights: one-hot for real
@@ -300,6 +377,51 @@ pub fn rms_distance(moments: &[f32], c: f64, n: f64) -> f64 {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    /// Every local frequency reads exactly one square of pixels inside the image (never the
+    /// label's columns), the squares land all over the image, and the features keep norm 1.
+    #[test]
+    fn local_frequencies_read_one_square_each() {
+        let dev = candle_core::Device::Cpu;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let label = LabelSpan {
+            start: 0,
+            classes: 3,
+            binary: false,
+        };
+        let (side, patch, k) = (6, 3, 400);
+        let width = 3 + side * side;
+        let grid = PixelGrid::of(width, Some(label)).unwrap();
+        assert_eq!(grid, PixelGrid { start: 3, side });
+        let t = local_frequencies(width, grid, k, (patch, 1.0), &mut rng, &dev).unwrap();
+        let v: Vec<Vec<f32>> = t.to_vec2().unwrap();
+        let mut corners = std::collections::HashSet::new();
+        for j in 0..k {
+            let on: Vec<usize> = (0..width).filter(|&i| v[i][j] != 0.0).collect();
+            assert_eq!(on.len(), patch * patch, "frequency {j}");
+            assert!(on.iter().all(|&i| i >= 3), "frequency {j} reads the label");
+            let (rows, cols): (Vec<usize>, Vec<usize>) =
+                on.iter().map(|&i| ((i - 3) / side, (i - 3) % side)).unzip();
+            let (r0, c0) = (*rows.iter().min().unwrap(), *cols.iter().min().unwrap());
+            assert!(rows.iter().all(|r| r - r0 < patch) && cols.iter().all(|c| c - c0 < patch));
+            corners.insert((r0, c0));
+        }
+        assert_eq!(
+            corners.len(),
+            (side - patch + 1).pow(2),
+            "every place is drawn"
+        );
+        let x = Tensor::rand(0f32, 1f32, (5, width), &dev).unwrap();
+        let phi = features(&x, &t).unwrap();
+        for r in 0..5 {
+            assert!((norm(&phi.get(r).unwrap()) - 1.0).abs() < 1e-5);
+        }
+        // The label last, and rows that are not square images, are told apart.
+        let last = LabelSpan { start: 36, ..label };
+        assert_eq!(PixelGrid::of(width, Some(last)).unwrap().start, 0);
+        assert!(PixelGrid::of(width + 1, Some(label)).is_err());
+        assert!(local_frequencies(width, grid, 4, (7, 1.0), &mut rng, &dev).is_err());
+    }
 
     fn norm(t: &Tensor) -> f32 {
         t.sqr()

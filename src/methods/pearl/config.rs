@@ -10,22 +10,24 @@ use crate::privacy::{Charge, Mechanism};
 
 use super::Pearl;
 
-/// PEARL settings; presets below.
+/// The settings PEARL and DP-MERF share: the embedding's release and the generator fitted
+/// to it. Flattened into both configs, so `--set features=…` and the model headers read
+/// the same as when each method wrote them out in full.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PearlConfig {
-    /// The preset and the private switch, which the registry sets.
-    #[serde(flatten)]
-    pub common: Common,
+pub struct EmbedFit {
     /// Frequencies k (the embedding has 2k numbers per class).
     pub features: usize,
     /// Kernel length scale ℓ; 0 estimates it privately (`aux_share` > 0) or takes the
     /// public rule √(number of columns) (`aux_share` = 0).
     pub bandwidth: f64,
     /// Share of the budget (of ρ) for the private bandwidth.
+    #[serde(default)]
     pub aux_share: f64,
     /// Share of the budget (of ρ) for the class counts (with a label).
+    #[serde(default = "default_count_share")]
     pub count_share: f64,
     /// Class column of a class-conditional embedding ("" for none). For images, `label`.
+    #[serde(default)]
     pub label: String,
     pub latent_dim: usize,
     pub generator_hidden: Vec<usize>,
@@ -40,9 +42,6 @@ pub struct PearlConfig {
     /// Generator steps (free: they never touch the private rows).
     pub steps: u64,
     pub lr: f64,
-    /// One critic (re-weighting) step per this many generator steps; 0: no critic.
-    pub critic_every: u64,
-    pub critic_lr: f64,
     /// Gumbel-softmax temperature of the categorical heads.
     pub tau: f64,
     /// Further kernel length scales beside ℓ (public settings): the frequencies are dealt
@@ -58,16 +57,35 @@ pub struct PearlConfig {
     /// when there is one), `cpu` or `gpu`.
     #[serde(default)]
     pub embed_device: embedding::EmbedDevice,
+    /// Weigh the generated batch's own pairs by n_c/(n_c − 1) so the loss is an unbiased
+    /// estimate of the distance to the release (see `objective::pair_scale`); off keeps
+    /// the measured presets' plain batch distance.
+    #[serde(default)]
+    pub unbiased: bool,
+    /// Images: the side of the squares local frequencies read (0: none). See
+    /// `embedding::local_frequencies`.
+    #[serde(default)]
+    pub patch: usize,
+    /// The share of the frequencies that are local (the rest read the whole row).
+    #[serde(default)]
+    pub patch_share: f64,
+    /// The local kernel's length scale, over one square's pixels.
+    #[serde(default)]
+    pub patch_bandwidth: f64,
 }
 
-impl PearlConfig {
-    fn base() -> Self {
+fn default_count_share() -> f64 {
+    0.05
+}
+
+impl EmbedFit {
+    /// The defaults both methods start their presets from (PEARL adds a private scale).
+    pub fn base() -> Self {
         Self {
-            common: Common::private(),
             features: 1_000,
             bandwidth: 0.0,
-            aux_share: 0.1,
-            count_share: 0.05,
+            aux_share: 0.0,
+            count_share: default_count_share(),
             label: String::new(),
             latent_dim: 32,
             generator_hidden: vec![128, 128],
@@ -75,63 +93,95 @@ impl PearlConfig {
             batch: 500,
             steps: 2_000,
             lr: 0.002,
-            critic_every: 10,
-            // On log ℓ': the paper's 0.01 on ℓ'² ≈ 129 is a far smaller relative step, and
-            // 0.01 here drives the weights onto a few frequencies (pixels saturate).
-            critic_lr: 0.001,
             tau: 0.2,
             bandwidth_mix: Vec::new(),
             lr_cosine: false,
             embed_device: embedding::EmbedDevice::Cpu,
+            unbiased: false,
+            patch: 0,
+            patch_share: 0.0,
+            patch_bandwidth: 0.0,
+        }
+    }
+}
+
+/// PEARL settings: the shared embedding fit and the critic; presets below.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PearlConfig {
+    /// The preset and the private switch, which the registry sets.
+    #[serde(flatten)]
+    pub common: Common,
+    #[serde(flatten)]
+    pub fit: EmbedFit,
+    /// One critic (re-weighting) step per this many generator steps; 0: no critic.
+    pub critic_every: u64,
+    pub critic_lr: f64,
+}
+
+impl PearlConfig {
+    fn base() -> Self {
+        Self {
+            common: Common::private(),
+            fit: EmbedFit {
+                aux_share: 0.1,
+                ..EmbedFit::base()
+            },
+            critic_every: 10,
+            // On log ℓ': the paper's 0.01 on ℓ'² ≈ 129 is a far smaller relative step, and
+            // 0.01 here drives the weights onto a few frequencies (pixels saturate).
+            critic_lr: 0.001,
         }
     }
 
+    /// The base settings with the fit changed by `edit`.
+    fn with(edit: impl FnOnce(&mut EmbedFit)) -> Self {
+        let mut c = Self::base();
+        edit(&mut c.fit);
+        c
+    }
+
     fn tiny() -> Self {
-        Self {
-            features: 200,
-            steps: 200,
-            batch: 256,
-            generator_hidden: vec![64],
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 200;
+            f.steps = 200;
+            f.batch = 256;
+            f.generator_hidden = vec![64];
+        })
     }
 
     // Tuned on public UCI Adult (its income column as the label).
     fn adult() -> Self {
-        Self {
-            features: 2_000,
-            batch: 1_000,
-            steps: 3_000,
-            label: "income".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 2_000;
+            f.batch = 1_000;
+            f.steps = 3_000;
+            f.label = "income".into();
+        })
     }
 
     // The paper's tabular script: 500 frequencies (1,000 features), batches of a
     // tenth of the data, lr 0.01, 8,000 steps, a critic step every 10, the budget
     // split equally between the bandwidth and the embedding.
     fn paper_adult() -> Self {
-        Self {
-            features: 500,
-            batch: 2_000,
-            steps: 8_000,
-            lr: 0.01,
-            aux_share: 0.5,
-            count_share: 0.05,
-            label: "income".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 500;
+            f.batch = 2_000;
+            f.steps = 8_000;
+            f.lr = 0.01;
+            f.aux_share = 0.5;
+            f.count_share = 0.05;
+            f.label = "income".into();
+        })
     }
 
     fn mnist() -> Self {
-        Self {
-            features: 5_000,
-            generator_hidden: vec![256, 512],
-            batch: 500,
-            steps: 3_000,
-            label: "label".into(),
-            ..Self::base()
-        }
+        Self::with(|f| {
+            f.features = 5_000;
+            f.generator_hidden = vec![256, 512];
+            f.batch = 500;
+            f.steps = 3_000;
+            f.label = "label".into();
+        })
     }
 
     // The paper's image script: 1,500 frequencies, batches of 100, 5 × 600 steps,
@@ -139,28 +189,110 @@ impl PearlConfig {
     // generator diverges at the paper's 0.01 (theirs is convolutional).
     fn paper_mnist() -> Self {
         Self {
-            features: 1_500,
-            generator_hidden: vec![200, 512],
-            batch: 100,
-            steps: 3_000,
-            lr: 0.002,
             critic_every: 5,
-            aux_share: 0.5,
-            label: "label".into(),
-            ..Self::base()
+            ..Self::with(|f| {
+                f.features = 1_500;
+                f.generator_hidden = vec![200, 512];
+                f.batch = 100;
+                f.steps = 3_000;
+                f.lr = 0.002;
+                f.aux_share = 0.5;
+                f.label = "label".into();
+            })
         }
+    }
+
+    /// Settings the plan refuses before anything is charged.
+    pub(super) fn check(&self) -> Result<()> {
+        self.shares()?;
+        if self.critic_every > 0 && (!self.fit.bandwidth_mix.is_empty() || self.fit.patch > 0) {
+            return Err(MethodError::Plan(
+                "bandwidth_mix and patch need critic_every = 0: the critic re-weighs frequencies drawn at one scale over the whole row".into(),
+            ));
+        }
+        if let Some(bad) = self
+            .fit
+            .bandwidth_mix
+            .iter()
+            .find(|l| !(**l > 0.0 && l.is_finite()))
+        {
+            return Err(MethodError::Plan(format!(
+                "every bandwidth in bandwidth_mix must be a positive number, got {bad}"
+            )));
+        }
+        let f = &self.fit;
+        if f.patch > 0
+            && !((0.0..=1.0).contains(&f.patch_share)
+                && f.patch_bandwidth > 0.0
+                && f.patch_bandwidth.is_finite())
+        {
+            return Err(MethodError::Plan(format!(
+                "local frequencies need patch_share between 0 and 1 and a positive patch_bandwidth, got {} and {}",
+                f.patch_share, f.patch_bandwidth
+            )));
+        }
+        Ok(())
+    }
+
+    /// What each release measures, with its share of the budget, for the plan's summary.
+    pub(super) fn release_parts(&self) -> Result<Vec<String>> {
+        let (aux, count, emb) = self.shares()?;
+        let mut parts = Vec::new();
+        if aux.is_some() {
+            parts.push(format!(
+                "the data's scale ({:.0} %)",
+                100.0 * aux.unwrap_or(0.0)
+            ));
+        } else {
+            parts.push(format!(
+                "no scale (bandwidth {})",
+                if self.fit.bandwidth > 0.0 {
+                    self.fit.bandwidth.to_string()
+                } else {
+                    "√columns, public".into()
+                }
+            ));
+        }
+        if let Some(share) = count {
+            parts.push(format!(
+                "'{}' counts ({:.0} %)",
+                self.fit.label,
+                100.0 * share
+            ));
+        }
+        parts.push(format!(
+            "a {}-number embedding{}{} ({:.0} %)",
+            2 * self.fit.features,
+            if self.fit.label.is_empty() {
+                String::new()
+            } else {
+                format!(" per '{}' class", self.fit.label)
+            },
+            if self.fit.patch > 0 && self.fit.patch_share > 0.0 {
+                format!(
+                    ", {:.0} % of its frequencies on {p}×{p} squares",
+                    100.0 * self.fit.patch_share,
+                    p = self.fit.patch
+                )
+            } else {
+                String::new()
+            },
+            100.0 * emb
+        ));
+        Ok(parts)
     }
 
     /// The releases' shares of ρ: (bandwidth, counts, embedding).
     pub(super) fn shares(&self) -> Result<(Option<f64>, Option<f64>, f64)> {
-        let aux = (self.bandwidth <= 0.0 && self.aux_share > 0.0).then_some(self.aux_share);
-        let count = (!self.label.is_empty() && self.count_share > 0.0).then_some(self.count_share);
+        let f = &self.fit;
+        let aux = (f.bandwidth <= 0.0 && f.aux_share > 0.0).then_some(f.aux_share);
+        let count = (!f.label.is_empty() && f.count_share > 0.0).then_some(f.count_share);
         let emb = 1.0 - aux.unwrap_or(0.0) - count.unwrap_or(0.0);
         // The embedding carries the method: it keeps at least a tenth of the budget.
-        if !(emb >= 0.1 - 1e-12 && emb <= 1.0) || self.aux_share < 0.0 || self.count_share < 0.0 {
+        if !(emb >= 0.1 - 1e-12 && emb <= 1.0) || f.aux_share < 0.0 || f.count_share < 0.0 {
             return Err(MethodError::Plan(format!(
                 "aux_share and count_share must be ≥ 0 and leave at least 0.1 for the embedding, got {} + {}",
-                self.aux_share, self.count_share
+                f.aux_share, f.count_share
             )));
         }
         Ok((aux, count, emb))

@@ -56,7 +56,7 @@ mod config;
 mod objective;
 mod releases;
 
-pub use config::{INFO, PearlConfig};
+pub use config::{EmbedFit, INFO, PearlConfig};
 use objective::*;
 use releases::*;
 
@@ -84,21 +84,7 @@ impl Synthesizer for Pearl {
             return Ok(p);
         }
         let c = &self.config;
-        c.shares()?;
-        if c.critic_every > 0 && !c.bandwidth_mix.is_empty() {
-            return Err(MethodError::Plan(
-                "bandwidth_mix needs critic_every = 0: the critic re-weighs frequencies drawn at one scale".into(),
-            ));
-        }
-        if let Some(bad) = c
-            .bandwidth_mix
-            .iter()
-            .find(|l| !(**l > 0.0 && l.is_finite()))
-        {
-            return Err(MethodError::Plan(format!(
-                "every bandwidth in bandwidth_mix must be a positive number, got {bad}"
-            )));
-        }
+        c.check()?;
         let orders = crate::privacy::rdp::product_orders();
         // The shares' RDP curves add to one Gaussian's at σ: its RDP σ is the hint.
         let rdp = sigma_for(1.0, 1, budget.epsilon, budget.delta, &orders, &[], 1e-4)
@@ -114,36 +100,7 @@ impl Synthesizer for Pearl {
                 _ => "?".into(),
             })
             .collect();
-        let (aux, count, emb) = c.shares()?;
-        let mut parts = Vec::new();
-        if aux.is_some() {
-            parts.push(format!(
-                "the data's scale ({:.0} %)",
-                100.0 * aux.unwrap_or(0.0)
-            ));
-        } else {
-            parts.push(format!(
-                "no scale (bandwidth {})",
-                if c.bandwidth > 0.0 {
-                    c.bandwidth.to_string()
-                } else {
-                    "√columns, public".into()
-                }
-            ));
-        }
-        if let Some(share) = count {
-            parts.push(format!("'{}' counts ({:.0} %)", c.label, 100.0 * share));
-        }
-        parts.push(format!(
-            "a {}-number embedding{} ({:.0} %)",
-            2 * c.features,
-            if c.label.is_empty() {
-                String::new()
-            } else {
-                format!(" per '{}' class", c.label)
-            },
-            100.0 * emb
-        ));
+        let parts = c.release_parts()?;
         Ok(Plan {
             charges,
             epsilon: whole.epsilon,
@@ -152,7 +109,7 @@ impl Synthesizer for Pearl {
                 "Gaussian releases of {} (noise std {}), then {} free generator steps{}",
                 parts.join(", "),
                 stds.join(" / "),
-                c.steps,
+                c.fit.steps,
                 if c.critic_every > 0 {
                     " with a critic"
                 } else {
@@ -164,10 +121,10 @@ impl Synthesizer for Pearl {
 
     fn footprint(&self, n: usize, width: usize) -> super::Footprint {
         let c = &self.config;
-        let critic_steps = c.steps.checked_div(c.critic_every).unwrap_or(0);
-        let generator = if c.conv_generator.is_empty() {
-            let mut dims = vec![c.latent_dim];
-            dims.extend(&c.generator_hidden);
+        let critic_steps = c.fit.steps.checked_div(c.critic_every).unwrap_or(0);
+        let generator = if c.fit.conv_generator.is_empty() {
+            let mut dims = vec![c.fit.latent_dim];
+            dims.extend(&c.fit.generator_hidden);
             dims.push(width);
             let params = super::mlp_params(&dims);
             (
@@ -178,13 +135,13 @@ impl Synthesizer for Pearl {
         } else {
             let layout = ImageLayout::estimate(width);
             let g = image_nets::ConvCost::writer(
-                c.latent_dim + layout.label_width,
-                &c.conv_generator,
+                c.fit.latent_dim + layout.label_width,
+                &c.fit.conv_generator,
                 &layout,
             );
             (g.params, g.work / image_nets::CONV_SPEEDUP, g.widest)
         };
-        let (k, w) = (c.features as u64, width as u64);
+        let (k, w) = (c.fit.features as u64, width as u64);
         super::Footprint::embedding_method(
             n,
             generator,
@@ -192,7 +149,7 @@ impl Synthesizer for Pearl {
                 evals: k,
                 macs: k * w,
             },
-            (c.steps, c.steps + critic_steps, c.batch),
+            (c.fit.steps, c.fit.steps + critic_steps, c.fit.batch),
             // The frequencies (twice with the critic's copy), and the release's chunk of
             // projections, cosines, sines and features (about four chunk-sized tensors).
             k * w * (1 + u64::from(c.critic_every > 0))
@@ -202,7 +159,7 @@ impl Synthesizer for Pearl {
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
         let c = self.config.clone();
-        let label = match c.label.as_str() {
+        let label = match c.fit.label.as_str() {
             "" => None,
             name => Some(LabelSpan::find(s.encoding, name)?),
         };
@@ -214,10 +171,9 @@ impl Synthesizer for Pearl {
         let emb_std = stds.next().unwrap_or(0.0);
         let ell = bandwidth(&c, &mut s, aux_std, n)?;
         let scales: Vec<f64> = std::iter::once(ell)
-            .chain(c.bandwidth_mix.iter().copied())
+            .chain(c.fit.bandwidth_mix.iter().copied())
             .collect();
-        let omega =
-            embedding::mixed_frequencies(width, c.features, &scales, s.noise.rng(), s.device)?;
+        let omega = frequencies(&c.fit, width, label, &scales, &mut s)?;
         let released = Released {
             proportions: match (label, count_std) {
                 (Some(l), Some(std)) => Some(noisy_proportions(&mut s, l, std, c.common.private)?),
@@ -228,7 +184,7 @@ impl Synthesizer for Pearl {
                 &omega,
                 label,
                 (emb_std, c.common.private, n),
-                c.embed_device,
+                c.fit.embed_device,
             )?,
             label,
             conditioning: None,
@@ -244,7 +200,7 @@ impl Synthesizer for Pearl {
             c.common.private,
             self.id(),
             &c.common.preset,
-            c.latent_dim,
+            c.fit.latent_dim,
             sampling_heads(generator),
             serde_json::to_value(&c).unwrap_or_default(),
         )?;
@@ -266,9 +222,9 @@ impl Pearl {
         let dev = s.device.clone();
         let width = s.data.dims2()?.1;
         let classes_in = r.conditioning.as_ref().map_or(0, |k| k.classes);
-        let mut blocks = if c.conv_generator.is_empty() {
-            let mut dims = vec![c.latent_dim + classes_in];
-            dims.extend(&c.generator_hidden);
+        let mut blocks = if c.fit.conv_generator.is_empty() {
+            let mut dims = vec![c.fit.latent_dim + classes_in];
+            dims.extend(&c.fit.generator_hidden);
             dims.push(width);
             mlp(&dims, Act::LeakyRelu(0.2), &dev, s.noise.rng())?
         } else {
@@ -276,31 +232,31 @@ impl Pearl {
             // overwrites: the image comes out of the convolutions, zeros fill the span.
             let layout = ImageLayout::new(width, r.conditioning.as_ref())?;
             image_nets::writer(
-                c.latent_dim + classes_in,
-                &c.conv_generator,
+                c.fit.latent_dim + classes_in,
+                &c.fit.conv_generator,
                 &layout,
                 &dev,
                 s.noise.rng(),
             )?
         };
-        blocks.push(Block::Head(heads_for(s.encoding, c.tau)));
+        blocks.push(Block::Head(heads_for(s.encoding, c.fit.tau)));
         let generator = Net::new(blocks, &dev);
-        let mut opt = Adam::new(c.lr);
+        let mut opt = Adam::new(c.fit.lr);
         let params = generator.params();
         let mut critic = Critic::new(omega, ell)?;
         // ωᵀ once, contiguous: every step's backward multiplies by it.
         let omega_t = omega.t()?.contiguous()?;
         // Ten snapshots a run (the window previews images from them).
-        let tenth = c.steps / 10;
-        for step in 0..c.steps {
-            if c.lr_cosine {
-                opt.set_learning_rate(cosine_lr(c.lr, step, c.steps));
+        let tenth = c.fit.steps / 10;
+        for step in 0..c.fit.steps {
+            if c.fit.lr_cosine {
+                opt.set_learning_rate(cosine_lr(c.fit.lr, step, c.fit.steps));
             }
             let (z, classes) = r.input(s, c)?;
             let fix = r.label_fix(&classes, width, &dev)?;
             let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
             let w = critic.weights_tensor(&dev)?;
-            let (l, dy) = distance_grad(&y, &fix, (omega, &omega_t), r, &w)?;
+            let (l, dy) = distance_grad(&y, &fix, (omega, &omega_t), r, &w, c.fit.unbiased)?;
             let (_, signals) = generator.backward(&caches, &dy)?;
             opt.step(&params, &summed_grads(&signals)?)?;
             if c.critic_every > 0 && (step + 1) % c.critic_every == 0 {
@@ -313,13 +269,13 @@ impl Pearl {
                 let at = ((step + 1) / tenth, step + 1);
                 snapshot(s, (self.id, c), &generator, r, at)?;
             }
-            if (step + 1) % 50 == 0 || step + 1 == c.steps {
+            if (step + 1) % 50 == 0 || step + 1 == c.fit.steps {
                 let losses = vec![("weighted CF distance".into(), l)];
                 let p = Progress::at(
                     s,
                     c.common.private,
                     "generator",
-                    (step + 1, c.steps),
+                    (step + 1, c.fit.steps),
                     losses,
                 );
                 if (s.observer)(p) == Flow::Stop {
@@ -331,13 +287,45 @@ impl Pearl {
     }
 }
 
+/// The run's frequencies: `scales` over the whole row, and with `patch` > 0 that share of
+/// them local to squares of the image (all public settings, drawn from the run's CSPRNG).
+fn frequencies(
+    f: &EmbedFit,
+    width: usize,
+    label: Option<LabelSpan>,
+    scales: &[f64],
+    s: &mut TrainSetup<'_>,
+) -> Result<Tensor> {
+    if f.patch == 0 {
+        return embedding::mixed_frequencies(width, f.features, scales, s.noise.rng(), s.device);
+    }
+    if !(0.0..=1.0).contains(&f.patch_share) {
+        return Err(MethodError::Plan(format!(
+            "patch_share must be between 0 and 1, got {}",
+            f.patch_share
+        )));
+    }
+    let local = ((f.features as f64 * f.patch_share).round() as usize).min(f.features);
+    if local == 0 {
+        return embedding::mixed_frequencies(width, f.features, scales, s.noise.rng(), s.device);
+    }
+    let grid = embedding::PixelGrid::of(width, label)?;
+    let square = (f.patch, f.patch_bandwidth);
+    let l = embedding::local_frequencies(width, grid, local, square, s.noise.rng(), s.device)?;
+    if local == f.features {
+        return Ok(l);
+    }
+    let g =
+        embedding::mixed_frequencies(width, f.features - local, scales, s.noise.rng(), s.device)?;
+    Ok(Tensor::cat(&[&g, &l], 1)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::methods::method::MethodConfig as _;
     use crate::nn::layers::loss_grad;
 
-    /// The releases' RDP adds to one Gaussian's at σ, whatever the split.
     /// The hand-written gradient against candle's autograd of the same loss, with a label
     /// (its span fixed, as training fixes it) and without.
     #[test]
@@ -377,10 +365,12 @@ mod tests {
                 None,
             ),
         ];
-        for (r, fix) in &cases {
-            let (l0, g0) =
-                loss_grad(&y, |y| distance(&with_label(y, fix)?, &omega, r, &w)).unwrap();
-            let (l1, g1) = distance_grad(&y, fix, (&omega, &omega_t), r, &w).unwrap();
+        for ((r, fix), unbiased) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+            let (l0, g0) = loss_grad(&y, |y| {
+                distance(&with_label(y, fix)?, &omega, r, &w, unbiased)
+            })
+            .unwrap();
+            let (l1, g1) = distance_grad(&y, fix, (&omega, &omega_t), r, &w, unbiased).unwrap();
             assert!(
                 (l0 - l1).abs() < 1e-5 * l0.abs().max(1.0),
                 "loss {l0} vs {l1}"
@@ -407,7 +397,7 @@ mod tests {
     #[test]
     fn a_bandwidth_mix_with_the_critic_is_refused_before_any_charge() {
         let mut c = PearlConfig::preset("tiny").unwrap();
-        c.bandwidth_mix = vec![2.0];
+        c.fit.bandwidth_mix = vec![2.0];
         let budget = Budget {
             epsilon: 1.0,
             delta: 1e-5,
@@ -416,12 +406,74 @@ mod tests {
         assert!(err.to_string().contains("critic_every = 0"), "{err}");
     }
 
+    /// The unbiased loss is the U-statistic over pairs of distinct rows of a class: against
+    /// that sum written out pair by pair it differs by the same constant (the rows' own
+    /// φᵢ·φᵢ terms, fixed by ‖φ‖ = 1) whatever the rows, where the plain loss does not.
+    #[test]
+    fn the_unbiased_distance_is_the_pairwise_u_statistic() {
+        use rand::SeedableRng;
+        let dev = candle_core::Device::Cpu;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let (width, k, b) = (7, 40, 7);
+        let classes = [0, 1, 1, 0, 1, 0, 1];
+        let omega = embedding::frequencies(width, k, 0.7, &mut rng, &dev).unwrap();
+        let label = LabelSpan {
+            start: 0,
+            classes: 2,
+            binary: false,
+        };
+        let cond = conditioning(Some(label), None).unwrap().unwrap();
+        let fix = Some(cond.fix(&classes, width, &dev).unwrap());
+        // One weight per frequency, shared by its cos and sin (as the critic's are).
+        let half = Tensor::rand(0.5f32, 1.5f32, (1, k), &dev).unwrap();
+        let w = Tensor::cat(&[&half, &half], 1).unwrap();
+        let r = Released {
+            target: Tensor::rand(-0.3f32, 0.3f32, (2, 2 * k), &dev).unwrap(),
+            proportions: None,
+            label: Some(label),
+            conditioning: Some(cond.clone()),
+        };
+        let t: Vec<Vec<f32>> = r.target.to_vec2().unwrap();
+        let wv: Vec<f32> = w.flatten_all().unwrap().to_vec1().unwrap();
+        let pairwise = |y: &Tensor| -> f64 {
+            let phi: Vec<Vec<f32>> = embedding::features(y, &omega).unwrap().to_vec2().unwrap();
+            let mut u = 0.0;
+            for (c, tc) in t.iter().enumerate() {
+                let rows: Vec<usize> = (0..b).filter(|&i| classes[i] == c).collect();
+                let n = rows.len() as f64;
+                for j in 0..2 * k {
+                    let (tj, wj) = (tc[j] as f64, wv[j] as f64);
+                    let e: f64 = rows.iter().map(|&i| phi[i][j] as f64).sum::<f64>() / b as f64;
+                    let mut pairs = 0.0;
+                    for &i in &rows {
+                        for &i2 in &rows {
+                            if i != i2 {
+                                pairs += phi[i][j] as f64 * phi[i2][j] as f64;
+                            }
+                        }
+                    }
+                    u += wj * (tj * tj - 2.0 * tj * e + n / (n - 1.0) * pairs / (b * b) as f64);
+                }
+            }
+            u
+        };
+        let gap = |unbiased: bool| {
+            let y = with_label(&Tensor::rand(0f32, 1f32, (b, width), &dev).unwrap(), &fix).unwrap();
+            let d = distance(&y, &omega, &r, &w, unbiased).unwrap();
+            d.to_scalar::<f32>().unwrap() as f64 - pairwise(&y)
+        };
+        let (u1, u2) = (gap(true), gap(true));
+        assert!((u1 - u2).abs() < 1e-5, "unbiased: {u1} vs {u2}");
+        let (p1, p2) = (gap(false), gap(false));
+        assert!((p1 - p2).abs() > 1e-4, "plain: {p1} vs {p2}");
+    }
+
     #[test]
     fn shares_compose_to_one_gaussian() {
         let mut c = PearlConfig::preset("adult").unwrap();
         for (aux, count) in [(0.1, 0.05), (0.5, 0.05), (0.0, 0.2)] {
-            c.aux_share = aux;
-            c.count_share = count;
+            c.fit.aux_share = aux;
+            c.fit.count_share = count;
             let rs = c.releases(2.0).unwrap();
             let rho: f64 = rs
                 .iter()
@@ -433,8 +485,8 @@ mod tests {
                 .sum();
             assert!((rho - 0.25).abs() < 1e-12, "{aux}/{count}: {rho}");
         }
-        c.aux_share = 0.7;
-        c.count_share = 0.3;
+        c.fit.aux_share = 0.7;
+        c.fit.count_share = 0.3;
         assert!(c.releases(1.0).is_err());
     }
 

@@ -32,11 +32,11 @@ impl Released {
         s: &mut TrainSetup<'_>,
         c: &PearlConfig,
     ) -> Result<(Tensor, Vec<usize>)> {
-        let z = latent(s.noise, c.batch, c.latent_dim, s.device)?;
+        let z = latent(s.noise, c.fit.batch, c.fit.latent_dim, s.device)?;
         let Some(cond) = &self.conditioning else {
             return Ok((z, Vec::new()));
         };
-        let classes = cond.draw(c.batch, s.noise.rng());
+        let classes = cond.draw(c.fit.batch, s.noise.rng());
         Ok((cond.input(&z, &classes)?, classes))
     }
 
@@ -79,7 +79,7 @@ pub(super) fn snapshot(
         c.common.private,
         id,
         &c.common.preset,
-        c.latent_dim,
+        c.fit.latent_dim,
         sampling_heads(generator.snapshot()?),
         serde_json::to_value(c).unwrap_or_default(),
     )?;
@@ -165,8 +165,8 @@ pub(super) fn bandwidth(
     std: Option<f64>,
     n: f64,
 ) -> Result<f64> {
-    if c.bandwidth > 0.0 {
-        return Ok(c.bandwidth);
+    if c.fit.bandwidth > 0.0 {
+        return Ok(c.fit.bandwidth);
     }
     let Some(std) = std else {
         return Ok(embedding::public_bandwidth(s.encoding));
