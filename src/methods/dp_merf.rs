@@ -130,6 +130,22 @@ impl DpMerfConfig {
         })
     }
 
+    // `mnist-conv-wide` against a kernel that also looks at parts of a digit, tuned
+    // on public MNIST: half the frequencies read 5×5 squares of pixels (bandwidth
+    // 1.5, see `embedding::local_frequencies`), so a stroke's shape and a stray
+    // speck count where the kernel on all 784 pixels barely sees them, and the
+    // batch distance is the unbiased one. CNN judge on 60,000 synthetic digits at
+    // ε = 1: 92.4 % (7×7 squares at 2: 91.6 %; the unbiased distance alone 91.3 %;
+    // `mnist-conv-wide` 90.6 %). Same privacy: the frequencies are public and ‖φ‖ = 1.
+    fn mnist_local() -> Self {
+        let mut c = Self::mnist_conv_wide();
+        c.fit.unbiased = true;
+        c.fit.patch = 5;
+        c.fit.patch_share = 0.5;
+        c.fit.patch_bandwidth = 1.5;
+        c
+    }
+
     // The paper's tabular script (`code_tab`, as PEARL's fork runs it): 500
     // frequencies (1,000 features), generated batches of a tenth of the data,
     // Adam lr 0.01, 8,000 steps, one embedding per income class.
@@ -168,7 +184,7 @@ impl DpMerfConfig {
 }
 
 /// Every preset, the default first.
-const PRESETS: [PresetOf<DpMerfConfig>; 8] = [
+const PRESETS: [PresetOf<DpMerfConfig>; 9] = [
     PresetOf {
         name: "quick",
         doc: "1,000 frequencies, 2,000 generator steps, no label: about a minute on two cores",
@@ -198,6 +214,11 @@ const PRESETS: [PresetOf<DpMerfConfig>; 8] = [
         name: "mnist-conv-wide",
         doc: "the convolutional generator twice as wide (64 → 32 → 1 channels), 10,000 frequencies, bandwidth 4, 3,000 steps of 400 generated digits: about 8 minutes on two cores (CNN judge on 60,000 synthetic digits 90.6 % at ε = 1, 91.2–91.8 % at ε = 10)",
         settings: DpMerfConfig::mnist_conv_wide,
+    },
+    PresetOf {
+        name: "mnist-local",
+        doc: "mnist-conv-wide with half its frequencies on 5×5 squares of the digit and the unbiased batch distance: about 9 minutes on two cores (CNN judge on 60,000 synthetic digits 92.4 % at ε = 1)",
+        settings: DpMerfConfig::mnist_local,
     },
     PresetOf {
         name: "paper-adult",

@@ -24,7 +24,6 @@ pub static METHODS: &[&MethodInfo] = &[
 /// Methods the design promises that this version does not have yet (named in the error).
 const PLANNED: &[&str] = &[];
 
-/// The method called `id`, or an error that lists the ones there are.
 /// The method and preset a newcomer should start from, per kind of data (the window
 /// selects it until the user picks another, and marks its card).
 ///
@@ -40,6 +39,7 @@ pub fn recommended(kind: DataKind) -> (&'static str, &'static str) {
     }
 }
 
+/// The method called `id`, or an error that lists the ones there are.
 pub fn find(id: &str) -> Result<&'static MethodInfo> {
     if let Some(m) = METHODS.iter().find(|m| m.id == id) {
         return Ok(m);
