@@ -15,7 +15,7 @@ home="$WINDOW_STATE/home"; models="$home/data/dpsynth/models"
 mkdir -p "$models"
 sample=$(realpath assets/adult/adult_train.csv)
 for i in 1 2 3 4 5; do
-  HOME="$home" XDG_DATA_HOME="$home/data" "$bin" train --data "$sample" --method mst \
+  HOME="$home" XDG_DATA_HOME="$home/data" "$bin" train --data "$sample" --schema assets/adult/adult.schema.json --method mst \
     --epsilon 0.5 --delta 1e-6 --out "$models/mst-$i.dpsynth" > /dev/null 2>&1
   printf '{"title": "MST %d (ε = 0.5)", "data": "%s", "config": null}\n' "$i" "$sample" \
     > "$models/mst-$i.dpsynth.run.json"
