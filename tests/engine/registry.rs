@@ -257,6 +257,8 @@ fn embedding_time_estimates_match_measured_runs() {
         ("quick", 30_162, 15, 108, 21.7),
         ("mnist-conv", 60_000, 785, 794, 91.6),
         ("mnist-conv-wide", 60_000, 785, 794, 500.0),
+        // A later sitting, alone on the two cores (session 31).
+        ("mnist-local", 60_000, 785, 794, 699.0),
     ];
     for (preset, n, columns, width, measured) in runs {
         let m = dp_merf.instantiate(preset, 1.0, &none).unwrap();
