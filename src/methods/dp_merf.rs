@@ -73,22 +73,11 @@ impl DpMerfConfig {
     }
 
     fn tiny() -> Self {
-        Self::with(|f| {
-            f.features = 200;
-            f.steps = 200;
-            f.batch = 256;
-            f.generator_hidden = vec![64];
-        })
+        Self::with(EmbedFit::tiny)
     }
 
     fn mnist() -> Self {
-        Self::with(|f| {
-            f.features = 5_000;
-            f.generator_hidden = vec![256, 512];
-            f.batch = 500;
-            f.steps = 3_000;
-            f.label = "label".into();
-        })
+        Self::with(EmbedFit::mnist)
     }
 
     // Digits from a DCGAN-style generator (see `conv_generator`): pixels that

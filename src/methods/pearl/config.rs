@@ -79,6 +79,23 @@ fn default_count_share() -> f64 {
 }
 
 impl EmbedFit {
+    /// Both methods' `tiny`: seconds, for tests and smoke checks.
+    pub fn tiny(f: &mut Self) {
+        f.features = 200;
+        f.steps = 200;
+        f.batch = 256;
+        f.generator_hidden = vec![64];
+    }
+
+    /// Both methods' `mnist`: one embedding per digit, 5,000 frequencies, a wider MLP.
+    pub fn mnist(f: &mut Self) {
+        f.features = 5_000;
+        f.generator_hidden = vec![256, 512];
+        f.batch = 500;
+        f.steps = 3_000;
+        f.label = "label".into();
+    }
+
     /// The defaults both methods start their presets from (PEARL adds a private scale).
     pub fn base() -> Self {
         Self {
@@ -141,12 +158,7 @@ impl PearlConfig {
     }
 
     fn tiny() -> Self {
-        Self::with(|f| {
-            f.features = 200;
-            f.steps = 200;
-            f.batch = 256;
-            f.generator_hidden = vec![64];
-        })
+        Self::with(EmbedFit::tiny)
     }
 
     // Tuned on public UCI Adult (its income column as the label).
@@ -175,13 +187,7 @@ impl PearlConfig {
     }
 
     fn mnist() -> Self {
-        Self::with(|f| {
-            f.features = 5_000;
-            f.generator_hidden = vec![256, 512];
-            f.batch = 500;
-            f.steps = 3_000;
-            f.label = "label".into();
-        })
+        Self::with(EmbedFit::mnist)
     }
 
     // The paper's image script: 1,500 frequencies, batches of 100, 5 × 600 steps,
