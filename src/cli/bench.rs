@@ -312,7 +312,8 @@ fn embed(
     if let Some(d) = on.filter(|d| !d.is_cpu()) {
         // The first kernels on a GPU load their modules: keep that out of the timings.
         let x = candle_core::Tensor::ones((16, width), candle_core::DType::F32, d)?;
-        let omega = embedding::frequencies(width, 8, 1.0, &mut rng, d)?;
+        let omega =
+            embedding::Frequencies::whole_row(embedding::frequencies(width, 8, 1.0, &mut rng, d)?)?;
         embedding::class_sums(&x, &omega, Some(label))?.to_device(&dev)?;
     }
     let mut out = Vec::new();
@@ -327,7 +328,8 @@ fn embed(
             .collect();
         let x = candle_core::Tensor::from_vec(v, (n, width), &dev)?;
         for &k in features {
-            let omega = embedding::frequencies(width, k, (width as f64).sqrt(), &mut rng, &dev)?;
+            let matrix = embedding::frequencies(width, k, (width as f64).sqrt(), &mut rng, &dev)?;
+            let omega = embedding::Frequencies::whole_row(matrix.clone())?;
             let time = |on| -> anyhow::Result<(f64, candle_core::Tensor, String)> {
                 let t0 = std::time::Instant::now();
                 let (s, name) = embedding::class_sums_on(&x, &omega, Some(label), on)?;
@@ -346,7 +348,8 @@ fn embed(
                 Some(d) if !d.is_cpu() => {
                     // Copies in and out are timed too: a run pays them once per release.
                     let t0 = std::time::Instant::now();
-                    let (xd, od) = (x.to_device(d)?, omega.to_device(d)?);
+                    let xd = x.to_device(d)?;
+                    let od = embedding::Frequencies::whole_row(matrix.to_device(d)?)?;
                     let s = embedding::class_sums(&xd, &od, Some(label))?.to_device(&dev)?;
                     let secs = t0.elapsed().as_secs_f64();
                     let gap = (cpu.clone() - s)?.abs()?.max_all()?.to_scalar::<f32>()?;

@@ -27,17 +27,24 @@ pub struct ImageLayout {
 impl ImageLayout {
     /// The layout of rows `width` wide whose label span is `cond`'s (none: all pixels).
     pub fn new(width: usize, cond: Option<&Conditioning>) -> Result<Self> {
-        let (label_start, label_width) = cond.map_or((0, 0), |c| (c.start, c.span_width()));
+        Self::of_span(width, cond.map(|c| (c.start, c.span_width())))
+    }
+
+    /// The layout of rows `width` wide whose only other columns are the label span
+    /// `(start, width)`, first or last (every image set here); an error names what does
+    /// not fit. The one place that decides whether rows are images.
+    pub fn of_span(width: usize, label: Option<(usize, usize)>) -> Result<Self> {
+        let (label_start, label_width) = label.unwrap_or((0, 0));
         if label_width > 0 && label_start != 0 && label_start + label_width != width {
             return Err(MethodError::Plan(
-                "convolutional networks need the label column first or last".into(),
+                "image networks and local frequencies need the label column first or last".into(),
             ));
         }
         let pixels = width.saturating_sub(label_width);
         let side = (pixels as f64).sqrt().round() as usize;
         if side == 0 || side * side != pixels {
             return Err(MethodError::Plan(format!(
-                "convolutional networks need square images; these rows have {pixels} pixel columns"
+                "image networks and local frequencies need square images; these rows have {pixels} pixel columns"
             )));
         }
         Ok(Self {
@@ -46,6 +53,11 @@ impl ImageLayout {
             pixels,
             side,
         })
+    }
+
+    /// The column of the image's first pixel.
+    pub fn pixel_start(&self) -> usize {
+        self.padding().0
     }
 
     /// The layout an estimate assumes before the encoding is known (footprints see only

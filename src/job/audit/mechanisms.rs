@@ -130,6 +130,7 @@ fn gaussian_sum(draws: usize, seed: u64) -> Result<MechanismReport, String> {
     let dev = Device::Cpu;
     let mut rng = StdRng::seed_from_u64(seed);
     let omega = embedding::frequencies(3, 4, 1.0, &mut rng, &dev).map_err(err)?;
+    let omega = embedding::Frequencies::whole_row(omega).map_err(err)?;
     let rows: Vec<f32> = (0..60).map(|i| ((i * 37) % 100) as f32 / 100.0).collect();
     let d0 = Tensor::from_vec(rows.clone(), (20, 3), &dev).map_err(err)?;
     let mut with = rows;

@@ -66,12 +66,18 @@ pub struct EmbedFit {
     /// `embedding::local_frequencies`.
     #[serde(default)]
     pub patch: usize,
-    /// The share of the frequencies that are local (the rest read the whole row).
+    /// The share of the frequencies that are local (the rest read the whole row); with
+    /// `patch_filters`, the local kernel's weight beside the whole row's.
     #[serde(default)]
     pub patch_share: f64,
     /// The local kernel's length scale, over one square's pixels.
     #[serde(default)]
     pub patch_bandwidth: f64,
+    /// Local frequencies as this many random filters read at every place of the image
+    /// (`embedding::SquareFilters`: places × filters frequencies for the arithmetic of a
+    /// few dense ones) instead of `patch_share` of `features` at random places; 0: off.
+    #[serde(default)]
+    pub patch_filters: usize,
 }
 
 fn default_count_share() -> f64 {
@@ -85,6 +91,28 @@ impl EmbedFit {
         f.steps = 200;
         f.batch = 256;
         f.generator_hidden = vec![64];
+    }
+
+    /// Random-feature work per row (evaluations, projection multiply-adds) and the values
+    /// the dense frequency matrix holds, for rows `width` wide (an image's side is
+    /// estimated from the width, as the footprints do).
+    pub fn feature_cost(&self, width: usize) -> (u64, u64, u64) {
+        let w = width as u64;
+        let dense = (
+            self.features as u64,
+            self.features as u64 * w,
+            self.features as u64 * w,
+        );
+        if self.patch == 0 || self.patch_filters == 0 {
+            return dense;
+        }
+        let side = crate::methods::image_nets::ImageLayout::estimate(width).side;
+        let across = side.saturating_sub(self.patch) as u64 + 1;
+        let local = ((self.features as f64 * self.patch_share).round() as u64).min(dense.0);
+        let row = dense.0 - local;
+        let squares = across * across * self.patch_filters as u64;
+        let patch2 = (self.patch * self.patch) as u64;
+        (row + squares, row * w + squares * patch2, row * w)
     }
 
     /// Both methods' `mnist`: one embedding per digit, 5,000 frequencies, a wider MLP.
@@ -118,6 +146,7 @@ impl EmbedFit {
             patch: 0,
             patch_share: 0.0,
             patch_bandwidth: 0.0,
+            patch_filters: 0,
         }
     }
 }
@@ -227,6 +256,12 @@ impl PearlConfig {
             )));
         }
         let f = &self.fit;
+        if f.patch_filters > 0 && f.patch == 0 {
+            return Err(MethodError::Plan(
+                "patch_filters needs patch (the side of the squares the filters read) above 0"
+                    .into(),
+            ));
+        }
         if f.patch > 0
             && !((0.0..=1.0).contains(&f.patch_share)
                 && f.patch_bandwidth > 0.0
@@ -266,25 +301,40 @@ impl PearlConfig {
                 100.0 * share
             ));
         }
-        parts.push(format!(
-            "a {}-number embedding{}{} ({:.0} %)",
-            2 * self.fit.features,
-            if self.fit.label.is_empty() {
-                String::new()
-            } else {
-                format!(" per '{}' class", self.fit.label)
-            },
-            if self.fit.patch > 0 && self.fit.patch_share > 0.0 {
-                format!(
-                    ", {:.0} % of its frequencies on {p}×{p} squares",
-                    100.0 * self.fit.patch_share,
-                    p = self.fit.patch
-                )
-            } else {
-                String::new()
-            },
-            100.0 * emb
-        ));
+        let f = &self.fit;
+        let per_class = if f.label.is_empty() {
+            String::new()
+        } else {
+            format!(" per '{}' class", f.label)
+        };
+        let local = f.patch > 0 && f.patch_share > 0.0;
+        parts.push(if local && f.patch_filters > 0 {
+            let on_squares = ((f.features as f64 * f.patch_share).round() as usize).min(f.features);
+            format!(
+                "a {}-number embedding of the whole row and {} filters read at every {p}×{p} square (2 × {} numbers a place; the squares weigh {:.0} % of the kernel){per_class} ({:.0} %)",
+                2 * (f.features - on_squares),
+                f.patch_filters,
+                f.patch_filters,
+                100.0 * f.patch_share,
+                100.0 * emb,
+                p = f.patch
+            )
+        } else {
+            format!(
+                "a {}-number embedding{per_class}{} ({:.0} %)",
+                2 * f.features,
+                if local {
+                    format!(
+                        ", {:.0} % of its frequencies on {p}×{p} squares",
+                        100.0 * f.patch_share,
+                        p = f.patch
+                    )
+                } else {
+                    String::new()
+                },
+                100.0 * emb
+            )
+        });
         Ok(parts)
     }
 

@@ -37,7 +37,7 @@
 
 use candle_core::Tensor;
 
-use super::embedding::{self, LabelSpan};
+use super::embedding::{self, Frequencies, LabelSpan, SquareFilters};
 use super::gan_phase::sampling_heads;
 use super::image_nets::{self, ImageLayout};
 use super::released::ReleasedModel;
@@ -141,18 +141,15 @@ impl Synthesizer for Pearl {
             );
             (g.params, g.work / image_nets::CONV_SPEEDUP, g.widest)
         };
-        let (k, w) = (c.fit.features as u64, width as u64);
+        let (evals, macs, matrix) = c.fit.feature_cost(width);
         super::Footprint::embedding_method(
             n,
             generator,
-            super::FeatureCost {
-                evals: k,
-                macs: k * w,
-            },
+            super::FeatureCost { evals, macs },
             (c.fit.steps, c.fit.steps + critic_steps, c.fit.batch),
             // The frequencies (twice with the critic's copy), and the release's chunk of
             // projections, cosines, sines and features (about four chunk-sized tensors).
-            k * w * (1 + u64::from(c.critic_every > 0))
+            matrix * (1 + u64::from(c.critic_every > 0))
                 + 4 * embedding::FEATURE_CHUNK_VALUES as u64,
         )
     }
@@ -215,7 +212,7 @@ impl Pearl {
         &self,
         s: &mut TrainSetup<'_>,
         c: &PearlConfig,
-        omega: &Tensor,
+        omega: &Frequencies,
         r: &Released,
         ell: f64,
     ) -> Result<Net> {
@@ -244,8 +241,6 @@ impl Pearl {
         let mut opt = Adam::new(c.fit.lr);
         let params = generator.params();
         let mut critic = Critic::new(omega, ell)?;
-        // ωᵀ once, contiguous: every step's backward multiplies by it.
-        let omega_t = omega.t()?.contiguous()?;
         // Ten snapshots a run (the window previews images from them).
         let tenth = c.fit.steps / 10;
         for step in 0..c.fit.steps {
@@ -256,7 +251,7 @@ impl Pearl {
             let fix = r.label_fix(&classes, width, &dev)?;
             let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
             let w = critic.weights_tensor(&dev)?;
-            let (l, dy) = distance_grad(&y, &fix, (omega, &omega_t), r, &w, c.fit.unbiased)?;
+            let (l, dy) = distance_grad(&y, &fix, omega, r, &w, c.fit.unbiased)?;
             let (_, signals) = generator.backward(&caches, &dy)?;
             opt.step(&params, &summed_grads(&signals)?)?;
             if c.critic_every > 0 && (step + 1) % c.critic_every == 0 {
@@ -287,17 +282,22 @@ impl Pearl {
     }
 }
 
-/// The run's frequencies: `scales` over the whole row, and with `patch` > 0 that share of
-/// them local to squares of the image (all public settings, drawn from the run's CSPRNG).
+/// The run's frequencies: `scales` over the whole row, and with `patch` > 0 local ones on
+/// squares of the image: `patch_share` of the `features` at random places, or with
+/// `patch_filters` > 0 that many filters at every place, weighted `patch_share` of the
+/// kernel (all public settings, drawn from the run's CSPRNG).
 fn frequencies(
     f: &EmbedFit,
     width: usize,
     label: Option<LabelSpan>,
     scales: &[f64],
     s: &mut TrainSetup<'_>,
-) -> Result<Tensor> {
+) -> Result<Frequencies> {
+    let whole_row = |k: usize, s: &mut TrainSetup<'_>| {
+        embedding::mixed_frequencies(width, k, scales, s.noise.rng(), s.device)
+    };
     if f.patch == 0 {
-        return embedding::mixed_frequencies(width, f.features, scales, s.noise.rng(), s.device);
+        return Frequencies::whole_row(whole_row(f.features, s)?);
     }
     if !(0.0..=1.0).contains(&f.patch_share) {
         return Err(MethodError::Plan(format!(
@@ -307,17 +307,32 @@ fn frequencies(
     }
     let local = ((f.features as f64 * f.patch_share).round() as usize).min(f.features);
     if local == 0 {
-        return embedding::mixed_frequencies(width, f.features, scales, s.noise.rng(), s.device);
+        return Frequencies::whole_row(whole_row(f.features, s)?);
     }
-    let grid = embedding::PixelGrid::of(width, label)?;
+    let layout = ImageLayout::of_span(width, label.map(|l| (l.start, l.width())))?;
     let square = (f.patch, f.patch_bandwidth);
-    let l = embedding::local_frequencies(width, grid, local, square, s.noise.rng(), s.device)?;
-    if local == f.features {
-        return Ok(l);
+    // The local frequencies are drawn first, then the whole row's (the order the measured
+    // presets' frequencies came in).
+    if f.patch_filters > 0 {
+        let sq = SquareFilters::draw(
+            width,
+            &layout,
+            f.patch_filters,
+            square,
+            s.noise.rng(),
+            s.device,
+        )?;
+        let rest = (local < f.features)
+            .then(|| whole_row(f.features - local, s))
+            .transpose()?;
+        return Frequencies::with_squares(rest, sq, f.patch_share);
     }
-    let g =
-        embedding::mixed_frequencies(width, f.features - local, scales, s.noise.rng(), s.device)?;
-    Ok(Tensor::cat(&[&g, &l], 1)?)
+    let l = embedding::local_frequencies(width, &layout, local, square, s.noise.rng(), s.device)?;
+    if local == f.features {
+        return Frequencies::whole_row(l);
+    }
+    let g = whole_row(f.features - local, s)?;
+    Frequencies::whole_row(Tensor::cat(&[&g, &l], 1)?)
 }
 
 #[cfg(test)]
@@ -333,56 +348,66 @@ mod tests {
         use rand::SeedableRng;
         let dev = candle_core::Device::Cpu;
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        let (width, k, b) = (7, 40, 6);
-        let omega = embedding::frequencies(width, k, 0.7, &mut rng, &dev).unwrap();
-        let omega_t = omega.t().unwrap().contiguous().unwrap();
-        let y = Tensor::rand(0f32, 1f32, (b, width), &dev).unwrap();
-        let w = Tensor::rand(0.5f32, 1.5f32, (1, 2 * k), &dev).unwrap();
-        let label = LabelSpan {
-            start: 0,
-            classes: 2,
-            binary: false,
-        };
-        let cond = conditioning(Some(label), None).unwrap().unwrap();
-        let fix = Some(cond.fix(&[0, 1, 1, 0, 1, 0], width, &dev).unwrap());
-        let cases = [
-            (
-                Released {
-                    target: Tensor::rand(-0.3f32, 0.3f32, (2, 2 * k), &dev).unwrap(),
-                    proportions: Some(Tensor::new(&[[0.4f32, 0.6]], &dev).unwrap()),
-                    label: Some(label),
-                    conditioning: Some(cond.clone()),
-                },
-                fix,
-            ),
-            (
-                Released {
-                    target: Tensor::rand(-0.3f32, 0.3f32, (1, 2 * k), &dev).unwrap(),
-                    proportions: None,
-                    label: None,
-                    conditioning: None,
-                },
-                None,
-            ),
+        // Two label columns beside a 3×3 image: frequencies over the whole row, and the
+        // same beside 2×2 square filters at every place (4 places × 6 filters).
+        let (width, b) = (11, 6);
+        let whole = embedding::frequencies(width, 40, 0.7, &mut rng, &dev).unwrap();
+        let layout = ImageLayout::of_span(width, Some((0, 2))).unwrap();
+        let sq = SquareFilters::draw(width, &layout, 6, (2, 1.0), &mut rng, &dev).unwrap();
+        let kinds = [
+            Frequencies::whole_row(whole.clone()).unwrap(),
+            Frequencies::with_squares(Some(whole), sq, 0.5).unwrap(),
         ];
-        for ((r, fix), unbiased) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
-            let (l0, g0) = loss_grad(&y, |y| {
-                distance(&with_label(y, fix)?, &omega, r, &w, unbiased)
-            })
-            .unwrap();
-            let (l1, g1) = distance_grad(&y, fix, (&omega, &omega_t), r, &w, unbiased).unwrap();
-            assert!(
-                (l0 - l1).abs() < 1e-5 * l0.abs().max(1.0),
-                "loss {l0} vs {l1}"
-            );
-            let (a, c): (Vec<f32>, Vec<f32>) = (
-                g0.flatten_all().unwrap().to_vec1().unwrap(),
-                g1.flatten_all().unwrap().to_vec1().unwrap(),
-            );
-            let scale = a.iter().fold(0f32, |m, v| m.max(v.abs()));
-            assert!(scale > 0.0);
-            for (i, (u, v)) in a.iter().zip(&c).enumerate() {
-                assert!((u - v).abs() <= 1e-4 * scale, "gradient {i}: {u} vs {v}");
+        let y = Tensor::rand(0f32, 1f32, (b, width), &dev).unwrap();
+        for omega in &kinds {
+            let k = omega.count();
+            let w = Tensor::rand(0.5f32, 1.5f32, (1, 2 * k), &dev).unwrap();
+            let label = LabelSpan {
+                start: 0,
+                classes: 2,
+                binary: false,
+            };
+            let cond = conditioning(Some(label), None).unwrap().unwrap();
+            let fix = Some(cond.fix(&[0, 1, 1, 0, 1, 0], width, &dev).unwrap());
+            let cases = [
+                (
+                    Released {
+                        target: Tensor::rand(-0.3f32, 0.3f32, (2, 2 * k), &dev).unwrap(),
+                        proportions: Some(Tensor::new(&[[0.4f32, 0.6]], &dev).unwrap()),
+                        label: Some(label),
+                        conditioning: Some(cond.clone()),
+                    },
+                    fix,
+                ),
+                (
+                    Released {
+                        target: Tensor::rand(-0.3f32, 0.3f32, (1, 2 * k), &dev).unwrap(),
+                        proportions: None,
+                        label: None,
+                        conditioning: None,
+                    },
+                    None,
+                ),
+            ];
+            for ((r, fix), unbiased) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+                let (l0, g0) = loss_grad(&y, |y| {
+                    distance(&with_label(y, fix)?, omega, r, &w, unbiased)
+                })
+                .unwrap();
+                let (l1, g1) = distance_grad(&y, fix, omega, r, &w, unbiased).unwrap();
+                assert!(
+                    (l0 - l1).abs() < 1e-5 * l0.abs().max(1.0),
+                    "loss {l0} vs {l1}"
+                );
+                let (a, c): (Vec<f32>, Vec<f32>) = (
+                    g0.flatten_all().unwrap().to_vec1().unwrap(),
+                    g1.flatten_all().unwrap().to_vec1().unwrap(),
+                );
+                let scale = a.iter().fold(0f32, |m, v| m.max(v.abs()));
+                assert!(scale > 0.0);
+                for (i, (u, v)) in a.iter().zip(&c).enumerate() {
+                    assert!((u - v).abs() <= 1e-4 * scale, "gradient {i}: {u} vs {v}");
+                }
             }
         }
     }
@@ -416,7 +441,9 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
         let (width, k, b) = (7, 40, 7);
         let classes = [0, 1, 1, 0, 1, 0, 1];
-        let omega = embedding::frequencies(width, k, 0.7, &mut rng, &dev).unwrap();
+        let omega =
+            Frequencies::whole_row(embedding::frequencies(width, k, 0.7, &mut rng, &dev).unwrap())
+                .unwrap();
         let label = LabelSpan {
             start: 0,
             classes: 2,
@@ -496,7 +523,7 @@ mod tests {
         let dev = candle_core::Device::Cpu;
         // Two dimensions; frequencies large in dimension 0 differ most.
         let t = vec![0.1f32, 2.0, 0.1, 2.0, 1.0, 1.0, 1.0, 1.0];
-        let omega = Tensor::from_vec(t, (2, 4), &dev).unwrap();
+        let omega = Frequencies::whole_row(Tensor::from_vec(t, (2, 4), &dev).unwrap()).unwrap();
         let mut critic = Critic::new(&omega, 1.0).unwrap();
         let d = [0.0, 1.0, 0.0, 1.0];
         let before: f64 = critic.p.iter().zip(&d).map(|(p, d)| p * d).sum();

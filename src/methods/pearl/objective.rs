@@ -5,7 +5,7 @@
 use candle_core::Tensor;
 
 use crate::methods::Result;
-use crate::methods::embedding::{LabelSpan, features};
+use crate::methods::embedding::{Frequencies, LabelSpan, features};
 use crate::methods::released::with_label;
 use crate::nn::layers::loss_grad;
 
@@ -14,7 +14,7 @@ use super::releases::*;
 /// The generated rows' joint embedding [C, 2k] and class shares [1, C].
 pub(super) fn generated(
     y: &Tensor,
-    omega: &Tensor,
+    omega: &Frequencies,
     label: Option<LabelSpan>,
 ) -> candle_core::Result<(Tensor, Option<Tensor>)> {
     let b = y.dims()[0] as f64;
@@ -33,7 +33,7 @@ pub(super) fn generated(
 /// `unbiased` scales each class's ‖Φ̂_c‖² term by n_c/(n_c − 1) (see [`pair_scale`]).
 pub(super) fn distance(
     y: &Tensor,
-    omega: &Tensor,
+    omega: &Frequencies,
     r: &Released,
     w: &Tensor,
     unbiased: bool,
@@ -74,13 +74,13 @@ pub(super) fn pair_scale(y: &Tensor, r: &Released) -> candle_core::Result<Tensor
 /// [`distance`] of `y` (its label span set by `fix`) and its gradient with respect to `y`,
 /// by hand. Candle's backward of the product `y · ω` also forms the gradient of the
 /// constant frequencies — as much arithmetic as the product itself and a fresh [width, k]
-/// matrix every step, all thrown away. The label columns carry no gradient (`fix` sets
+/// matrix every step, all thrown away; [`Frequencies::project_back`] forms only the rows'. The label columns carry no gradient (`fix` sets
 /// them), so membership is a constant; without `fix` but with a label the memberships are
 /// the generator's soft class outputs and the autograd path keeps their gradient.
 pub(super) fn distance_grad(
     y: &Tensor,
     fix: &Option<(Tensor, Tensor)>,
-    (omega, omega_t): (&Tensor, &Tensor),
+    omega: &Frequencies,
     r: &Released,
     w: &Tensor,
     unbiased: bool,
@@ -92,10 +92,10 @@ pub(super) fn distance_grad(
     }
     let yl = with_label(&y.detach(), fix)?;
     let b = yl.dims()[0] as f64;
-    let k = omega.dims()[1];
-    let proj = yl.matmul(omega)?;
+    let k = omega.count();
+    let proj = omega.project(&yl)?;
     let (cos, sin) = (proj.cos()?, proj.sin()?);
-    let phi = (Tensor::cat(&[&cos, &sin], 1)? / (k as f64).sqrt())?;
+    let phi = omega.weigh_pairs(&Tensor::cat(&[&cos, &sin], 1)?)?;
     let membership = r.label.map(|l| l.membership(&yl)).transpose()?;
     let emb = match &membership {
         Some(m) => (m.t()?.matmul(&phi)? / b)?,
@@ -127,8 +127,8 @@ pub(super) fn distance_grad(
     };
     let d_cos = d_phi.narrow(1, 0, k)?;
     let d_sin = d_phi.narrow(1, k, k)?;
-    let d_proj = ((cos * d_sin)? - (sin * d_cos)?)? / (k as f64).sqrt();
-    let d_yl = d_proj?.matmul(omega_t)?;
+    let d_proj = omega.weigh(&((cos * d_sin)? - (sin * d_cos)?)?)?;
+    let d_yl = omega.project_back(&d_proj)?;
     let dy = match fix {
         Some((mask, _)) => d_yl.broadcast_mul(mask)?,
         None => d_yl,
@@ -137,7 +137,7 @@ pub(super) fn distance_grad(
 }
 
 /// |Φ̃(t_j) − Φ̂(t_j)|² per frequency j, summed over classes: what the critic weighs.
-pub(super) fn per_frequency(y: &Tensor, omega: &Tensor, r: &Released) -> Result<Vec<f64>> {
+pub(super) fn per_frequency(y: &Tensor, omega: &Frequencies, r: &Released) -> Result<Vec<f64>> {
     let (emb, _) = generated(&y.detach(), omega, r.label)?;
     let d: Vec<f32> = (r.target.clone() - emb)?.sqr()?.sum(0)?.to_vec1()?;
     let k = d.len() / 2;
@@ -160,8 +160,13 @@ pub(super) struct Critic {
 }
 
 impl Critic {
-    pub(super) fn new(omega: &Tensor, ell: f64) -> Result<Self> {
-        let t: Vec<Vec<f32>> = omega.to_vec2()?;
+    /// Frequencies with squares never meet a critic (`PearlConfig::check` refuses them): its
+    /// weights stay uniform over them.
+    pub(super) fn new(omega: &Frequencies, ell: f64) -> Result<Self> {
+        let t: Vec<Vec<f32>> = match omega.matrix() {
+            Some(m) => m.to_vec2()?,
+            None => Vec::new(),
+        };
         let half_t2: Vec<Vec<f64>> = t
             .iter()
             .map(|row| {
@@ -170,7 +175,7 @@ impl Critic {
                     .collect()
             })
             .collect();
-        let (width, k) = (t.len(), t.first().map_or(0, |r| r.len()));
+        let (width, k) = (t.len(), omega.count());
         Ok(Self {
             half_t2,
             s: vec![0.0; width],

@@ -211,7 +211,7 @@ pub(super) fn noisy_proportions(
 /// Release 3: S̃ / N, the noisy per-class embedding [C, 2k].
 pub(super) fn noisy_embedding(
     s: &mut TrainSetup<'_>,
-    omega: &Tensor,
+    omega: &embedding::Frequencies,
     label: Option<LabelSpan>,
     (std, private, n): (f64, bool, f64),
     on: embedding::EmbedDevice,

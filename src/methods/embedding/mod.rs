@@ -14,6 +14,12 @@ use rand_distr::{Distribution, Normal};
 use super::{MethodError, Result};
 use crate::data::encode::{Encoding, SpanKind};
 
+mod frequencies;
+mod squares;
+
+pub use frequencies::Frequencies;
+pub use squares::{SquareFilters, local_frequencies};
+
 /// Rows per chunk when summing features: bounds the [chunk, 2k] intermediate.
 const CHUNK: usize = 4_096;
 /// Values in one [chunk, 2k] feature intermediate at most (32 MB of f32): with 10,000
@@ -87,78 +93,6 @@ pub fn mixed_frequencies(
     Ok(Tensor::from_vec(v, (width, k), dev)?)
 }
 
-/// Where an image's pixels sit in an encoded row: `side`² columns from `start`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PixelGrid {
-    pub start: usize,
-    pub side: usize,
-}
-
-impl PixelGrid {
-    /// The grid of rows `width` wide whose only other columns are `label`'s span, first or
-    /// last (the layout of every image set here); an error names what does not fit.
-    pub fn of(width: usize, label: Option<LabelSpan>) -> Result<Self> {
-        let (lstart, lwidth) = label.map_or((0, 0), |l| (l.start, l.width()));
-        if lwidth > 0 && lstart != 0 && lstart + lwidth != width {
-            return Err(MethodError::Plan(
-                "local frequencies need the label column first or last".into(),
-            ));
-        }
-        let pixels = width.saturating_sub(lwidth);
-        let side = (pixels as f64).sqrt().round() as usize;
-        if side == 0 || side * side != pixels {
-            return Err(MethodError::Plan(format!(
-                "local frequencies need square images; these rows have {pixels} pixel columns"
-            )));
-        }
-        let start = if lwidth > 0 && lstart == 0 { lwidth } else { 0 };
-        Ok(Self { start, side })
-    }
-}
-
-/// k local frequencies: each is N(0, ℓ⁻²) on the pixels of one `patch`×`patch` square at
-/// a uniformly drawn place and zero on every other column, so t·x reads only that square.
-/// Their random features are those of the kernel E_square exp(−‖x_sq − x'_sq‖²/2ℓ²), the
-/// average over squares of a Gaussian kernel on that square alone — a digit's strokes, a
-/// stray speck of ink, where a kernel on all 784 pixels at once sees a speck as a tiny
-/// change in a long distance. Public settings drawn independently of the data, and ‖φ(x)‖
-/// stays 1, so the embedding's sensitivity is unchanged.
-pub fn local_frequencies(
-    width: usize,
-    grid: PixelGrid,
-    k: usize,
-    (patch, bandwidth): (usize, f64),
-    rng: &mut impl rand::Rng,
-    dev: &candle_core::Device,
-) -> Result<Tensor> {
-    if patch == 0 || patch > grid.side {
-        return Err(MethodError::Plan(format!(
-            "the local frequencies' square must be 1 to {} pixels wide, got {patch}",
-            grid.side
-        )));
-    }
-    if !(bandwidth > 0.0 && bandwidth.is_finite()) {
-        return Err(MethodError::Plan(format!(
-            "the local kernel bandwidth must be a positive number, got {bandwidth}"
-        )));
-    }
-    let normal = Normal::new(0.0f32, (1.0 / bandwidth) as f32)
-        .map_err(|e| MethodError::Plan(format!("bad bandwidth {bandwidth}: {e}")))?;
-    let k = k.max(1);
-    let places = grid.side - patch + 1;
-    // Row-major [width, k]: frequency j is column j.
-    let mut v = vec![0f32; width * k];
-    for j in 0..k {
-        let (r0, c0) = (rng.random_range(0..places), rng.random_range(0..places));
-        for r in r0..r0 + patch {
-            for c in c0..c0 + patch {
-                v[(grid.start + r * grid.side + c) * k + j] = normal.sample(rng);
-            }
-        }
-    }
-    Ok(Tensor::from_vec(v, (width, k), dev)?)
-}
-
 /// The public bandwidth rule: √(number of columns). Each column's span contributes at
 /// most 1 to the squared distance between two encoded rows (a one-hot pair differs by
 /// √2, but only with its level's probability; a [0,1] value by |a − b| ≤ 1), so √columns
@@ -168,10 +102,9 @@ pub fn public_bandwidth(encoding: &Encoding) -> f64 {
 }
 
 /// φ(x) for every row of `x` [B, d]: [B, 2k], each row of L2 norm 1.
-pub fn features(x: &Tensor, omega: &Tensor) -> candle_core::Result<Tensor> {
-    let k = omega.dims()[1] as f64;
-    let proj = x.matmul(omega)?;
-    Tensor::cat(&[proj.cos()?, proj.sin()?], 1)? / k.sqrt()
+pub fn features(x: &Tensor, f: &Frequencies) -> candle_core::Result<Tensor> {
+    let proj = f.project(x)?;
+    f.weigh_pairs(&Tensor::cat(&[proj.cos()?, proj.sin()?], 1)?)
 }
 
 /// The label span a class-conditional embedding groups rows by.
@@ -248,17 +181,17 @@ impl LabelSpan {
 /// is the sum of φ over class c. Each row falls in one class (its membership is one-hot),
 /// so adding or removing one record moves the matrix by exactly ‖φ(x)‖ = 1 in Frobenius
 /// norm. Computed in chunks on the data's device.
-pub fn class_sums(data: &Tensor, omega: &Tensor, label: Option<LabelSpan>) -> Result<Tensor> {
+pub fn class_sums(data: &Tensor, f: &Frequencies, label: Option<LabelSpan>) -> Result<Tensor> {
     let (rows, _) = data.dims2()?;
     let classes = label.map_or(1, |l| l.classes);
-    let k2 = omega.dims()[1] * 2;
+    let k2 = f.count() * 2;
     let chunk = feature_chunk(k2 / 2);
     let mut sum = Tensor::zeros((classes, k2), DType::F32, data.device())?;
     let mut start = 0;
     while start < rows {
         let len = chunk.min(rows - start);
         let x = data.narrow(0, start, len)?;
-        let phi = features(&x, omega)?;
+        let phi = features(&x, f)?;
         sum = match label {
             Some(l) => (sum + l.membership(&x)?.t()?.matmul(&phi)?)?,
             None => (sum + phi.sum_keepdim(0)?)?,
@@ -284,20 +217,30 @@ pub enum EmbedDevice {
 /// up to float rounding. Returns the sums and the device that computed them.
 pub fn class_sums_on(
     data: &Tensor,
-    omega: &Tensor,
+    f: &Frequencies,
     label: Option<LabelSpan>,
     on: EmbedDevice,
 ) -> Result<(Tensor, String)> {
     let classes = label.map_or(1, |l| l.classes);
-    let gpu = match on {
-        EmbedDevice::Cpu => None,
-        EmbedDevice::Gpu => Some(crate::gpu::context().map_err(MethodError::Plan)?),
-        EmbedDevice::Auto => crate::gpu::context()
+    // The WGSL kernel multiplies by a dense matrix at equal weights: square filters are
+    // computed on the CPU.
+    let omega = match (on, f.matrix()) {
+        (EmbedDevice::Gpu, None) => {
+            return Err(MethodError::Plan(
+                "embed_device = gpu computes dense frequencies only; local square filters (patch_filters) need embed_device = cpu or auto".into(),
+            ));
+        }
+        (_, omega) => omega,
+    };
+    let gpu = match (on, omega) {
+        (_, None) | (EmbedDevice::Cpu, _) => None,
+        (EmbedDevice::Gpu, _) => Some(crate::gpu::context().map_err(MethodError::Plan)?),
+        (EmbedDevice::Auto, _) => crate::gpu::context()
             .ok()
             .filter(|g| !g.software && classes <= crate::gpu::embed::MAX_CLASSES),
     };
-    let Some(gpu) = gpu else {
-        return Ok((class_sums(data, omega, label)?, "cpu".into()));
+    let (Some(gpu), Some(omega)) = (gpu, omega) else {
+        return Ok((class_sums(data, f, label)?, "cpu".into()));
     };
     let (rows, width) = data.dims2()?;
     let k = omega.dims()[1];
@@ -378,51 +321,6 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    /// Every local frequency reads exactly one square of pixels inside the image (never the
-    /// label's columns), the squares land all over the image, and the features keep norm 1.
-    #[test]
-    fn local_frequencies_read_one_square_each() {
-        let dev = candle_core::Device::Cpu;
-        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-        let label = LabelSpan {
-            start: 0,
-            classes: 3,
-            binary: false,
-        };
-        let (side, patch, k) = (6, 3, 400);
-        let width = 3 + side * side;
-        let grid = PixelGrid::of(width, Some(label)).unwrap();
-        assert_eq!(grid, PixelGrid { start: 3, side });
-        let t = local_frequencies(width, grid, k, (patch, 1.0), &mut rng, &dev).unwrap();
-        let v: Vec<Vec<f32>> = t.to_vec2().unwrap();
-        let mut corners = std::collections::HashSet::new();
-        for j in 0..k {
-            let on: Vec<usize> = (0..width).filter(|&i| v[i][j] != 0.0).collect();
-            assert_eq!(on.len(), patch * patch, "frequency {j}");
-            assert!(on.iter().all(|&i| i >= 3), "frequency {j} reads the label");
-            let (rows, cols): (Vec<usize>, Vec<usize>) =
-                on.iter().map(|&i| ((i - 3) / side, (i - 3) % side)).unzip();
-            let (r0, c0) = (*rows.iter().min().unwrap(), *cols.iter().min().unwrap());
-            assert!(rows.iter().all(|r| r - r0 < patch) && cols.iter().all(|c| c - c0 < patch));
-            corners.insert((r0, c0));
-        }
-        assert_eq!(
-            corners.len(),
-            (side - patch + 1).pow(2),
-            "every place is drawn"
-        );
-        let x = Tensor::rand(0f32, 1f32, (5, width), &dev).unwrap();
-        let phi = features(&x, &t).unwrap();
-        for r in 0..5 {
-            assert!((norm(&phi.get(r).unwrap()) - 1.0).abs() < 1e-5);
-        }
-        // The label last, and rows that are not square images, are told apart.
-        let last = LabelSpan { start: 36, ..label };
-        assert_eq!(PixelGrid::of(width, Some(last)).unwrap().start, 0);
-        assert!(PixelGrid::of(width + 1, Some(label)).is_err());
-        assert!(local_frequencies(width, grid, 4, (7, 1.0), &mut rng, &dev).is_err());
-    }
-
     fn norm(t: &Tensor) -> f32 {
         t.sqr()
             .unwrap()
@@ -434,9 +332,10 @@ mod tests {
             .unwrap()
     }
 
-    fn omega(d: usize, k: usize) -> Tensor {
+    fn omega(d: usize, k: usize) -> Frequencies {
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-        frequencies(d, k, 0.4, &mut rng, &candle_core::Device::Cpu).unwrap()
+        Frequencies::whole_row(frequencies(d, k, 0.4, &mut rng, &candle_core::Device::Cpu).unwrap())
+            .unwrap()
     }
 
     /// Rows in [0,1]^7 whose first two values are a one-hot label.
@@ -504,7 +403,8 @@ mod tests {
                 sd(col)
             );
         }
-        let phi = features(&rows(5).pad_with_zeros(1, 0, 393).unwrap(), &w).unwrap();
+        let f = Frequencies::whole_row(w.clone()).unwrap();
+        let phi = features(&rows(5).pad_with_zeros(1, 0, 393).unwrap(), &f).unwrap();
         for n in phi.sqr().unwrap().sum(1).unwrap().to_vec1::<f32>().unwrap() {
             assert!((n - 1.0).abs() < 1e-5, "‖φ(x)‖² = {n}");
         }
