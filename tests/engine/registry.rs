@@ -250,18 +250,30 @@ fn networks_grow_linearly_with_the_encoded_width() {
 #[test]
 fn embedding_time_estimates_match_measured_runs() {
     let dp_merf = dpsynth::methods::registry::find("dp-merf").unwrap();
-    let none = serde_json::Map::new();
-    // (preset, rows, table columns, encoded width, measured training seconds)
+    // (preset, `--set` overrides, rows, table columns, encoded width, measured seconds)
     // Measured in one sitting with the hand-written loss gradient (`pearl::distance_grad`).
-    let runs = [
-        ("quick", 30_162, 15, 108, 21.7),
-        ("mnist-conv", 60_000, 785, 794, 91.6),
-        ("mnist-conv-wide", 60_000, 785, 794, 500.0),
+    let runs: [(&str, &[(&str, &str)], usize, usize, usize, f64); 5] = [
+        ("quick", &[], 30_162, 15, 108, 21.7),
+        ("mnist-conv", &[], 60_000, 785, 794, 91.6),
+        ("mnist-conv-wide", &[], 60_000, 785, 794, 500.0),
         // A later sitting, alone on the two cores (session 31).
-        ("mnist-local", 60_000, 785, 794, 699.0),
+        ("mnist-local", &[], 60_000, 785, 794, 699.0),
+        // Square filters at every place (session 32): 36,864 local frequencies.
+        (
+            "mnist-local",
+            &[("patch_filters", "64")],
+            60_000,
+            785,
+            794,
+            1213.0,
+        ),
     ];
-    for (preset, n, columns, width, measured) in runs {
-        let m = dp_merf.instantiate(preset, 1.0, &none).unwrap();
+    for (preset, sets, n, columns, width, measured) in runs {
+        let sets: serde_json::Map<String, serde_json::Value> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::from_str(v).unwrap()))
+            .collect();
+        let m = dp_merf.instantiate(preset, 1.0, &sets).unwrap();
         let f = m.footprint(n, width);
         let r = dpsynth::job::resources::estimate(&f, n, columns, width, true);
         let s = r.seconds.unwrap();
