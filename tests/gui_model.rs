@@ -96,7 +96,7 @@ fn an_engine_table(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
     type_into(h, "or type a path:", &url);
     h.get_by_label("Open").click();
     h.run_steps(3);
-    wait_for(h, "Connect to a query engine", 5);
+    wait_for(h, "Connect to a table that stays where it is", 5);
     type_into(
         h,
         "Public schema:",

@@ -43,7 +43,7 @@ impl App {
             }
             if ui
                 .button("Connect…")
-                .on_hover_text("Connect to a table a query engine (Ballista) holds: its rows are counted there and never come here (MST and AIM)")
+                .on_hover_text("Connect to a table a query engine (Ballista) holds, or to a CSV or Parquet file too large to open: its rows are counted where they lie, part by part for a file, and never held here (MST and AIM)")
                 .clicked()
             {
                 self.connect.show(None);

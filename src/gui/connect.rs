@@ -1,7 +1,8 @@
-//! "Connect to a query engine…": a table a Ballista cluster holds, opened as a connection.
+//! "Connect…": a table a Ballista cluster holds, or a CSV or Parquet file too large to open,
+//! read in parts (`dpsynth train --stream`), opened as a connection.
 //!
-//! Its rows never come into the window: the engine counts groups of columns and dpsynth
-//! adds the noise (`data::engine`). So the window cannot guess the columns' kinds and
+//! Its rows never come into the window: the engine counts groups of columns, or a scan
+//! counts them part by part, and dpsynth adds the noise (`data::engine`, `data::stream`). So the window cannot guess the columns' kinds and
 //! domains from the rows, and the connection needs the table's public schema beside its
 //! address — the same two things `dpsynth train --data ballista://… --schema …` takes.
 
@@ -57,7 +58,7 @@ impl ConnectDialog {
         }
         let mut open = self.open;
         let mut asked = None;
-        egui::Window::new("Connect to a query engine")
+        egui::Window::new("Connect to a table that stays where it is")
             .open(&mut open)
             .default_width(520.0)
             .collapsible(false)
@@ -65,8 +66,8 @@ impl ConnectDialog {
             .pivot(egui::Align2::CENTER_TOP)
             .default_pos([ctx.content_rect().center().x, 90.0])
             .show(ctx, |ui| {
-                ui.label("A table an Apache DataFusion Ballista cluster holds (Parquet or CSV on its storage). Its rows stay there: the engine counts groups of columns, dpsynth adds the noise. MST and AIM train this way.");
-                if !crate::data::engine::AVAILABLE {
+                ui.label("A table an Apache DataFusion Ballista cluster holds (Parquet or CSV on its storage), or a CSV or Parquet file on this machine too large to open, read in parts. Its rows never come into memory at once: the engine, or a scan of the file, counts groups of columns; dpsynth adds the noise. MST and AIM train this way.");
+                if !crate::data::engine::AVAILABLE && !crate::job::workspace::streamed(std::path::Path::new(self.url.trim())) {
                     ui.colored_label(
                         ui.visuals().warn_fg_color,
                         crate::data::engine::ABSENT,
@@ -76,7 +77,7 @@ impl ConnectDialog {
                     let l = ui.label("Table:");
                     ui.add(egui::TextEdit::singleline(&mut self.url).desired_width(380.0))
                         .labelled_by(l.id)
-                        .on_hover_text("ballista://HOST:PORT/PATH (a cluster's scheduler) or ballista://local/PATH (a scheduler and an executor in this process)");
+                        .on_hover_text("ballista://HOST:PORT/PATH (a cluster's scheduler), ballista://local/PATH (a scheduler and an executor in this process), or the path of a CSV or Parquet file to read in parts");
                     ui.end_row();
                     let l = ui.label("Public schema:");
                     ui.horizontal(|ui| {
@@ -97,7 +98,7 @@ impl ConnectDialog {
                 let ready = !self.url.trim().is_empty() && !self.schema.trim().is_empty();
                 if ui
                     .add_enabled(ready, egui::Button::new("Connect"))
-                    .on_disabled_hover_text("Give the table's address and its schema file")
+                    .on_disabled_hover_text("Give the table's address (or the file's path) and its schema file")
                     .clicked()
                 {
                     asked = Some(Connect {

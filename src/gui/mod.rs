@@ -189,7 +189,7 @@ pub struct App {
     /// Writes the column settings kept per file, off the UI thread.
     schema_keeper: schema_store::Keeper,
     guide: guide::Guide,
-    /// "Connect to a query engine…".
+    /// "Connect…": a query engine's table, or a file read in parts.
     connect: connect::ConnectDialog,
 }
 

@@ -87,13 +87,13 @@ pub fn open_with(
     })
 }
 
-/// A table a query engine holds, as the window shows it: its public schema and how many
-/// records the engine counted. Its rows never come here; a run counts them again where
+/// A table a query engine holds, or a file read in parts, as the window shows it: its
+/// public schema and how many records the engine (or the survey) counted. Its rows never come here; a run counts them again where
 /// they lie (the table may have changed since), so this holds no handle to them.
 #[derive(Debug, Clone)]
 pub struct Connected {
-    /// The table's identity (`ballista://HOST:PORT/PATH`), as the ledger and the
-    /// statement name it.
+    /// The table's identity (`ballista://HOST:PORT/PATH`, or the streamed file's path), as
+    /// the ledger and the statement name it.
     pub identity: String,
     pub schema: crate::data::schema::Schema,
     /// Records the engine counted (the data's owner sees this, as a file's row count).
@@ -102,21 +102,17 @@ pub struct Connected {
     pub content_key: String,
 }
 
-/// Connects to the engine table `url` and surveys it under the public schema at
-/// `schema`: the same checks a run makes before anything is spent (every column fits
-/// the schema, continuous columns hold numbers), so a wrong schema or an unreachable
-/// engine shows when the user connects rather than when they train.
+/// Connects to the engine table `url` — or, for a CSV or Parquet file's path, to the file
+/// read in parts (the window's streamed file: what `dpsynth train --stream` reads) — and
+/// surveys it under the public schema at `schema`: the same checks a run makes before
+/// anything is spent (every column fits the schema, continuous columns hold numbers), so a
+/// wrong schema or an unreachable engine shows when the user connects rather than when
+/// they train.
 pub fn connect(url: &Path, schema: &Path) -> Result<Connected, JobError> {
-    let source = match data::engine::EngineSource::parse(url) {
-        Some(s) => s.map_err(|e| JobError::Usage(e.to_string()))?,
-        None => {
-            return Err(JobError::Usage(format!(
-                "{} is not a query engine's table: write {}",
-                url.display(),
-                data::engine::URL_FORMS
-            )));
-        }
+    let Some(source) = data::engine::EngineSource::parse(url) else {
+        return connect_streamed(url, schema);
     };
+    let source = source.map_err(|e| JobError::Usage(e.to_string()))?;
     let identity = source.identity();
     if !data::engine::AVAILABLE {
         return Err(JobError::Usage(format!(
@@ -124,11 +120,7 @@ pub fn connect(url: &Path, schema: &Path) -> Result<Connected, JobError> {
             data::engine::ABSENT
         )));
     }
-    let schema =
-        crate::data::schema::Schema::load(schema).map_err(|e| JobError::file(schema, e))?;
-    schema
-        .validate()
-        .map_err(|e| JobError::Usage(e.to_string()))?;
+    let schema = given_schema(schema)?;
     let at = |e: &dyn std::fmt::Display| JobError::file(url, e);
     let mut table = data::engine::EngineTable::connect(source).map_err(|e| at(&e))?;
     let survey = table
@@ -140,6 +132,44 @@ pub fn connect(url: &Path, schema: &Path) -> Result<Connected, JobError> {
         records: survey.rows,
         content_key: survey.content_key,
     })
+}
+
+/// A CSV or Parquet file surveyed in parts under its public schema (`Scan::survey`, the
+/// pass a streamed run makes first): its rows never come into memory at once, and its
+/// content key is the one an in-memory open of the same rows computes.
+fn connect_streamed(path: &Path, schema: &Path) -> Result<Connected, JobError> {
+    let schema = given_schema(schema)?;
+    let at = |e: &dyn std::fmt::Display| JobError::file(path, e);
+    let mut scan = data::stream::Scan::open(path, Default::default()).map_err(|e| {
+        JobError::Usage(format!(
+            "{}: {e} (give a query engine's table, {}, or a CSV or Parquet file to read in parts)",
+            path.display(),
+            data::engine::URL_FORMS
+        ))
+    })?;
+    let survey = scan
+        .survey(&mut |part| schema.check_fits(part, &[]))
+        .map_err(|e| at(&e))?;
+    Ok(Connected {
+        identity: path.display().to_string(),
+        schema,
+        records: survey.rows,
+        content_key: survey.content_key,
+    })
+}
+
+fn given_schema(path: &Path) -> Result<crate::data::schema::Schema, JobError> {
+    let schema = crate::data::schema::Schema::load(path).map_err(|e| JobError::file(path, e))?;
+    schema
+        .validate()
+        .map_err(|e| JobError::Usage(e.to_string()))?;
+    Ok(schema)
+}
+
+/// Whether the window's connection `path` is a file read in parts rather than a query
+/// engine's table (its runs set `stream`).
+pub fn streamed(path: &Path) -> bool {
+    data::engine::EngineSource::parse(path).is_none()
 }
 
 /// The ledger's byte key of `path`: the hash of the file's bytes (of its files, for a

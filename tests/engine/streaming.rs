@@ -104,3 +104,31 @@ fn a_streamed_run_refuses_what_it_cannot_do_before_spending() {
             .is_none_or(|k| !l.has_entries(&k).unwrap())
     );
 }
+
+/// The window's streamed file ("Connect…" with a file's path): the survey counts the
+/// records and gives the content key an in-memory open of the same rows has (one ledger
+/// entry), for CSV and Parquet; a file that cannot be read in parts, and a schema the rows
+/// do not fit, are refused when the user connects.
+#[test]
+fn a_file_connected_in_the_window_is_surveyed_in_parts() {
+    let schema = common::repo("assets/adult/adult.schema.json");
+    let whole = job::workspace::open(&formats("adult_1k.csv"), &mut |_, _| {}).unwrap();
+    for file in ["adult_1k.csv", "adult_1k.parquet"] {
+        assert!(job::workspace::streamed(&formats(file)));
+        let c = job::workspace::connect(&formats(file), &schema).expect("the survey succeeds");
+        assert_eq!(c.records, 1_000, "{file}");
+        assert_eq!(c.content_key, whole.content_key, "{file}");
+        assert_eq!(c.identity, formats(file).display().to_string());
+    }
+    assert!(!job::workspace::streamed(Path::new(
+        "ballista://local/x.parquet"
+    )));
+    let err = job::workspace::connect(&formats("adult_1k.xlsx"), &schema).unwrap_err();
+    assert!(err.to_string().contains("CSV or Parquet"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let narrow = dir.path().join("narrow.json");
+    let mut s = dpsynth::data::schema::Schema::load(&schema).unwrap();
+    s.columns.truncate(3);
+    std::fs::write(&narrow, serde_json::to_string(&s).unwrap()).unwrap();
+    assert!(job::workspace::connect(&formats("adult_1k.csv"), &narrow).is_err());
+}

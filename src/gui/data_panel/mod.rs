@@ -336,7 +336,8 @@ impl DataPanel {
     }
 }
 
-/// A table a query engine holds: where it is, how many records the engine counted, and
+/// A table a query engine holds, or a file read in parts: where it is, how many records
+/// the engine (or the survey) counted, and
 /// the public schema it trains under (read-only here: its rows are not here to check an
 /// edit against, so another schema file is loaded and checked by the engine).
 fn engine_ui(
@@ -347,10 +348,15 @@ fn engine_ui(
     schema_path: &Path,
     dialogs: &mut Dialogs,
 ) {
-    ui.label(format!(
-        "{path}: {records} records, counted by the query engine"
-    ));
-    ui.label("Its rows stay in the engine and are never read or shown here: the engine counts groups of columns, dpsynth adds the noise. Train it with MST or AIM (tab 2); the released model then opens beside, to read and sample.");
+    if crate::job::workspace::streamed(Path::new(path)) {
+        ui.label(format!("{path}: {records} records, read in parts"));
+        ui.label("Its rows are never held in memory at once, nor shown here: a run reads the file again part by part and counts groups of columns, dpsynth adds the noise. Train it with MST or AIM (tab 2); the released model then opens beside, to read and sample.");
+    } else {
+        ui.label(format!(
+            "{path}: {records} records, counted by the query engine"
+        ));
+        ui.label("Its rows stay in the engine and are never read or shown here: the engine counts groups of columns, dpsynth adds the noise. Train it with MST or AIM (tab 2); the released model then opens beside, to read and sample.");
+    }
     ui.horizontal(|ui| {
         ui.label(format!("Public schema: {}", schema_path.display()));
         dialogs.button(

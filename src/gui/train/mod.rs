@@ -318,7 +318,9 @@ impl TrainPanel {
             charge_to: None,
             public_kinds: false,
             public_codebook: false,
-            stream: false,
+            // A file the window connected to (not a query engine's table) is read in parts.
+            stream: matches!(loaded.content, Content::Engine { .. })
+                && job::workspace::streamed(&loaded.path),
             part_rows: None,
         })
     }

@@ -377,7 +377,7 @@ impl Form {
     pub(super) fn engine_refusal(&self) -> Option<String> {
         (self.engine && !self.info().streams).then(|| {
             format!(
-                "{} trains on rows in memory; a table in a query engine is counted where it lies, which MST and AIM do: pick one of them",
+                "{} trains on rows in memory; a table in a query engine (or a file read in parts) is counted where it lies, which MST and AIM do: pick one of them",
                 self.info().title
             )
         })
