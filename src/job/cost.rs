@@ -34,6 +34,9 @@ pub struct CostRequest {
     pub profile: Option<std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>>,
     /// Where the run will train (the preview says which device `auto` picks).
     pub device: super::DeviceChoice,
+    /// Rows the run holds in memory at once when it does not hold them all: one part of
+    /// a file read in parts, none for a query engine's table (None: all `rows`).
+    pub held: Option<usize>,
 }
 
 /// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
@@ -198,7 +201,7 @@ fn resources(
     let enc = crate::data::encode::Encoding::new(schema).ok()?;
     Some(super::plan::resources(
         method,
-        (req.rows, req.rows),
+        (req.rows, req.held.unwrap_or(req.rows).min(req.rows)),
         schema.columns.len(),
         enc.width,
         req.device.resolves_to_cpu(),

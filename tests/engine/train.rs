@@ -194,6 +194,7 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
         fixed_schema: None,
         profile: None,
         device: Default::default(),
+        held: None,
     })
     .unwrap();
     assert!(cost.refused.unwrap().contains("kept at δ"));
@@ -805,6 +806,7 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
         fixed_schema: None,
         profile: None,
         device: Default::default(),
+        held: None,
     })
     .unwrap();
     let b = cost.boost.expect("boosting priced on its own line");

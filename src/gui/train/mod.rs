@@ -232,6 +232,19 @@ impl TrainPanel {
             _ => None,
         };
         self.form.engine = matches!(loaded.map(|l| &l.content), Some(Content::Engine { .. }));
+        self.form.held = match loaded {
+            Some(
+                l @ Loaded {
+                    content: Content::Engine { .. },
+                    ..
+                },
+            ) => Some(if job::workspace::streamed(&l.path) {
+                crate::data::stream::PART_ROWS
+            } else {
+                0
+            }),
+            _ => None,
+        };
         self.form.profile = match loaded.map(|l| &l.content) {
             Some(Content::Table { profile, .. }) => Some(profile.clone()),
             _ => None,

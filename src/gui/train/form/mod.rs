@@ -206,9 +206,11 @@ pub(super) struct Form {
     /// The user picked the method on a card; until then the form follows
     /// [`job::recommended`] for the open data.
     pub chosen: bool,
-    /// The open table is a query engine's: only methods that count through a count
-    /// source (MST, AIM) train on it.
+    /// The open table is a query engine's (or a file read in parts): only methods that
+    /// count through a count source (MST, AIM) train on it.
     pub engine: bool,
+    /// Rows a run holds at once on such a table: one part of a file, none of an engine's.
+    pub held: Option<usize>,
 }
 
 impl Default for Form {
@@ -242,6 +244,7 @@ impl Default for Form {
             sweep_mode: false,
             chosen: false,
             engine: false,
+            held: None,
         }
     }
 }
@@ -369,6 +372,7 @@ impl Form {
             fixed_schema: self.image_schema.clone(),
             profile: self.profile.clone(),
             device: self.advanced.device,
+            held: self.held,
         })
     }
 
