@@ -113,6 +113,29 @@ impl Frequencies {
         }
     }
 
+    /// The frequencies `idx` (u32, distinct) of a dense set, keeping each one's weight in
+    /// the whole: φ restricted to them is the whole φ's columns `idx` and `k + idx`, so a
+    /// distance over them is that many of the whole distance's terms (a step's unbiased
+    /// estimate, scaled by k / m). Dense frequencies only.
+    pub fn subset(&self, idx: &Tensor) -> Result<Self> {
+        let Some(m) = self.matrix() else {
+            return Err(MethodError::Plan(
+                "step_features needs frequencies over the whole row (not patch_filters)".into(),
+            ));
+        };
+        let picked = m.index_select(idx, 1)?;
+        let len = picked.dims2()?.1;
+        let a = (1.0 / (self.k as f64).sqrt()) as f32;
+        let weights = Tensor::full(a, (1, 2 * len), m.device())?;
+        let t = picked.t()?.contiguous()?;
+        Ok(Self {
+            row: Some((picked, t)),
+            squares: None,
+            weights: Some(weights),
+            k: len,
+        })
+    }
+
     /// `pairs` [B, 2k] (cosine then sine columns) times each frequency's weight.
     pub fn weigh_pairs(&self, pairs: &Tensor) -> candle_core::Result<Tensor> {
         match &self.weights {

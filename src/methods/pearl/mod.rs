@@ -251,7 +251,12 @@ impl Pearl {
             let fix = r.label_fix(&classes, width, &dev)?;
             let (y, caches) = generator.forward_train(&z, Some(s.noise.rng()))?;
             let w = critic.weights_tensor(&dev)?;
-            let (l, dy) = distance_grad(&y, &fix, omega, r, &w, c.fit.unbiased)?;
+            let (l, dy) = match step_subset(c.fit.step_features, omega, r, &w, s)? {
+                Some((sub, r_sub, w_sub)) => {
+                    distance_grad(&y, &fix, &sub, &r_sub, &w_sub, c.fit.unbiased)?
+                }
+                None => distance_grad(&y, &fix, omega, r, &w, c.fit.unbiased)?,
+            };
             let (_, signals) = generator.backward(&caches, &dy)?;
             opt.step(&params, &summed_grads(&signals)?)?;
             if c.critic_every > 0 && (step + 1) % c.critic_every == 0 {
@@ -280,6 +285,55 @@ impl Pearl {
         }
         Ok(generator)
     }
+}
+
+/// A step's share of the frequencies (`step_features` = m of k, drawn afresh from the
+/// run's CSPRNG): those frequencies, the release's columns for them, and the weights
+/// scaled by k/m, so the step's distance is an unbiased estimate of the whole one (the
+/// class-proportion term, unweighted, stays whole). None when every frequency is read.
+fn step_subset(
+    m: usize,
+    omega: &Frequencies,
+    r: &Released,
+    w: &Tensor,
+    s: &mut TrainSetup<'_>,
+) -> Result<Option<(Frequencies, Released, Tensor)>> {
+    let k = omega.count();
+    if m == 0 || m >= k {
+        return Ok(None);
+    }
+    let picked: Vec<u32> = rand::seq::index::sample(s.noise.rng(), k, m)
+        .into_iter()
+        .map(|j| j as u32)
+        .collect();
+    subset_of(&picked, omega, r, w).map(Some)
+}
+
+/// [`step_subset`] for the frequencies `picked` (distinct).
+fn subset_of(
+    picked: &[u32],
+    omega: &Frequencies,
+    r: &Released,
+    w: &Tensor,
+) -> Result<(Frequencies, Released, Tensor)> {
+    let (k, m) = (omega.count(), picked.len());
+    let both: Vec<u32> = picked
+        .iter()
+        .copied()
+        .chain(picked.iter().map(|j| j + k as u32))
+        .collect();
+    let dev = w.device();
+    let idx = Tensor::from_vec(picked.to_vec(), m, dev)?;
+    let idx2 = Tensor::from_vec(both, 2 * m, dev)?;
+    let sub = omega.subset(&idx)?;
+    let r_sub = Released {
+        target: r.target.index_select(&idx2, 1)?,
+        proportions: r.proportions.clone(),
+        label: r.label,
+        conditioning: r.conditioning.clone(),
+    };
+    let w_sub = (w.index_select(&idx2, 1)? * (k as f64 / m as f64))?;
+    Ok((sub, r_sub, w_sub))
 }
 
 /// The run's frequencies: `scales` over the whole row, and with `patch` > 0 local ones on
@@ -409,6 +463,55 @@ mod tests {
                     assert!((u - v).abs() <= 1e-4 * scale, "gradient {i}: {u} vs {v}");
                 }
             }
+        }
+    }
+
+    /// A step's share of the frequencies estimates the whole distance without bias: over
+    /// the four quarters of the frequencies, the subsets' distances average to the whole
+    /// one (with the class-proportion term, and with the unbiased batch distance).
+    #[test]
+    fn frequency_subsets_average_to_the_whole_distance() {
+        use rand::SeedableRng;
+        let dev = candle_core::Device::Cpu;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+        let (width, k, b) = (7, 40, 6);
+        let omega =
+            Frequencies::whole_row(embedding::frequencies(width, k, 0.7, &mut rng, &dev).unwrap())
+                .unwrap();
+        let label = LabelSpan {
+            start: 0,
+            classes: 2,
+            binary: false,
+        };
+        let cond = conditioning(Some(label), None).unwrap().unwrap();
+        let fix = Some(cond.fix(&[0, 1, 1, 0, 1, 0], width, &dev).unwrap());
+        let y = with_label(&Tensor::rand(0f32, 1f32, (b, width), &dev).unwrap(), &fix).unwrap();
+        let r = Released {
+            target: Tensor::rand(-0.3f32, 0.3f32, (2, 2 * k), &dev).unwrap(),
+            proportions: Some(Tensor::new(&[[0.4f32, 0.6]], &dev).unwrap()),
+            label: Some(label),
+            conditioning: Some(cond),
+        };
+        let w = Tensor::ones((1, 2 * k), candle_core::DType::F32, &dev).unwrap();
+        let value = |t: Tensor| t.to_scalar::<f32>().unwrap() as f64;
+        for unbiased in [false, true] {
+            let whole = value(distance(&y, &omega, &r, &w, unbiased).unwrap());
+            let quarters: Vec<f64> = (0..4u32)
+                .map(|q| {
+                    let picked: Vec<u32> = (q * 10..q * 10 + 10).rev().collect();
+                    let (sub, r_sub, w_sub) = subset_of(&picked, &omega, &r, &w).unwrap();
+                    value(distance(&y, &sub, &r_sub, &w_sub, unbiased).unwrap())
+                })
+                .collect();
+            let mean = quarters.iter().sum::<f64>() / 4.0;
+            assert!(
+                (mean - whole).abs() < 1e-5 * whole.max(1.0),
+                "{mean} vs {whole}"
+            );
+            assert!(
+                quarters.iter().any(|d| (d - whole).abs() > 1e-4),
+                "the quarters differ"
+            );
         }
     }
 
