@@ -140,7 +140,7 @@ pub fn connect(url: &Path, schema: &Path) -> Result<Connected, JobError> {
 fn connect_streamed(path: &Path, schema: &Path) -> Result<Connected, JobError> {
     let schema = given_schema(schema)?;
     let at = |e: &dyn std::fmt::Display| JobError::file(path, e);
-    let mut scan = data::stream::Scan::open(path, Default::default()).map_err(|e| {
+    let scan = data::stream::Scan::open(path, Default::default()).map_err(|e| {
         JobError::Usage(format!(
             "{}: {e} (give a query engine's table, {}, or a CSV or Parquet file to read in parts)",
             path.display(),
