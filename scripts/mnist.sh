@@ -4,7 +4,8 @@
 # digits (classifiers trained on synthetic, tested on real; a 10×10 grid per run).
 #   [DELTA=1e-5] [SET="k=v k2=v2"] [TAG=name] scripts/mnist.sh MNIST_DIR OUTDIR METHOD:PRESET EPSILON...
 # (δ default 1e-6; SET overrides preset settings, one `--set` each; TAG marks the files;
-# ROWS synthetic digits for the judges, default 10,000; 60000 is DPImageBench's protocol)
+# ROWS synthetic digits for the judges, default 10,000; 60000 is DPImageBench's protocol;
+# training's wall time and peak memory go to OUTDIR/NAME.time, from /usr/bin/time -v where installed)
 set -euo pipefail
 dir=$1; out=$2; IFS=: read -r method preset <<< "$3"; shift 3
 bin=${DPSYNTH:-target/release/dpsynth}
@@ -18,7 +19,9 @@ for eps in "$@"; do
   rm -f "$DPSYNTH_LEDGER"
   # Each run on its own ledger, with a total that fits it (the default total is ε = 3).
   "$bin" budget set --data "$dir/train-images-idx3-ubyte.gz" --epsilon "$eps" --delta "$delta" > /dev/null
-  "$bin" train --data "$dir/train-images-idx3-ubyte.gz" --method "$method" --preset "$preset" \
+  timer=()
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -v -o "$out/$name.time")
+  ${timer[@]+"${timer[@]}"} "$bin" train --data "$dir/train-images-idx3-ubyte.gz" --method "$method" --preset "$preset" \
     --epsilon "$eps" --delta "$delta" --out "$out/$name.dpsynth" --json ${sets[@]+"${sets[@]}"} \
     > "$out/$name.train.json" 2> "$out/$name.train.err"
   "$bin" sample --model "$out/$name.dpsynth" --rows "${ROWS:-10000}" --out "$out/$name.csv" 2> /dev/null

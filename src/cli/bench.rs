@@ -281,6 +281,37 @@ fn dpsgd(json: bool, steps: usize, device: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `n` rows of `width` uniform values whose first `classes` columns one-hot a class (round robin).
+fn labelled_rows(n: usize, width: usize, classes: usize, rng: &mut impl rand::Rng) -> Vec<f32> {
+    (0..n)
+        .flat_map(|i| {
+            let mut row: Vec<f32> = (0..width).map(|_| rng.random::<f32>()).collect();
+            row[..classes].iter_mut().for_each(|x| *x = 0.0);
+            row[i % classes] = 1.0;
+            row
+        })
+        .collect()
+}
+
+/// Seconds for candle's class sums on device `d`, the copies in and out included (a run
+/// pays them once per release), and the largest gap to the CPU's `cpu` sums.
+fn candle_on_device(
+    x: &candle_core::Tensor,
+    matrix: &candle_core::Tensor,
+    label: crate::methods::embedding::LabelSpan,
+    cpu: &candle_core::Tensor,
+    d: &candle_core::Device,
+) -> anyhow::Result<(f64, f32)> {
+    use crate::methods::embedding;
+    let t0 = std::time::Instant::now();
+    let xd = x.to_device(d)?;
+    let od = embedding::Frequencies::whole_row(matrix.to_device(d)?)?;
+    let s = embedding::class_sums(&xd, &od, Some(label))?.to_device(&candle_core::Device::Cpu)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let gap = (cpu.clone() - s)?.abs()?.max_all()?.to_scalar::<f32>()?;
+    Ok((secs, gap))
+}
+
 /// Times the embedding on the CPU and through the WGSL kernel, on uniform rows whose first
 /// `classes` columns are a one-hot label; reports the largest gap between the two.
 fn embed(
@@ -292,8 +323,8 @@ fn embed(
     cpu_only: bool,
     on: Option<&candle_core::Device>,
 ) -> anyhow::Result<()> {
-    use crate::methods::embedding::{self, EmbedDevice, LabelSpan};
-    use rand::{Rng as _, SeedableRng as _};
+    use crate::methods::embedding::{self, LabelSpan};
+    use rand::SeedableRng as _;
     let dev = candle_core::Device::Cpu;
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let gpu = if cpu_only {
@@ -318,70 +349,10 @@ fn embed(
     }
     let mut out = Vec::new();
     for &n in rows {
-        let v: Vec<f32> = (0..n)
-            .flat_map(|i| {
-                let mut row: Vec<f32> = (0..width).map(|_| rng.random::<f32>()).collect();
-                row[..label.classes].iter_mut().for_each(|x| *x = 0.0);
-                row[i % label.classes] = 1.0;
-                row
-            })
-            .collect();
+        let v = labelled_rows(n, width, label.classes, &mut rng);
         let x = candle_core::Tensor::from_vec(v, (n, width), &dev)?;
         for &k in features {
-            let matrix = embedding::frequencies(width, k, (width as f64).sqrt(), &mut rng, &dev)?;
-            let omega = embedding::Frequencies::whole_row(matrix.clone())?;
-            let time = |on| -> anyhow::Result<(f64, candle_core::Tensor, String)> {
-                let t0 = std::time::Instant::now();
-                let (s, name) = embedding::class_sums_on(&x, &omega, Some(label), on)?;
-                Ok((t0.elapsed().as_secs_f64(), s, name))
-            };
-            let (cpu_s, cpu, _) = time(EmbedDevice::Cpu)?;
-            let gpu_row = match &gpu {
-                Ok(_) => {
-                    let (s, g, name) = time(EmbedDevice::Gpu)?;
-                    let gap = (cpu.clone() - g)?.abs()?.max_all()?.to_scalar::<f32>()?;
-                    Some((s, name, gap))
-                }
-                Err(_) => None,
-            };
-            let device_row = match on {
-                Some(d) if !d.is_cpu() => {
-                    // Copies in and out are timed too: a run pays them once per release.
-                    let t0 = std::time::Instant::now();
-                    let xd = x.to_device(d)?;
-                    let od = embedding::Frequencies::whole_row(matrix.to_device(d)?)?;
-                    let s = embedding::class_sums(&xd, &od, Some(label))?.to_device(&dev)?;
-                    let secs = t0.elapsed().as_secs_f64();
-                    let gap = (cpu.clone() - s)?.abs()?.max_all()?.to_scalar::<f32>()?;
-                    eprintln!(
-                        "rows {n:>6}  k {k:>6}  candle on {} {secs:>7.2} s (largest gap {gap:.2e})",
-                        crate::nn::device::describe(d)
-                    );
-                    Some((secs, crate::nn::device::describe(d), gap))
-                }
-                _ => None,
-            };
-            eprintln!(
-                "rows {n:>6}  k {k:>6}  cpu {cpu_s:>7.2} s  {}",
-                gpu_row
-                    .as_ref()
-                    .map_or("no GPU".to_string(), |(s, name, gap)| format!(
-                        "wgpu {s:>7.2} s on {name} (largest gap {gap:.2e})"
-                    ))
-            );
-            out.push(json!({
-                "rows": n,
-                "features": k,
-                "width": width,
-                "classes": label.classes,
-                "cpu_seconds": cpu_s,
-                "gpu_seconds": gpu_row.as_ref().map(|r| r.0),
-                "gpu": gpu_row.as_ref().map(|r| r.1.clone()),
-                "largest_gap": gpu_row.as_ref().map(|r| r.2),
-                "device_seconds": device_row.as_ref().map(|r| r.0),
-                "device": device_row.as_ref().map(|r| r.1.clone()),
-                "device_largest_gap": device_row.as_ref().map(|r| r.2),
-            }));
+            out.push(embed_case(&x, k, label, gpu.is_ok(), on, &mut rng)?);
         }
     }
     if json {
@@ -392,4 +363,66 @@ fn embed(
         }));
     }
     Ok(())
+}
+
+/// One timing of the embedding's class sums of `x` at `k` frequencies: on the CPU, with
+/// wgpu where `gpu`, and with candle on `on` where it is a GPU; a JSON row.
+fn embed_case(
+    x: &candle_core::Tensor,
+    k: usize,
+    label: crate::methods::embedding::LabelSpan,
+    gpu: bool,
+    on: Option<&candle_core::Device>,
+    rng: &mut rand::rngs::StdRng,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::methods::embedding::{self, EmbedDevice};
+    let dev = candle_core::Device::Cpu;
+    let (n, width) = x.dims2()?;
+    let matrix = embedding::frequencies(width, k, (width as f64).sqrt(), rng, &dev)?;
+    let omega = embedding::Frequencies::whole_row(matrix.clone())?;
+    let time = |on| -> anyhow::Result<(f64, candle_core::Tensor, String)> {
+        let t0 = std::time::Instant::now();
+        let (s, name) = embedding::class_sums_on(x, &omega, Some(label), on)?;
+        Ok((t0.elapsed().as_secs_f64(), s, name))
+    };
+    let (cpu_s, cpu, _) = time(EmbedDevice::Cpu)?;
+    let gpu_row = if gpu {
+        let (s, g, name) = time(EmbedDevice::Gpu)?;
+        let gap = (cpu.clone() - g)?.abs()?.max_all()?.to_scalar::<f32>()?;
+        Some((s, name, gap))
+    } else {
+        None
+    };
+    let device_row = match on {
+        Some(d) if !d.is_cpu() => {
+            let (secs, gap) = candle_on_device(x, &matrix, label, &cpu, d)?;
+            let name = crate::nn::device::describe(d);
+            eprintln!(
+                "rows {n:>6}  k {k:>6}  candle on {name} {secs:>7.2} s (largest gap {gap:.2e})"
+            );
+            Some((secs, name, gap))
+        }
+        _ => None,
+    };
+    eprintln!(
+        "rows {n:>6}  k {k:>6}  cpu {cpu_s:>7.2} s  {}",
+        gpu_row
+            .as_ref()
+            .map_or("no GPU".to_string(), |(s, name, gap)| format!(
+                "wgpu {s:>7.2} s on {name} (largest gap {gap:.2e})"
+            ))
+    );
+    Ok(json!({
+        "rows": n,
+        "features": k,
+        "width": width,
+        "classes": label.classes,
+        "cpu_seconds": cpu_s,
+        "gpu_seconds": gpu_row.as_ref().map(|r| r.0),
+        "gpu": gpu_row.as_ref().map(|r| r.1.clone()),
+        "largest_gap": gpu_row.as_ref().map(|r| r.2),
+        "device_seconds": device_row.as_ref().map(|r| r.0),
+        "device": device_row.as_ref().map(|r| r.1.clone()),
+        "device_largest_gap": device_row.as_ref().map(|r| r.2),
+    }))
 }

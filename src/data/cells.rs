@@ -55,6 +55,54 @@ fn finish_with(
     opts: &LoadOptions,
     part: bool,
 ) -> Result<Table, DataError> {
+    check_header(name, &columns)?;
+    let n_rows = columns[0].cells.len();
+    if columns.iter().any(|c| c.cells.len() != n_rows) {
+        return Err(DataError::file(name, "its columns have different lengths"));
+    }
+    if n_rows > MAX_ROWS && !part {
+        return Err(DataError::file(
+            name,
+            format!(
+                "has {n_rows} rows; dpsynth reads at most {MAX_ROWS} in memory (sample or split it, or train MST or AIM with --stream)"
+            ),
+        ));
+    }
+    let present = Present(&opts.missing_tokens);
+    let mut keep = vec![false; n_rows];
+    for c in &columns {
+        for (k, cell) in keep.iter_mut().zip(&c.cells) {
+            *k |= present.at(cell);
+        }
+    }
+    let kept = keep.iter().filter(|k| **k).count();
+    if kept == 0 && !part {
+        return Err(DataError::file(
+            name,
+            "has a header but no data rows (is it the right sheet?)",
+        ));
+    }
+    if kept == 1 && !part {
+        return Err(DataError::file(
+            name,
+            "has only one data row; synthetic data needs a table of many rows",
+        ));
+    }
+    let columns = columns
+        .into_iter()
+        .map(|c| Column {
+            name: c.name.trim().to_string(),
+            values: values_of(&c, &keep, present),
+        })
+        .collect();
+    Ok(Table {
+        columns,
+        n_rows: kept,
+    })
+}
+
+/// Refuses a table without columns, with too many, or with a column unnamed or named twice.
+fn check_header(name: &str, columns: &[RawColumn]) -> Result<(), DataError> {
     if columns.is_empty() {
         return Err(DataError::file(name, "holds no columns"));
     }
@@ -88,99 +136,65 @@ fn finish_with(
             ));
         }
     }
-    let n_rows = columns[0].cells.len();
-    if columns.iter().any(|c| c.cells.len() != n_rows) {
-        return Err(DataError::file(name, "its columns have different lengths"));
-    }
-    if n_rows > MAX_ROWS && !part {
-        return Err(DataError::file(
-            name,
-            format!(
-                "has {n_rows} rows; dpsynth reads at most {MAX_ROWS} in memory (sample or split it, or train MST or AIM with --stream)"
-            ),
-        ));
-    }
-    let tokens = &opts.missing_tokens;
-    let present = |c: &Cell| -> bool {
+    Ok(())
+}
+
+/// Whether a cell holds a value: not missing, a finite number, or text that is neither
+/// blank nor one of the missing-value tokens.
+#[derive(Clone, Copy)]
+struct Present<'a>(&'a [String]);
+
+impl Present<'_> {
+    fn at(self, c: &Cell) -> bool {
         match c {
             Cell::Missing => false,
             Cell::Number(x) => x.is_finite(),
             Cell::Text(s) => {
                 let s = s.trim();
-                !s.is_empty() && !tokens.iter().any(|t| t == s)
+                !s.is_empty() && !self.0.iter().any(|t| t == s)
             }
         }
-    };
-    let mut keep = vec![false; n_rows];
-    for c in &columns {
-        for (k, cell) in keep.iter_mut().zip(&c.cells) {
-            *k |= present(cell);
-        }
     }
-    let kept = keep.iter().filter(|k| **k).count();
-    if kept == 0 && !part {
-        return Err(DataError::file(
-            name,
-            "has a header but no data rows (is it the right sheet?)",
-        ));
-    }
-    if kept == 1 && !part {
-        return Err(DataError::file(
-            name,
-            "has only one data row; synthetic data needs a table of many rows",
-        ));
-    }
-    let mut out = Vec::with_capacity(columns.len());
-    for c in columns {
-        let cells: Vec<&Cell> = c
-            .cells
-            .iter()
-            .zip(&keep)
-            .filter_map(|(cell, k)| k.then_some(cell))
-            .collect();
-        let numeric = cells.iter().all(|cell| match cell {
-            Cell::Text(s) => !present(cell) || parse_number(s.trim()).is_some(),
-            _ => true,
-        });
-        let values = if numeric && c.codebook.is_empty() {
-            Values::Number(
-                cells
-                    .iter()
-                    .map(|cell| match cell {
-                        Cell::Number(x) if x.is_finite() => Some(*x),
-                        Cell::Text(s) if present(cell) => parse_number(s.trim()),
-                        _ => None,
-                    })
-                    .collect(),
-            )
-        } else {
-            let text = |cell: &&Cell| -> Option<String> {
-                match cell {
-                    Cell::Number(x) if x.is_finite() => Some(crate::util::fmt::number(*x)),
-                    Cell::Text(s) if present(cell) => Some(s.trim().to_string()),
+}
+
+/// A column's values in the kept rows: numbers when every present cell is one and the
+/// file gives no codebook, otherwise text (in the codebook's order where there is one).
+fn values_of(c: &RawColumn, keep: &[bool], present: Present<'_>) -> Values {
+    let cells: Vec<&Cell> = c
+        .cells
+        .iter()
+        .zip(keep)
+        .filter_map(|(cell, k)| k.then_some(cell))
+        .collect();
+    let numeric = cells.iter().all(|cell| match cell {
+        Cell::Text(s) => !present.at(cell) || parse_number(s.trim()).is_some(),
+        _ => true,
+    });
+    if numeric && c.codebook.is_empty() {
+        return Values::Number(
+            cells
+                .iter()
+                .map(|cell| match cell {
+                    Cell::Number(x) if x.is_finite() => Some(*x),
+                    Cell::Text(s) if present.at(cell) => parse_number(s.trim()),
                     _ => None,
-                }
-            };
-            let codebook: Vec<String> = c.codebook.iter().map(|l| l.trim().to_string()).collect();
-            Values::Text(TextColumn::with_codebook(
-                &codebook,
-                cells
-                    .iter()
-                    .map(text)
-                    .collect::<Vec<_>>()
-                    .iter()
-                    .map(|s| s.as_deref()),
-            ))
-        };
-        out.push(Column {
-            name: c.name.trim().to_string(),
-            values,
-        });
+                })
+                .collect(),
+        );
     }
-    Ok(Table {
-        columns: out,
-        n_rows: kept,
-    })
+    let text = |cell: &&Cell| -> Option<String> {
+        match cell {
+            Cell::Number(x) if x.is_finite() => Some(crate::util::fmt::number(*x)),
+            Cell::Text(s) if present.at(cell) => Some(s.trim().to_string()),
+            _ => None,
+        }
+    };
+    let codebook: Vec<String> = c.codebook.iter().map(|l| l.trim().to_string()).collect();
+    let texts: Vec<Option<String>> = cells.iter().map(text).collect();
+    Values::Text(TextColumn::with_codebook(
+        &codebook,
+        texts.iter().map(|s| s.as_deref()),
+    ))
 }
 
 #[cfg(test)]

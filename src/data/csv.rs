@@ -92,12 +92,9 @@ pub fn delimiter_of(bytes: &[u8], opts: &LoadOptions) -> u8 {
     opts.delimiter.unwrap_or_else(|| sniff_delimiter(bytes))
 }
 
-fn parse(
-    mut bytes: Vec<u8>,
-    name: &str,
-    opts: &LoadOptions,
-    part: bool,
-) -> Result<Table, DataError> {
+/// Drops a byte-order mark and refuses what is not CSV text (empty, gzip, binary, not UTF-8),
+/// naming the line where it goes wrong.
+fn check_text(bytes: &mut Vec<u8>, name: &str) -> Result<(), DataError> {
     if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
         bytes.drain(..3);
     }
@@ -132,13 +129,12 @@ fn parse(
             ),
         ));
     }
-    let delimiter = match opts.delimiter {
-        Some(d) => d,
-        None => sniff_delimiter(&bytes),
-    };
-    let header = check_structure(&bytes, delimiter, name)?;
+    Ok(())
+}
 
-    let df = CsvReadOptions::default()
+/// Polars' reading of the text, every cell as a string (the kinds come from the schema).
+fn read_frame(bytes: Vec<u8>, delimiter: u8, name: &str) -> Result<DataFrame, DataError> {
+    CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(Some(0))
         .with_raise_if_empty(true)
@@ -150,18 +146,22 @@ fn parse(
         })
         .into_reader_with_file_handle(std::io::Cursor::new(bytes))
         .finish()
-        .map_err(|e| DataError::file(name, format!("could not be parsed as CSV: {e}")))?;
+        .map_err(|e| DataError::file(name, format!("could not be parsed as CSV: {e}")))
+}
 
+fn parse(
+    mut bytes: Vec<u8>,
+    name: &str,
+    opts: &LoadOptions,
+    part: bool,
+) -> Result<Table, DataError> {
+    check_text(&mut bytes, name)?;
+    let delimiter = opts.delimiter.unwrap_or_else(|| sniff_delimiter(&bytes));
+    let header = check_structure(&bytes, delimiter, name)?;
+    let df = read_frame(bytes, delimiter, name)?;
     let n_rows = df.height();
     if part && n_rows == 0 {
-        let columns = header
-            .into_iter()
-            .map(|name| Column {
-                name,
-                values: Values::Number(Vec::new()),
-            })
-            .collect();
-        return Ok(Table { columns, n_rows: 0 });
+        return Ok(Table::empty(header));
     }
     if n_rows == 0 {
         return Err(DataError::file(name, "has a header but no data rows"));

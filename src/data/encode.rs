@@ -137,57 +137,10 @@ impl Encoding {
             };
             match span.kind {
                 SpanKind::Binary | SpanKind::Categorical => {
-                    let cats = spec.categories().unwrap_or(&[]);
-                    let index = category_index(cats);
-                    for r in 0..n {
-                        let slot = match col.text(r) {
-                            None => None,
-                            Some(v) => match index.get(v.as_str()) {
-                                Some(&k) => Some(k),
-                                None if spec.missing => {
-                                    unknown[span.column] += 1;
-                                    None
-                                }
-                                None => {
-                                    return Err(DataError::column(
-                                        &spec.name,
-                                        format!(
-                                            "row {} holds '{v}', which is not in the column's categories; add it to the domain or set \"missing\": true to encode unknown values as missing",
-                                            r + 1
-                                        ),
-                                    ));
-                                }
-                            },
-                        };
-                        let base = r * w + span.start;
-                        if span.kind == SpanKind::Binary {
-                            values[base] = if slot == Some(1) { 1.0 } else { 0.0 };
-                        } else {
-                            let k = slot.unwrap_or(cats.len());
-                            values[base + k] = 1.0;
-                        }
-                    }
+                    unknown[span.column] += encode_categories(spec, span, col, w, &mut values)?;
                 }
                 SpanKind::Continuous => {
-                    let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
-                    // Numbers, or date/time text read as days (check_table vouched for it).
-                    let owned;
-                    let v: &[Option<f64>] = match &col.values {
-                        Values::Number(v) => v,
-                        Values::Text(_) => {
-                            owned = spec.numbers(col)?;
-                            &owned
-                        }
-                    };
-                    for (r, x) in v.iter().enumerate() {
-                        if let Some(x) = x {
-                            if *x < lo || *x > hi {
-                                clamped[span.column] += 1;
-                            }
-                            values[r * w + span.start] =
-                                ((x.clamp(lo, hi) - lo) / (hi - lo)) as f32;
-                        }
-                    }
+                    clamped[span.column] += encode_numbers(spec, span, col, w, &mut values)?;
                 }
                 SpanKind::MissingIndicator => {
                     for r in 0..n {
@@ -288,6 +241,80 @@ impl Encoding {
         }
         Ok(Table { columns, n_rows: n })
     }
+}
+
+/// Writes a binary or categorical column's one-hot slots into `values` (rows of width
+/// `w`); a value outside the categories is missing where the column may be, an error
+/// otherwise. The number of such unknown values.
+fn encode_categories(
+    spec: &ColumnSpec,
+    span: &Span,
+    col: &Column,
+    w: usize,
+    values: &mut [f32],
+) -> Result<usize, DataError> {
+    let cats = spec.categories().unwrap_or(&[]);
+    let index = category_index(cats);
+    let mut unknown = 0;
+    for r in 0..col.values.len() {
+        let slot = match col.text(r) {
+            None => None,
+            Some(v) => match index.get(v.as_str()) {
+                Some(&k) => Some(k),
+                None if spec.missing => {
+                    unknown += 1;
+                    None
+                }
+                None => {
+                    return Err(DataError::column(
+                        &spec.name,
+                        format!(
+                            "row {} holds '{v}', which is not in the column's categories; add it to the domain or set \"missing\": true to encode unknown values as missing",
+                            r + 1
+                        ),
+                    ));
+                }
+            },
+        };
+        let base = r * w + span.start;
+        if span.kind == SpanKind::Binary {
+            values[base] = if slot == Some(1) { 1.0 } else { 0.0 };
+        } else {
+            values[base + slot.unwrap_or(cats.len())] = 1.0;
+        }
+    }
+    Ok(unknown)
+}
+
+/// Writes a continuous column's values, scaled to [0, 1] over its bounds, into `values`;
+/// numbers outside the bounds are clamped. The number clamped.
+fn encode_numbers(
+    spec: &ColumnSpec,
+    span: &Span,
+    col: &Column,
+    w: usize,
+    values: &mut [f32],
+) -> Result<usize, DataError> {
+    let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
+    // Numbers, or date/time text read as days (check_table vouched for it).
+    let owned;
+    let v: &[Option<f64>] = match &col.values {
+        Values::Number(v) => v,
+        Values::Text(_) => {
+            owned = spec.numbers(col)?;
+            &owned
+        }
+    };
+    let mut clamped = 0;
+    for (r, x) in v.iter().enumerate() {
+        if let Some(x) = x {
+            if *x < lo || *x > hi {
+                clamped += 1;
+            }
+            values[r * w + span.start] = ((x.clamp(lo, hi) - lo) / (hi - lo)) as f32;
+        }
+    }
+    Ok(clamped)
 }
 
 /// Category values that all read as numbers come back as a numeric column, so a decoded

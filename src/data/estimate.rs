@@ -158,77 +158,13 @@ pub fn estimate_domains(
         accountant.charge(charge.mechanism, 1).map_err(|e| {
             DataError::column(name, format!("its domain estimate was refused: {e}"))
         })?;
-        let provenance = |mechanism| Provenance::DpEstimated {
-            epsilon: plan.epsilon,
-            delta: plan.delta,
-            mechanism,
-        };
-        if is_number(spec) {
-            let values: Vec<Option<f64>> = match (&col.values, &spec.time_format) {
-                (Values::Number(v), _) => v.clone(),
-                // Dates: an unreadable cell counts as missing here (check_table names it).
-                (Values::Text(v), Some(f)) => v
-                    .iter()
-                    .map(|c| c.and_then(|s| super::times::parse(s, f)))
-                    .collect(),
-                (Values::Text(v), None) => v
-                    .iter()
-                    .map(|c| c.and_then(crate::util::fmt::parse_number))
-                    .collect(),
-            };
-            let n = plan.public_rows.unwrap_or(values.len()) as f64;
-            let d = estimate_number(&values, plan.std, n, rng);
-            match d.bounds {
-                Some((lower, upper)) => {
-                    spec.domain = Some(Domain::Bounds { lower, upper });
-                    spec.integer = d.integer;
-                    spec.missing = true;
-                    spec.blank_share = Some(d.blank_share);
-                    spec.provenance = provenance(EstimateMechanism::GaussianGridHistogram);
-                }
-                None => {
-                    failed.push(name.clone());
-                    spec.kind = Kind::Ignored;
-                    spec.domain = None;
-                    spec.time_format = None;
-                    spec.integer = false;
-                    spec.missing = false;
-                    spec.blank_share = None;
-                    spec.provenance = provenance(EstimateMechanism::GaussianGridHistogram);
-                }
-            }
+        let estimated = if is_number(spec) {
+            estimate_bounds(spec, col, plan, rng)
         } else {
-            let counts = level_counts(col);
-            let blanks = (0..col.values.len())
-                .filter(|r| col.text(*r).is_none())
-                .count();
-            let d = estimate_categories_and_blanks(
-                &counts,
-                blanks as u64,
-                plan.std,
-                plan.delta_inf,
-                rng,
-            );
-            let levels = d.levels;
-            spec.provenance = provenance(EstimateMechanism::ThresholdedGaussianHistogram);
-            spec.missing = true;
-            spec.blank_share = Some(d.blank_share);
-            match levels.len() {
-                0 => {
-                    failed.push(name.clone());
-                    spec.kind = Kind::Ignored;
-                    spec.domain = None;
-                    spec.missing = false;
-                    spec.blank_share = None;
-                }
-                2 if spec.kind == Kind::Binary => {
-                    spec.domain = Some(Domain::Categories(levels));
-                }
-                _ => {
-                    spec.kind = Kind::Categorical;
-                    spec.domain = Some(Domain::Categories(levels));
-                }
-            }
+            estimate_levels(spec, col, plan, rng)
+        };
+        if !estimated {
+            failed.push(name.clone());
         }
     }
     out.validate().map_err(|e| {
@@ -238,6 +174,86 @@ pub fn estimate_domains(
         ))
     })?;
     Ok(out)
+}
+
+/// What a private estimate says of where a column's domain came from.
+fn estimated_by(plan: &DomainPlan, mechanism: EstimateMechanism) -> Provenance {
+    Provenance::DpEstimated {
+        epsilon: plan.epsilon,
+        delta: plan.delta,
+        mechanism,
+    }
+}
+
+/// A number or date column's bounds, integrality and blank share from its noisy grid
+/// histogram; where no cell passes, the column is ignored (false).
+fn estimate_bounds(
+    spec: &mut ColumnSpec,
+    col: &super::table::Column,
+    plan: &DomainPlan,
+    rng: &mut dyn RngCore,
+) -> bool {
+    let values: Vec<Option<f64>> = match (&col.values, &spec.time_format) {
+        (Values::Number(v), _) => v.clone(),
+        // Dates: an unreadable cell counts as missing here (check_table names it).
+        (Values::Text(v), Some(f)) => v
+            .iter()
+            .map(|c| c.and_then(|s| super::times::parse(s, f)))
+            .collect(),
+        (Values::Text(v), None) => v
+            .iter()
+            .map(|c| c.and_then(crate::util::fmt::parse_number))
+            .collect(),
+    };
+    let n = plan.public_rows.unwrap_or(values.len()) as f64;
+    let d = estimate_number(&values, plan.std, n, rng);
+    spec.provenance = estimated_by(plan, EstimateMechanism::GaussianGridHistogram);
+    let Some((lower, upper)) = d.bounds else {
+        spec.kind = Kind::Ignored;
+        spec.domain = None;
+        spec.time_format = None;
+        spec.integer = false;
+        spec.missing = false;
+        spec.blank_share = None;
+        return false;
+    };
+    spec.domain = Some(Domain::Bounds { lower, upper });
+    spec.integer = d.integer;
+    spec.missing = true;
+    spec.blank_share = Some(d.blank_share);
+    true
+}
+
+/// A categorical column's levels and blank share from its thresholded noisy histogram;
+/// where no level passes, the column is ignored (false).
+fn estimate_levels(
+    spec: &mut ColumnSpec,
+    col: &super::table::Column,
+    plan: &DomainPlan,
+    rng: &mut dyn RngCore,
+) -> bool {
+    let counts = level_counts(col);
+    let blanks = (0..col.values.len())
+        .filter(|r| col.text(*r).is_none())
+        .count();
+    let d = estimate_categories_and_blanks(&counts, blanks as u64, plan.std, plan.delta_inf, rng);
+    let levels = d.levels;
+    spec.provenance = estimated_by(plan, EstimateMechanism::ThresholdedGaussianHistogram);
+    spec.missing = true;
+    spec.blank_share = Some(d.blank_share);
+    match levels.len() {
+        0 => {
+            spec.kind = Kind::Ignored;
+            spec.domain = None;
+            spec.missing = false;
+            spec.blank_share = None;
+            return false;
+        }
+        2 if spec.kind == Kind::Binary => {}
+        _ => spec.kind = Kind::Categorical,
+    }
+    spec.domain = Some(Domain::Categories(levels));
+    true
 }
 
 /// Most level counts a [`LevelProfile`] keeps (the commonest).

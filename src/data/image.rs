@@ -134,72 +134,14 @@ fn read_idx_from(
     };
     let got = got + read_up_to(&mut reader, &mut head[got..head_len]).map_err(damaged)?;
     let (_, dims) = idx_header(&head[..got], name)?;
-    if dims.len() != ndim {
-        return Err(bad(if ndim == 3 {
-            format!(
-                "has {} IDX dimensions; an image file has 3 (count, rows, columns)",
-                dims.len()
-            )
-        } else {
-            format!("has {} IDX dimensions; a label file has 1", dims.len())
-        }));
-    }
-    if ndim == 3 {
-        let (h, w) = (dims[1], dims[2]);
-        if h == 0 || w == 0 || h > MAX_SIDE || w > MAX_SIDE {
-            return Err(bad(format!(
-                "declares {h}×{w} images; sides must be 1..={MAX_SIDE}"
-            )));
-        }
-        if dims[0] == 0 {
-            return Err(bad("declares zero images".into()));
-        }
-    }
-    let declared = dims
-        .iter()
-        .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64))
-        .filter(|&b| b <= MAX_IDX_BYTES)
-        .ok_or_else(|| {
-            bad(format!(
-                "declares {} ({} bytes of payload); dpsynth reads IDX files of at most {} MB",
-                dims.iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join("×"),
-                dims.iter().map(|&d| d as u128).product::<u128>(),
-                MAX_IDX_BYTES >> 20
-            ))
-        })? as usize;
+    let declared = check_dims(&dims, ndim).map_err(bad)?;
     let mut payload = Vec::with_capacity(declared);
     (&mut reader)
         .take(declared as u64 + 1)
         .read_to_end(&mut payload)
         .map_err(damaged)?;
     if payload.len() != declared {
-        let what = if ndim == 3 {
-            format!(
-                "declares {} images of {}×{} ({declared} bytes) but holds {}{} bytes of pixels",
-                dims[0],
-                dims[1],
-                dims[2],
-                if payload.len() > declared {
-                    "more than "
-                } else {
-                    ""
-                },
-                payload.len().min(declared)
-            )
-        } else {
-            format!(
-                "declares {declared} labels but holds {}{}",
-                if payload.len() > declared {
-                    "more than "
-                } else {
-                    ""
-                },
-                payload.len().min(declared)
-            )
-        };
+        let what = payload_mismatch(&dims, declared, payload.len());
         return Err(bad(format!("{what} (truncated or wrong header)")));
     }
     Ok(Idx { dims, payload })
@@ -506,5 +448,60 @@ impl ImageSet {
             });
         }
         Table { columns, n_rows: n }
+    }
+}
+
+/// The payload's size in bytes an IDX header's `dims` declare, refused unless they are
+/// `ndim` dimensions (3 for images, 1 for labels) of a readable size.
+fn check_dims(dims: &[usize], ndim: usize) -> Result<usize, String> {
+    if dims.len() != ndim {
+        return Err(if ndim == 3 {
+            format!(
+                "has {} IDX dimensions; an image file has 3 (count, rows, columns)",
+                dims.len()
+            )
+        } else {
+            format!("has {} IDX dimensions; a label file has 1", dims.len())
+        });
+    }
+    if ndim == 3 {
+        let (h, w) = (dims[1], dims[2]);
+        if h == 0 || w == 0 || h > MAX_SIDE || w > MAX_SIDE {
+            return Err(format!(
+                "declares {h}×{w} images; sides must be 1..={MAX_SIDE}"
+            ));
+        }
+        if dims[0] == 0 {
+            return Err("declares zero images".into());
+        }
+    }
+    let declared = dims
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64))
+        .filter(|&b| b <= MAX_IDX_BYTES);
+    declared.map(|b| b as usize).ok_or_else(|| {
+        format!(
+            "declares {} ({} bytes of payload); dpsynth reads IDX files of at most {} MB",
+            dims.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("×"),
+            dims.iter().map(|&d| d as u128).product::<u128>(),
+            MAX_IDX_BYTES >> 20
+        )
+    })
+}
+
+/// What a payload of `got` bytes lacks (or has too much of) against the `declared` size.
+fn payload_mismatch(dims: &[usize], declared: usize, got: usize) -> String {
+    let more = if got > declared { "more than " } else { "" };
+    let got = got.min(declared);
+    if dims.len() == 3 {
+        format!(
+            "declares {} images of {}×{} ({declared} bytes) but holds {more}{got} bytes of pixels",
+            dims[0], dims[1], dims[2]
+        )
+    } else {
+        format!("declares {declared} labels but holds {more}{got}")
     }
 }

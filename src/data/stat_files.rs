@@ -46,86 +46,13 @@ fn apply_labels(cells: &mut [Cell], label: impl Fn(f64) -> Option<String>) -> bo
 /// The columns of an SPSS file.
 pub fn read_spss(file: &Path) -> Result<Vec<RawColumn>, DataError> {
     use ambers::{MissingSpec, Value};
-    use arrow_array::{
-        Array, Date32Array, Float64Array, StringViewArray, TimestampMicrosecondArray,
-    };
     let name = file.display().to_string();
-    let (batch, meta) = ambers::read_sav(file).map_err(|e| {
-        let msg = e.to_string();
-        if msg.to_lowercase().contains("encrypt") || msg.to_lowercase().contains("password") {
-            DataError::file(
-                &name,
-                "the SPSS file is encrypted; save an unencrypted copy in SPSS to open it here",
-            )
-        } else {
-            DataError::file(
-                &name,
-                format!("could not be read as an SPSS file ({msg}); is the file complete?"),
-            )
-        }
-    })?;
-    // A damaged file reads "as stored"; a table with rows silently missing would train.
-    if let Some(n) = meta
-        .number_rows
-        .filter(|n| *n >= 0 && *n as usize != batch.num_rows())
-    {
-        return Err(DataError::file(
-            &name,
-            format!(
-                "says it holds {n} rows but only {} could be read: the file is truncated or damaged",
-                batch.num_rows()
-            ),
-        ));
-    }
-    if !meta.warnings.is_empty() {
-        return Err(DataError::file(
-            &name,
-            format!("looks damaged: {}", meta.warnings.join("; ")),
-        ));
-    }
+    let (batch, meta) = open_sav(file, &name)?;
     let schema = batch.schema();
     let mut out = Vec::with_capacity(batch.num_columns());
     for (j, field) in schema.fields().iter().enumerate() {
         let var = field.name().clone();
-        let col = batch.column(j);
-        let any = col.as_any();
-        let mut cells: Vec<Cell> = if let Some(a) = any.downcast_ref::<Float64Array>() {
-            (0..a.len())
-                .map(|i| {
-                    if a.is_null(i) {
-                        Cell::Missing
-                    } else {
-                        Cell::Number(a.value(i))
-                    }
-                })
-                .collect()
-        } else if let Some(a) = any.downcast_ref::<StringViewArray>() {
-            (0..a.len())
-                .map(|i| {
-                    if a.is_null(i) {
-                        Cell::Missing
-                    } else {
-                        Cell::Text(a.value(i).to_string())
-                    }
-                })
-                .collect()
-        } else if let Some(a) = any.downcast_ref::<Date32Array>() {
-            (0..a.len())
-                .map(|i| match a.value_as_date(i) {
-                    Some(d) if !a.is_null(i) => Cell::Text(d.format("%Y-%m-%d").to_string()),
-                    _ => Cell::Missing,
-                })
-                .collect()
-        } else if let Some(a) = any.downcast_ref::<TimestampMicrosecondArray>() {
-            (0..a.len())
-                .map(|i| match a.value_as_datetime(i) {
-                    Some(t) if !a.is_null(i) => {
-                        Cell::Text(t.format("%Y-%m-%d %H:%M:%S").to_string())
-                    }
-                    _ => Cell::Missing,
-                })
-                .collect()
-        } else {
+        let Some(mut cells) = arrow_cells(batch.column(j).as_ref()) else {
             return Err(DataError::file(
                 &name,
                 format!(
@@ -179,6 +106,87 @@ pub fn read_spss(file: &Path) -> Result<Vec<RawColumn>, DataError> {
         });
     }
     Ok(out)
+}
+
+/// The SPSS file's rows and metadata, refused when it is encrypted, truncated or damaged.
+fn open_sav(
+    file: &Path,
+    name: &str,
+) -> Result<(arrow_array::RecordBatch, ambers::SpssMetadata), DataError> {
+    let (batch, meta) = ambers::read_sav(file).map_err(|e| {
+        let msg = e.to_string();
+        if msg.to_lowercase().contains("encrypt") || msg.to_lowercase().contains("password") {
+            DataError::file(
+                name,
+                "the SPSS file is encrypted; save an unencrypted copy in SPSS to open it here",
+            )
+        } else {
+            DataError::file(
+                name,
+                format!("could not be read as an SPSS file ({msg}); is the file complete?"),
+            )
+        }
+    })?;
+    // A damaged file reads "as stored"; a table with rows silently missing would train.
+    if let Some(n) = meta
+        .number_rows
+        .filter(|n| *n >= 0 && *n as usize != batch.num_rows())
+    {
+        return Err(DataError::file(
+            name,
+            format!(
+                "says it holds {n} rows but only {} could be read: the file is truncated or damaged",
+                batch.num_rows()
+            ),
+        ));
+    }
+    if !meta.warnings.is_empty() {
+        return Err(DataError::file(
+            name,
+            format!("looks damaged: {}", meta.warnings.join("; ")),
+        ));
+    }
+    Ok((batch, meta))
+}
+
+/// An SPSS column's cells: numbers, text, dates and times (as ISO text); `None` for a
+/// type there is no reading of.
+fn arrow_cells(col: &dyn arrow_array::Array) -> Option<Vec<Cell>> {
+    use arrow_array::{
+        Array, Date32Array, Float64Array, StringViewArray, TimestampMicrosecondArray,
+    };
+    let any = col.as_any();
+    let cell = |i: usize, value: &dyn Fn(usize) -> Option<Cell>| {
+        if col.is_null(i) {
+            Cell::Missing
+        } else {
+            value(i).unwrap_or(Cell::Missing)
+        }
+    };
+    let cells = if let Some(a) = any.downcast_ref::<Float64Array>() {
+        (0..a.len())
+            .map(|i| cell(i, &|i| Some(Cell::Number(a.value(i)))))
+            .collect()
+    } else if let Some(a) = any.downcast_ref::<StringViewArray>() {
+        (0..a.len())
+            .map(|i| cell(i, &|i| Some(Cell::Text(a.value(i).to_string()))))
+            .collect()
+    } else if let Some(a) = any.downcast_ref::<Date32Array>() {
+        let day = |i| {
+            a.value_as_date(i)
+                .map(|d| Cell::Text(d.format("%Y-%m-%d").to_string()))
+        };
+        (0..a.len()).map(|i| cell(i, &day)).collect()
+    } else if let Some(a) = any.downcast_ref::<TimestampMicrosecondArray>() {
+        let time = |i| {
+            a.value_as_datetime(i)
+                .map(|t| Cell::Text(t.format("%Y-%m-%d %H:%M:%S").to_string()))
+        };
+        (0..a.len()).map(|i| cell(i, &time)).collect()
+    } else {
+        return None;
+    };
+    Some(cells)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -254,28 +262,38 @@ pub fn read_stata(file: &Path) -> Result<Vec<RawColumn>, DataError> {
     labels_reader
         .read_remaining_into(&mut labels)
         .map_err(bad)?;
-    let mut out = Vec::with_capacity(vars.len());
-    for (var, mut cells) in vars.iter().zip(columns) {
-        let mut codebook = Vec::new();
-        if let Some(set) = labels.get(var.value_label_name()) {
-            let labelled = apply_labels(&mut cells, |x| {
-                (x.fract() == 0.0 && x.abs() < i32::MAX as f64)
-                    .then(|| set.label_for(x as i32).map(str::to_string))
-                    .flatten()
-            });
-            if labelled {
-                codebook = set
-                    .entries()
-                    .iter()
-                    .map(|e| e.label().to_string())
-                    .collect();
-            }
-        }
-        out.push(RawColumn {
-            name: var.name().to_string(),
-            cells,
-            codebook,
+    Ok(vars
+        .iter()
+        .zip(columns)
+        .map(|(var, cells)| stata_column(var, cells, &labels))
+        .collect())
+}
+
+/// A Stata variable's cells, its value labels applied (and kept as its codebook) where it
+/// has a label set that names its values.
+fn stata_column(
+    var: &dta::stata::dta::variable::Variable,
+    mut cells: Vec<Cell>,
+    labels: &dta::stata::dta::value_label_table::ValueLabelTable,
+) -> RawColumn {
+    let mut codebook = Vec::new();
+    if let Some(set) = labels.get(var.value_label_name()) {
+        let labelled = apply_labels(&mut cells, |x| {
+            (x.fract() == 0.0 && x.abs() < i32::MAX as f64)
+                .then(|| set.label_for(x as i32).map(str::to_string))
+                .flatten()
         });
+        if labelled {
+            codebook = set
+                .entries()
+                .iter()
+                .map(|e| e.label().to_string())
+                .collect();
+        }
     }
-    Ok(out)
+    RawColumn {
+        name: var.name().to_string(),
+        cells,
+        codebook,
+    }
 }

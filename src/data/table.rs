@@ -245,6 +245,18 @@ impl Column {
 }
 
 impl Table {
+    /// A table of these columns and no rows (a part of a file that held none).
+    pub fn empty(names: Vec<String>) -> Table {
+        let columns = names
+            .into_iter()
+            .map(|name| Column {
+                name,
+                values: Values::Number(Vec::new()),
+            })
+            .collect();
+        Table { columns, n_rows: 0 }
+    }
+
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
     }

@@ -109,38 +109,8 @@ fn columns(
     merges: &[(u32, u32, u32, u32)],
 ) -> Result<Vec<RawColumn>, DataError> {
     let (top, left) = range.start().unwrap_or((0, 0));
-    let (bottom, _) = range.end().unwrap_or((0, 0));
     let width = range.width();
-    // The header's row inside the range.
-    let header = match header_row {
-        Some(0) => {
-            return Err(DataError::file(at, "header rows are counted from 1"));
-        }
-        Some(r) => {
-            let abs = (r - 1) as u32;
-            if abs < top || abs > bottom {
-                return Err(DataError::file(
-                    at,
-                    format!(
-                        "has no row {r}; its cells span rows {} to {}",
-                        top + 1,
-                        bottom + 1
-                    ),
-                ));
-            }
-            (abs - top) as usize
-        }
-        // The first row as full as the fullest of the first rows: a title line or notes
-        // above the table hold fewer cells than its header.
-        None => {
-            let filled = |row: &[Data]| row.iter().filter(|c| !blank(c)).count();
-            let most = range.rows().take(20).map(filled).max().unwrap_or(0);
-            range
-                .rows()
-                .position(|row| most > 0 && filled(row) == most)
-                .unwrap_or(0)
-        }
-    };
+    let header = header_index(at, range, header_row)?;
     let header_abs = top + header as u32;
     if let Some(&(r0, c0, r1, c1)) = merges.iter().find(|m| m.2 >= header_abs) {
         return Err(DataError::file(
@@ -194,6 +164,45 @@ fn columns(
         });
     }
     Ok(out)
+}
+
+/// The header's row inside the range: the row the user named (counted from 1 in the
+/// sheet), or else the first row as full as the fullest of the first 20 (a title line or
+/// notes above the table hold fewer cells than its header).
+fn header_index(
+    at: &str,
+    range: &Range<Data>,
+    header_row: Option<usize>,
+) -> Result<usize, DataError> {
+    let (top, _) = range.start().unwrap_or((0, 0));
+    let (bottom, _) = range.end().unwrap_or((0, 0));
+    Ok(match header_row {
+        Some(0) => {
+            return Err(DataError::file(at, "header rows are counted from 1"));
+        }
+        Some(r) => {
+            let abs = (r - 1) as u32;
+            if abs < top || abs > bottom {
+                return Err(DataError::file(
+                    at,
+                    format!(
+                        "has no row {r}; its cells span rows {} to {}",
+                        top + 1,
+                        bottom + 1
+                    ),
+                ));
+            }
+            (abs - top) as usize
+        }
+        None => {
+            let filled = |row: &[Data]| row.iter().filter(|c| !blank(c)).count();
+            let most = range.rows().take(20).map(filled).max().unwrap_or(0);
+            range
+                .rows()
+                .position(|row| most > 0 && filled(row) == most)
+                .unwrap_or(0)
+        }
+    })
 }
 
 fn blank(d: &Data) -> bool {

@@ -53,38 +53,7 @@ impl Frame {
             }
         };
         for spec in &mut schema.columns {
-            if spec.kind == Kind::Ignored {
-                continue;
-            }
-            spec.missing = true;
-            if spec.kind == Kind::Continuous {
-                if let Some(Values::Number(v)) = real.column(&spec.name).map(|c| &c.values) {
-                    let (lo, hi) = crate::data::infer::value_range(v);
-                    let (slo, shi) = spec.bounds().unwrap_or((lo, hi));
-                    let (lo, hi) = (lo.min(slo), hi.max(shi));
-                    if lo.is_finite() && hi.is_finite() {
-                        let hi = if hi > lo { hi } else { lo + 1.0 };
-                        spec.domain = Some(Domain::Bounds {
-                            lower: lo,
-                            upper: hi,
-                        });
-                    }
-                }
-            } else if let Some(col) = real.column(&spec.name) {
-                let mut cats: Vec<String> = spec
-                    .categories()
-                    .map(<[String]>::to_vec)
-                    .unwrap_or_default();
-                for l in col.levels() {
-                    if !cats.contains(&l) {
-                        cats.push(l);
-                    }
-                }
-                if spec.kind == Kind::Binary && cats.len() != 2 {
-                    spec.kind = Kind::Categorical;
-                }
-                spec.domain = Some(Domain::Categories(cats));
-            }
+            widen_for_evaluation(spec, &real);
         }
         // An ignored column is not synthesized: a model's samples do not have it, and
         // there is nothing to compare.
@@ -125,22 +94,7 @@ impl Frame {
             }
             enc(&filled, "synthetic")?
         };
-        let synthetic_out_of_domain = schema
-            .columns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| {
-                // Blanks in a column the real rows never leave blank are values the real
-                // data cannot have too (a dropped rare level decoded as missing). A
-                // column the model did not synthesize is named apart, not here.
-                let blanks = match (real.column(&c.name), synthetic.column(&c.name)) {
-                    (Some(r), Some(s)) if r.missing_count() == 0 => s.missing_count(),
-                    _ => 0,
-                };
-                let n = syn_e.unknown[i] + syn_e.clamped[i] + blanks;
-                (n > 0).then(|| (c.name.clone(), n))
-            })
-            .collect();
+        let synthetic_out_of_domain = out_of_domain(&schema, &real, synthetic, &syn_e);
         Ok(Frame {
             schema,
             encoding,
@@ -249,4 +203,65 @@ pub fn argmax(s: &[f32]) -> usize {
         .enumerate()
         .max_by(|a, b| a.1.total_cmp(b.1))
         .map_or(0, |(i, _)| i)
+}
+
+/// A column's schema widened for evaluation: it may be missing, and its bounds or
+/// categories cover every real row (the metrics compare tables; they release nothing).
+fn widen_for_evaluation(spec: &mut crate::data::schema::ColumnSpec, real: &Table) {
+    if spec.kind == Kind::Ignored {
+        return;
+    }
+    spec.missing = true;
+    if spec.kind == Kind::Continuous {
+        if let Some(Values::Number(v)) = real.column(&spec.name).map(|c| &c.values) {
+            let (lo, hi) = crate::data::infer::value_range(v);
+            let (slo, shi) = spec.bounds().unwrap_or((lo, hi));
+            let (lo, hi) = (lo.min(slo), hi.max(shi));
+            if lo.is_finite() && hi.is_finite() {
+                let hi = if hi > lo { hi } else { lo + 1.0 };
+                spec.domain = Some(Domain::Bounds {
+                    lower: lo,
+                    upper: hi,
+                });
+            }
+        }
+    } else if let Some(col) = real.column(&spec.name) {
+        let mut cats: Vec<String> = spec
+            .categories()
+            .map(<[String]>::to_vec)
+            .unwrap_or_default();
+        for l in col.levels() {
+            if !cats.contains(&l) {
+                cats.push(l);
+            }
+        }
+        if spec.kind == Kind::Binary && cats.len() != 2 {
+            spec.kind = Kind::Categorical;
+        }
+        spec.domain = Some(Domain::Categories(cats));
+    }
+}
+
+/// Per column, the synthetic values the real data cannot have: unknown categories,
+/// clamped numbers, and blanks in a column the real rows never leave blank (a dropped
+/// rare level decoded as missing). A column the model did not synthesize is named apart.
+fn out_of_domain(
+    schema: &Schema,
+    real: &Table,
+    synthetic: &Table,
+    syn_e: &EncodedData,
+) -> Vec<(String, usize)> {
+    schema
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let blanks = match (real.column(&c.name), synthetic.column(&c.name)) {
+                (Some(r), Some(s)) if r.missing_count() == 0 => s.missing_count(),
+                _ => 0,
+            };
+            let n = syn_e.unknown[i] + syn_e.clamped[i] + blanks;
+            (n > 0).then(|| (c.name.clone(), n))
+        })
+        .collect()
 }

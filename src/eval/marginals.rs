@@ -119,26 +119,6 @@ pub(crate) fn histograms(f: &Frame, train: &Table, syn: &Table) -> Vec<Histogram
 /// NIST 3-way marginals over up to 200 random triples of columns (all triples when fewer).
 pub(crate) fn three_way(f: &Frame, seed: u64) -> ThreeWay {
     let cols = f.columns();
-    // Per column, a NIST bin per row: continuous by value over the real-train range,
-    // categorical by category index.
-    let bins = |d: &crate::data::encode::EncodedData,
-                span: &crate::data::encode::Span,
-                lo: f64,
-                hi: f64|
-     -> Vec<u8> {
-        (0..d.n_rows)
-            .map(|r| {
-                let row = d.row(r);
-                match span.kind {
-                    SpanKind::Continuous => stats::nist_bin(f64::from(row[span.start]), lo, hi),
-                    SpanKind::Binary => u8::from(row[span.start] > 0.5),
-                    _ => {
-                        super::frame::argmax(&row[span.start..span.start + span.len]).min(255) as u8
-                    }
-                }
-            })
-            .collect()
-    };
     let mut rb = Vec::new();
     let mut sb = Vec::new();
     for &ci in &cols {
@@ -162,20 +142,7 @@ pub(crate) fn three_way(f: &Frame, seed: u64) -> ThreeWay {
         rb.push(bins(&f.train, span, lo, hi));
         sb.push(bins(&f.synthetic, span, lo, hi));
     }
-    let mut triples = Vec::new();
-    let m = cols.len();
-    for a in 0..m {
-        for b in a + 1..m {
-            for c in b + 1..m {
-                triples.push([a, b, c]);
-            }
-        }
-    }
-    if triples.len() > 200 {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let keep = sample(&mut rng, triples.len(), 200).into_vec();
-        triples = keep.into_iter().map(|i| triples[i]).collect();
-    }
+    let triples = sampled_triples(cols.len(), seed);
     let tvs: Vec<f64> = triples
         .par_iter()
         .map(|t| {
@@ -205,4 +172,42 @@ pub(crate) fn three_way(f: &Frame, seed: u64) -> ThreeWay {
         max_tv,
         worst_triple: worst,
     }
+}
+
+/// A NIST bin per row of one column: continuous by value over [lo, hi] (the real-train
+/// range), categorical by category index.
+fn bins(
+    d: &crate::data::encode::EncodedData,
+    span: &crate::data::encode::Span,
+    lo: f64,
+    hi: f64,
+) -> Vec<u8> {
+    (0..d.n_rows)
+        .map(|r| {
+            let row = d.row(r);
+            match span.kind {
+                SpanKind::Continuous => stats::nist_bin(f64::from(row[span.start]), lo, hi),
+                SpanKind::Binary => u8::from(row[span.start] > 0.5),
+                _ => super::frame::argmax(&row[span.start..span.start + span.len]).min(255) as u8,
+            }
+        })
+        .collect()
+}
+
+/// Every triple of `m` columns, or 200 of them drawn with `seed` where there are more.
+fn sampled_triples(m: usize, seed: u64) -> Vec<[usize; 3]> {
+    let mut triples = Vec::new();
+    for a in 0..m {
+        for b in a + 1..m {
+            for c in b + 1..m {
+                triples.push([a, b, c]);
+            }
+        }
+    }
+    if triples.len() > 200 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let keep = sample(&mut rng, triples.len(), 200).into_vec();
+        triples = keep.into_iter().map(|i| triples[i]).collect();
+    }
+    triples
 }

@@ -15,16 +15,8 @@ use super::wasserstein::pca_and_wasserstein;
 
 pub use super::results::*;
 
-/// Loads nothing: takes decoded tables and returns the report. `progress` receives a line
-/// per section.
-pub fn evaluate(
-    schema: Option<Schema>,
-    real_train: &Table,
-    real_test: &Table,
-    synthetic: &Table,
-    opts: &Options,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Report, EvalError> {
+/// Refuses a table with fewer than two rows: no metric means anything on it.
+fn check_sizes(real_train: &Table, real_test: &Table, synthetic: &Table) -> Result<(), EvalError> {
     for (t, what) in [
         (real_train, "real-train"),
         (real_test, "real-test"),
@@ -37,27 +29,45 @@ pub fn evaluate(
             });
         }
     }
+    Ok(())
+}
+
+/// Refuses a label that is not a binary or categorical column of the schema.
+fn check_label(schema: &Schema, l: &str) -> Result<(), EvalError> {
+    let ok = schema
+        .column(l)
+        .is_some_and(|c| matches!(c.kind, Kind::Binary | Kind::Categorical));
+    if !ok {
+        return Err(EvalError::BadLabel {
+            label: l.to_string(),
+            columns: schema
+                .columns
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    Ok(())
+}
+
+/// Loads nothing: takes decoded tables and returns the report. `progress` receives a line
+/// per section.
+pub fn evaluate(
+    schema: Option<Schema>,
+    real_train: &Table,
+    real_test: &Table,
+    synthetic: &Table,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report, EvalError> {
+    check_sizes(real_train, real_test, synthetic)?;
     let mut timings = Vec::new();
     let t0 = Instant::now();
     progress("encoding the three tables");
     let f = Frame::new(schema, real_train, real_test, synthetic).map_err(EvalError::Tables)?;
     if let Some(l) = &opts.label {
-        let ok = f
-            .schema
-            .column(l)
-            .is_some_and(|c| matches!(c.kind, Kind::Binary | Kind::Categorical));
-        if !ok {
-            return Err(EvalError::BadLabel {
-                label: l.clone(),
-                columns: f
-                    .schema
-                    .columns
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+        check_label(&f.schema, l)?;
     }
     timings.push(("encode".into(), secs(t0)));
 
@@ -103,12 +113,7 @@ pub fn evaluate(
 
     Ok(Report {
         dpsynth_version: env!("CARGO_PKG_VERSION").into(),
-        sizes: Sizes {
-            real_train: f.train.n_rows,
-            real_test: f.test.n_rows,
-            synthetic: f.synthetic.n_rows,
-            encoded_width: f.encoding.width,
-        },
+        sizes: sizes_of(&f),
         schema: f.schema.clone(),
         synthetic_out_of_domain: f.synthetic_out_of_domain.clone(),
         not_synthesized: f.not_synthesized.clone(),
@@ -124,6 +129,16 @@ pub fn evaluate(
         privacy_risk,
         timings,
     })
+}
+
+/// The three tables' row counts and the encoded width.
+fn sizes_of(f: &Frame) -> Sizes {
+    Sizes {
+        real_train: f.train.n_rows,
+        real_test: f.test.n_rows,
+        synthetic: f.synthetic.n_rows,
+        encoded_width: f.encoding.width,
+    }
 }
 
 #[cfg(test)]

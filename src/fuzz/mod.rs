@@ -432,11 +432,11 @@ pub fn run(
                     .is_err_and(|e| e.contains("the reader crashed on it"))
                 {
                     contained += 1;
-                    if let Some(dir) = findings {
-                        let path = dir.join(format!("{}-crash-{i}.bin", target.name()));
-                        let _ = std::fs::create_dir_all(dir)
-                            .and_then(|_| crate::util::atomic::write_atomic(&path, &input));
-                    }
+                    keep_finding(
+                        findings,
+                        &format!("{}-crash-{i}.bin", target.name()),
+                        &input,
+                    );
                 }
                 if seen.insert(outcome_class(&r)) && corpus.len() < 1_000 {
                     corpus.push(input);
@@ -444,19 +444,10 @@ pub fn run(
             }
             Err(p) => {
                 panics += 1;
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "(no message)".into());
                 if panic_messages.len() < 5 {
-                    panic_messages.push(msg);
+                    panic_messages.push(panic_message(p.as_ref()));
                 }
-                if let Some(dir) = findings {
-                    let path = dir.join(format!("{}-{i}.bin", target.name()));
-                    let _ = std::fs::create_dir_all(dir)
-                        .and_then(|_| crate::util::atomic::write_atomic(&path, &input));
-                }
+                keep_finding(findings, &format!("{}-{i}.bin", target.name()), &input);
             }
         }
     }
@@ -477,4 +468,21 @@ pub fn run(
         contained_crashes: contained,
         seconds: t0.elapsed().as_secs_f64(),
     }
+}
+
+/// Saves an input that crashed a reader under `dir` (when findings are kept); a finding
+/// that cannot be saved is not worth stopping the fuzzing for.
+fn keep_finding(dir: Option<&std::path::Path>, name: &str, input: &[u8]) {
+    if let Some(dir) = dir {
+        let _ = std::fs::create_dir_all(dir)
+            .and_then(|_| crate::util::atomic::write_atomic(&dir.join(name), input));
+    }
+}
+
+/// A caught panic's message.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(no message)".into())
 }

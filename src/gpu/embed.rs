@@ -156,6 +156,11 @@ fn dispatch(
     }
     enc.copy_buffer_to_buffer(&out, 0, &read, 0, out_len);
     gpu.queue.submit([enc.finish()]);
+    read_back(dev, &read)
+}
+
+/// The floats of a mapped-readable buffer, once the queue has written them.
+fn read_back(dev: &wgpu::Device, read: &wgpu::Buffer) -> Result<Vec<f32>, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     read.slice(..).map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);

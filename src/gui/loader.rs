@@ -67,6 +67,23 @@ pub struct Loading {
     key: Arc<std::sync::Mutex<Option<String>>>,
 }
 
+impl Opened {
+    /// What the Data tab shows of an opened image set: its size, labels and a grid.
+    fn of_images(set: &data::image::ImageSet) -> Self {
+        Opened::Images {
+            count: set.len(),
+            side: set.width,
+            labels: set
+                .label_counts()
+                .iter()
+                .map(|(l, c)| format!("{l}: {c}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            grid: super::image_grid(set, 10, 10),
+        }
+    }
+}
+
 impl Loading {
     /// Starts reading `path` in a worker thread; `ctx` is woken as bytes arrive.
     pub fn start(path: &Path, ctx: &egui::Context) -> Self {
@@ -123,17 +140,7 @@ impl Loading {
                                 notes: inf.notes,
                             }
                         }
-                        Rows::Images(set) => Opened::Images {
-                            count: set.len(),
-                            side: set.width,
-                            labels: set
-                                .label_counts()
-                                .iter()
-                                .map(|(l, c)| format!("{l}: {c}"))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            grid: super::image_grid(set, 10, 10),
-                        },
+                        Rows::Images(set) => Opened::of_images(set),
                     };
                     Ok(Done {
                         dataset: Some(dataset),

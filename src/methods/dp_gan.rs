@@ -12,7 +12,7 @@
 //! clipping, noise or accounting: the reference line of every plot.
 
 pub use super::gan_phase::GanLoss;
-use super::gan_phase::{GanLoop, gan_loop, sampling_heads};
+use super::gan_phase::{GanLoop, GanSchedule, gan_loop, sampling_heads};
 use super::image_nets::{self, CONV_SPEEDUP, ConvCost, ImageLayout};
 use super::method::{
     Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
@@ -68,6 +68,20 @@ pub struct DpGanConfig {
 }
 
 impl DpGanConfig {
+    /// The GAN phase's schedule under these settings.
+    fn schedule(&self) -> GanSchedule {
+        GanSchedule {
+            loss: self.gan_loss,
+            latent_dim: self.latent_dim,
+            batch: self.batch,
+            critic_steps: self.critic_steps,
+            n_critic: self.n_critic,
+            lr: self.lr,
+            clip: self.clip,
+            weight_clip: self.weight_clip,
+        }
+    }
+
     /// `quick` (under a minute on two cores, for teaching and tests; on ADULT at ε = 1
     /// it is also the best setting measured), `adult` (the same settings, named for the
     /// paper's dataset), `mnist` (28×28 images with their label: 794 → 529 → 265 → 1
@@ -387,24 +401,14 @@ impl Synthesizer for DpGan {
                 s.noise.rng(),
             )?
         };
-        let loop_cfg = GanLoop {
-            loss: cfg.gan_loss,
-            method: self.id(),
-            preset: cfg.common.preset.clone(),
-            config: serde_json::to_value(&cfg).unwrap_or_default(),
-            phase: "gan",
-            latent_dim: cfg.latent_dim,
-            batch: cfg.batch,
-            critic_steps: cfg.critic_steps,
-            n_critic: cfg.n_critic,
-            lr: cfg.lr,
-            clip: cfg.clip,
-            weight_clip: cfg.weight_clip,
+        let mut loop_cfg = GanLoop::new(
+            self.id(),
+            &cfg.common,
+            serde_json::to_value(&cfg).unwrap_or_default(),
+            cfg.schedule(),
             sigma,
-            private: cfg.common.private,
-            conditioning: conditioning.clone(),
-            code_critic: None,
-        };
+        );
+        loop_cfg.conditioning = conditioning.clone();
         gan_loop(&mut s, &loop_cfg, &critic, &generator, None)?;
         let released = sampling_heads(generator);
         let mut model = release(

@@ -10,6 +10,7 @@
 use candle_core::Tensor;
 use rand_distr::{Distribution, StandardNormal};
 
+use super::method::Common;
 use super::released::Conditioning;
 use super::statement::{Accounting, release};
 use super::{Checkpoint, Flow, MethodError, Progress, Result, TrainSetup, step_grads};
@@ -62,14 +63,11 @@ impl GanLoss {
     }
 }
 
-/// The GAN phase shared by DP-GAN and DP-auto-GAN.
-pub(crate) struct GanLoop {
+/// The GAN phase's schedule, which DP-GAN's and DP-auto-GAN's settings both name (the
+/// latter with `gan_` prefixes, which are its `--set` keys and so stay).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GanSchedule {
     pub loss: GanLoss,
-    /// For checkpoint headers: the method's id, preset and configuration.
-    pub method: &'static str,
-    pub preset: String,
-    pub config: serde_json::Value,
-    pub phase: &'static str,
     pub latent_dim: usize,
     pub batch: usize,
     pub critic_steps: u64,
@@ -77,6 +75,16 @@ pub(crate) struct GanLoop {
     pub lr: f64,
     pub clip: f64,
     pub weight_clip: f64,
+}
+
+/// The GAN phase shared by DP-GAN and DP-auto-GAN.
+pub(crate) struct GanLoop {
+    pub schedule: GanSchedule,
+    /// For checkpoint headers: the method's id, preset and configuration.
+    pub method: &'static str,
+    pub preset: String,
+    pub config: serde_json::Value,
+    pub phase: &'static str,
     pub sigma: f64,
     pub private: bool,
     /// A class-conditional generator: its input is the latent vector and a one-hot class
@@ -90,6 +98,31 @@ pub(crate) struct GanLoop {
     pub code_critic: Option<Conditioning>,
 }
 
+impl GanLoop {
+    /// `method`'s GAN phase at noise multiplier `sigma`, its checkpoints headed by
+    /// `common`'s preset and the method's whole `config`; a class-conditional run sets
+    /// `conditioning` (and a code critic `code_critic`) after.
+    pub fn new(
+        method: &'static str,
+        common: &Common,
+        config: serde_json::Value,
+        schedule: GanSchedule,
+        sigma: f64,
+    ) -> Self {
+        Self {
+            schedule,
+            method,
+            preset: common.preset.clone(),
+            config,
+            phase: "gan",
+            sigma,
+            private: common.private,
+            conditioning: None,
+            code_critic: None,
+        }
+    }
+}
+
 /// The generator's input for `b` rows, with the mask and fill that set a conditional
 /// generator's rows to their drawn classes (see [`GanLoop::conditioning`]).
 fn generator_input(
@@ -97,7 +130,7 @@ fn generator_input(
     cfg: &GanLoop,
     b: usize,
 ) -> Result<(Tensor, Option<(Tensor, Tensor)>)> {
-    let z = latent(s.noise, b, cfg.latent_dim, s.device)?;
+    let z = latent(s.noise, b, cfg.schedule.latent_dim, s.device)?;
     let Some(c) = &cfg.conditioning else {
         return Ok((z, None));
     };
@@ -169,10 +202,10 @@ impl Nets<'_> {
 /// The optimizers the loss calls for: RMSProp for WGAN (as the papers), Adam (β₁ = 0.5)
 /// for the logistic loss.
 fn optimizers(cfg: &GanLoop) -> (Box<dyn Optimizer>, Box<dyn Optimizer>) {
-    match cfg.loss {
+    match cfg.schedule.loss {
         GanLoss::Wasserstein => (
-            Box::new(RmsProp::new(cfg.lr)),
-            Box::new(RmsProp::new(cfg.lr)),
+            Box::new(RmsProp::new(cfg.schedule.lr)),
+            Box::new(RmsProp::new(cfg.schedule.lr)),
         ),
         GanLoss::Logistic => {
             let adam = |lr| {
@@ -180,7 +213,10 @@ fn optimizers(cfg: &GanLoop) -> (Box<dyn Optimizer>, Box<dyn Optimizer>) {
                 a.beta1 = 0.5;
                 a
             };
-            (Box::new(adam(cfg.lr)), Box::new(adam(cfg.lr)))
+            (
+                Box::new(adam(cfg.schedule.lr)),
+                Box::new(adam(cfg.schedule.lr)),
+            )
         }
     }
 }
@@ -205,30 +241,30 @@ pub(crate) fn gan_loop(
         opt_d,
         opt_g,
     };
-    let steps_per_epoch = n.div_ceil(cfg.batch.max(1)).max(1) as u64;
+    let steps_per_epoch = n.div_ceil(cfg.schedule.batch.max(1)).max(1) as u64;
     let dp = DpSgdConfig {
-        clip: cfg.clip,
+        clip: cfg.schedule.clip,
         noise_multiplier: cfg.sigma,
-        sample_rate: (cfg.batch as f64 / n as f64).min(1.0),
+        sample_rate: (cfg.schedule.batch as f64 / n as f64).min(1.0),
         n_records: n,
     };
     let mut g_loss = f64::NAN;
-    for step in 0..cfg.critic_steps {
+    for step in 0..cfg.schedule.critic_steps {
         let Some(d_fake) = critic_step(s, cfg, &mut nets, &dp)? else {
             break;
         };
-        if (step + 1) % cfg.n_critic == 0 {
+        if (step + 1) % cfg.schedule.n_critic == 0 {
             g_loss = generator_step(s, cfg, &mut nets)?;
         }
         let epoch_end = (step + 1) % steps_per_epoch == 0;
         let extra = s
             .snapshots
-            .is_some_and(|sn| sn.due(step + 1, cfg.critic_steps));
+            .is_some_and(|sn| sn.due(step + 1, cfg.schedule.critic_steps));
         if s.checkpoint.is_some() && (epoch_end || extra) {
             let at = ((step + 1) / steps_per_epoch, step + 1);
             checkpoint(s, cfg, &nets, at, epoch_end)?;
         }
-        if (step + 1) % 50 == 0 || step + 1 == cfg.critic_steps {
+        if (step + 1) % 50 == 0 || step + 1 == cfg.schedule.critic_steps {
             let losses = vec![
                 ("generator".into(), g_loss),
                 ("critic_on_generated".into(), d_fake),
@@ -237,7 +273,7 @@ pub(crate) fn gan_loop(
                 s,
                 cfg.private,
                 cfg.phase,
-                (step + 1, cfg.critic_steps),
+                (step + 1, cfg.schedule.critic_steps),
                 losses,
             );
             if (s.observer)(p) == Flow::Stop {
@@ -257,12 +293,12 @@ fn critic_step(
     nets: &mut Nets<'_>,
     dp: &DpSgdConfig,
 ) -> Result<Option<f64>> {
-    let loss = cfg.loss;
+    let loss = cfg.schedule.loss;
     let critic = nets.critic;
     let Some(real_grads) = step_grads(s, critic, dp, cfg.private, |y, _| loss.real(y))? else {
         return Ok(None);
     };
-    let b = cfg.batch;
+    let b = cfg.schedule.batch;
     let (z, fix) = generator_input(s, cfg, b)?;
     let fake = nets.fake(&z, &fix, s.noise.rng())?.detach();
     let (yf, caches) = critic.forward_train(&fake, None)?;
@@ -274,8 +310,8 @@ fn critic_step(
         .map(|(r, f)| r + (f / b as f64)?)
         .collect::<candle_core::Result<_>>()?;
     nets.opt_d.step(&critic.params(), &grads)?;
-    if cfg.loss == GanLoss::Wasserstein {
-        let w = cfg.weight_clip as f32;
+    if cfg.schedule.loss == GanLoss::Wasserstein {
+        let w = cfg.schedule.weight_clip as f32;
         for p in &critic.params() {
             p.set(&p.as_tensor().clamp(-w, w)?)?;
         }
@@ -286,7 +322,7 @@ fn critic_step(
 /// One generator step through the critic (and the frozen decoder): post-processing of
 /// the private critic. Returns the generator's loss.
 fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) -> Result<f64> {
-    let b = cfg.batch;
+    let b = cfg.schedule.batch;
     let (z, fix) = generator_input(s, cfg, b)?;
     let (h, g_caches) = nets.generator.forward_train(&z, Some(s.noise.rng()))?;
     let h_width = h.dims2()?.1;
@@ -299,7 +335,7 @@ fn generator_step(s: &mut TrainSetup<'_>, cfg: &GanLoop, nets: &mut Nets<'_>) ->
     };
     let fake = super::released::with_label(&widen(&fake, &fix)?, &fix)?;
     let (yc, c_caches) = nets.critic.forward_train(&fake, None)?;
-    let (gl, dyc) = loss_grad(&yc, |y| cfg.loss.generator(y))?;
+    let (gl, dyc) = loss_grad(&yc, |y| cfg.schedule.loss.generator(y))?;
     let (dfake, _) = nets.critic.backward(&c_caches, &dyc)?;
     // The label span was set, not generated: it passes no signal back.
     let dfake = match &fix {
@@ -331,7 +367,7 @@ fn checkpoint(
         cfg.private,
         cfg.method,
         &cfg.preset,
-        cfg.latent_dim,
+        cfg.schedule.latent_dim,
         nets.released_generator().snapshot()?,
         cfg.config.clone(),
     )?;

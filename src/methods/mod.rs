@@ -203,6 +203,29 @@ pub struct TrainSetup<'a> {
     pub snapshots: Option<Snapshots>,
 }
 
+impl TrainSetup<'_> {
+    /// The same run (plan, ledger, noise, observer, snapshots) over other rows, held whole:
+    /// DP-auto-GAN's code critic trains on the rows' codes.
+    pub fn over<'b>(&'b mut self, data: &'b Tensor) -> TrainSetup<'b> {
+        TrainSetup {
+            plan: self.plan,
+            data,
+            parts: None,
+            records: self.records,
+            encoding: self.encoding,
+            accountant: &mut *self.accountant,
+            noise: &mut *self.noise,
+            device: self.device,
+            observer: &mut *self.observer,
+            checkpoint: match self.checkpoint.as_mut() {
+                Some(f) => Some(&mut **f),
+                None => None,
+            },
+            snapshots: self.snapshots,
+        }
+    }
+}
+
 /// Snapshots a GAN phase takes besides its epoch ends: `count` of them, evenly spaced over
 /// the last `span` (a fraction) of the phase's steps, the last on its final step.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -28,6 +28,7 @@ use super::marginal::{charge, l1, measure, release, rho_for};
 use super::method::{
     Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
 };
+use super::pgm::domain::Domain;
 use super::pgm::estimate::{Estimate, Measurement};
 use super::pgm::junction::JunctionTree;
 use super::released::ReleasedModel;
@@ -177,6 +178,49 @@ pub(crate) fn zcdp_plan(
     })
 }
 
+/// Every count the run may measure: each column, and each pair small enough to measure
+/// usefully (chosen by its public size alone).
+fn candidate_sets(sizes: &[usize]) -> Vec<Vec<usize>> {
+    let d = sizes.len();
+    let mut sets: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
+    for a in 0..d {
+        for b in a + 1..d {
+            if sizes[a].saturating_mul(sizes[b]) <= MAX_PAIR_CELLS {
+                sets.push(vec![a, b]);
+            }
+        }
+    }
+    sets
+}
+
+/// The Gaussian noise's σ on each of `k` counts measured together at zCDP `rho`
+/// (each count has L2 sensitivity 1, so the k of them ρ = k/(2σ²)). Non-private: no
+/// noise; σ = 1 only weighs the measurements in the fit.
+fn noise_scale(private: bool, k: usize, rho: f64) -> f64 {
+    if private {
+        (k as f64 / (2.0 * rho)).sqrt()
+    } else {
+        1.0
+    }
+}
+
+/// Charges one of the run's three ρ shares to a private run's ledger.
+fn spend(s: &mut TrainSetup<'_>, private: bool, rho: f64) -> Result<()> {
+    if private {
+        charge(s, Mechanism::Zcdp { rho })?;
+    }
+    Ok(())
+}
+
+/// The pairs' columns named, for the progress note.
+fn describe_all(domain: &Domain, edges: &[Vec<usize>]) -> String {
+    edges
+        .iter()
+        .map(|e| domain.describe(e))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Synthesizer for Mst {
     fn id(&self) -> &'static str {
         INFO.id
@@ -218,27 +262,11 @@ impl Synthesizer for Mst {
         let domain = super::counts::domain(&s, c.bins)?;
         let sizes = domain.sizes();
         let d = sizes.len();
-        // Every count the run may measure, in one pass: the columns and each pair small
-        // enough to measure usefully (chosen by its public size alone).
-        let mut sets: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
-        for a in 0..d {
-            for b in a + 1..d {
-                if sizes[a].saturating_mul(sizes[b]) <= MAX_PAIR_CELLS {
-                    sets.push(vec![a, b]);
-                }
-            }
-        }
+        let sets = candidate_sets(&sizes);
         let exact = count_all(&mut s, private, &domain, &sets)?;
         let n = s.records as f64;
         let third = planned_rho(s.plan) / 3.0;
-        // Non-private: no noise; σ = 1 only weighs the measurements in the fit.
-        let sigma = |k: usize| {
-            if private {
-                (k as f64 / (2.0 * third)).sqrt()
-            } else {
-                1.0
-            }
-        };
+        let sigma = |k: usize| noise_scale(private, k, third);
         let total_steps = 3 + c.iters as u64 / 100;
         let report = |s: &mut TrainSetup<'_>, phase: &str, step: u64, losses, note| {
             let mut p = Progress::at(s, private, phase, (step, total_steps), losses);
@@ -247,9 +275,7 @@ impl Synthesizer for Mst {
         };
 
         // 1. Every column's counts.
-        if private {
-            charge(&mut s, Mechanism::Zcdp { rho: third })?;
-        }
+        spend(&mut s, private, third)?;
         let s1 = sigma(d);
         let mut measured: Vec<Measurement> = (0..d)
             .map(|a| measure(s.noise.rng(), exact.get(&[a])?, &[a], s1, private))
@@ -268,9 +294,7 @@ impl Synthesizer for Mst {
         // 2. A spanning tree of pairs, chosen by the exponential mechanism.
         let mut edges: Vec<Vec<usize>> = Vec::new();
         if d > 1 && !stopped {
-            if private {
-                charge(&mut s, Mechanism::Zcdp { rho: third })?;
-            }
+            spend(&mut s, private, third)?;
             let eps0 = (8.0 * third / (d - 1) as f64).sqrt();
             let pairs = pair_errors(&exact, &sizes, &est, n)?;
             edges = spanning_tree(&pairs, d, eps0, private, &mut s);
@@ -283,19 +307,13 @@ impl Synthesizer for Mst {
                 vec![("pairs".into(), edges.len() as f64)],
                 Some(format!(
                     "the tree's pairs: {}",
-                    edges
-                        .iter()
-                        .map(|e| domain.describe(e))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    describe_all(&domain, &edges)
                 )),
             ) == Flow::Stop;
 
         // 3. The tree's pairs.
         if !edges.is_empty() && !stopped {
-            if private {
-                charge(&mut s, Mechanism::Zcdp { rho: third })?;
-            }
+            spend(&mut s, private, third)?;
             let s2 = sigma(edges.len());
             for e in &edges {
                 measured.push(measure(s.noise.rng(), exact.get(e)?, e, s2, private)?);

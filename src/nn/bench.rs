@@ -79,16 +79,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
         epsilon: f64::MAX,
         delta: 0.5,
     });
-    let mut opt: Box<dyn Optimizer> = if c.rmsprop {
-        Box::new(RmsProp::new(0.005))
-    } else {
-        Box::new(Adam::new(0.005))
-    };
-    let mut plain_opt: Box<dyn Optimizer> = if c.rmsprop {
-        Box::new(RmsProp::new(0.005))
-    } else {
-        Box::new(Adam::new(0.005))
-    };
+    let (mut opt, mut plain_opt) = (optimizer(c.rmsprop), optimizer(c.rmsprop));
     let loss = c.loss;
     let params = c.net.params();
     // Private and plain steps alternate, so both see the same machine conditions (a
@@ -127,22 +118,7 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
     }
     let (p, np) = (median(private), median(plain));
     let (reference_step_s, speedup) = if c.reference {
-        let mut r = Vec::new();
-        for _ in 0..5 {
-            let t0 = Instant::now();
-            let idx = noise.poisson_batch(c.n, cfg.sample_rate);
-            let x = gather_rows(&data, &idx)?;
-            let (_, sums) = reference::clipped_sum(&c.net, &x, cfg.clip, loss)?;
-            let mut g = Vec::with_capacity(sums.len());
-            for s in sums {
-                let z = noise.gaussian_like(&s, cfg.noise_multiplier * cfg.clip)?;
-                g.push(((s + z)? / cfg.expected_batch())?);
-            }
-            opt.step(&params, &g)?;
-            dev.synchronize()?;
-            r.push(t0.elapsed().as_secs_f64());
-        }
-        let m = median(r);
+        let m = time_reference(c, &data, &cfg, &mut noise, opt.as_mut(), dev)?;
         (Some(m), Some(m / p))
     } else {
         (None, None)
@@ -157,6 +133,44 @@ fn time_case(c: &Case, steps: usize, warmup: usize, dev: &Device) -> Result<Netw
         reference_step_s,
         speedup_vs_reference: speedup,
     })
+}
+
+/// The optimizer a case trains with, at the benchmark's rate.
+fn optimizer(rmsprop: bool) -> Box<dyn Optimizer> {
+    if rmsprop {
+        Box::new(RmsProp::new(0.005))
+    } else {
+        Box::new(Adam::new(0.005))
+    }
+}
+
+/// The median of five steps of the obviously-correct reference DP-SGD (a loop of
+/// one-example gradients), for the speedup.
+fn time_reference(
+    c: &Case,
+    data: &Tensor,
+    cfg: &DpSgdConfig,
+    noise: &mut NoiseSource,
+    opt: &mut dyn Optimizer,
+    dev: &Device,
+) -> Result<f64> {
+    let params = c.net.params();
+    let mut r = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let idx = noise.poisson_batch(c.n, cfg.sample_rate);
+        let x = gather_rows(data, &idx)?;
+        let (_, sums) = reference::clipped_sum(&c.net, &x, cfg.clip, c.loss)?;
+        let mut g = Vec::with_capacity(sums.len());
+        for s in sums {
+            let z = noise.gaussian_like(&s, cfg.noise_multiplier * cfg.clip)?;
+            g.push(((s + z)? / cfg.expected_batch())?);
+        }
+        opt.step(&params, &g)?;
+        dev.synchronize()?;
+        r.push(t0.elapsed().as_secs_f64());
+    }
+    Ok(median(r))
 }
 
 /// Runs the benchmarked networks (three dense, one convolutional); `steps` timed steps each after a warm-up.

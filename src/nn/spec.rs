@@ -102,86 +102,6 @@ impl Net {
 
     /// Rebuilds a network from its architecture and its parameters in [`Net::params`] order.
     pub fn from_spec(spec: &[BlockSpec], params: &[Tensor], dev: &Device) -> Result<Net> {
-        fn take(params: &[Tensor], k: &mut usize, shape: &[usize]) -> Result<Var> {
-            let t = params.get(*k).ok_or_else(|| {
-                NnError::Invalid(
-                    "the model file has fewer weights than its architecture needs".into(),
-                )
-            })?;
-            if t.dims() != shape {
-                return Err(NnError::Invalid(format!(
-                    "weight {} has shape {:?} but the architecture needs {:?}",
-                    *k,
-                    t.dims(),
-                    shape
-                )));
-            }
-            *k += 1;
-            Ok(Var::from_tensor(t)?)
-        }
-        fn walk(spec: &[BlockSpec], params: &[Tensor], k: &mut usize) -> Result<Vec<Block>> {
-            spec.iter()
-                .map(|s| {
-                    Ok(match s {
-                        BlockSpec::Linear { inp, out, bias } => {
-                            let w = take(params, k, &[*out, *inp])?;
-                            let b = if *bias {
-                                Some(take(params, k, &[*out])?)
-                            } else {
-                                None
-                            };
-                            Block::Linear(Linear { w, b })
-                        }
-                        BlockSpec::Conv { shape, bias } => {
-                            shape.out_hw()?;
-                            let w = take(params, k, &shape.weight_dims())?;
-                            let b = if *bias {
-                                Some(take(params, k, &[shape.cout])?.as_tensor().clone())
-                            } else {
-                                None
-                            };
-                            Block::Conv(Conv2d::from_weights(*shape, w.as_tensor().clone(), b)?)
-                        }
-                        BlockSpec::Act(a) => Block::Act(*a),
-                        BlockSpec::LayerNorm { dim, eps } => Block::LayerNorm(LayerNorm {
-                            gamma: take(params, k, &[*dim])?,
-                            beta: take(params, k, &[*dim])?,
-                            eps: *eps,
-                        }),
-                        BlockSpec::Residual(inner) => Block::Residual(walk(inner, params, k)?),
-                        BlockSpec::Head(h) => {
-                            if h.iter()
-                                .any(|s| s.len == 0 || s.start.checked_add(s.len).is_none())
-                            {
-                                return Err(NnError::Invalid(
-                                    "the architecture has an empty output head".into(),
-                                ));
-                            }
-                            Block::Head(h.clone())
-                        }
-                        BlockSpec::Dropout(p) if !(0.0..1.0).contains(p) => {
-                            return Err(NnError::Invalid(format!(
-                                "the architecture has a dropout rate of {p}, outside [0, 1)"
-                            )));
-                        }
-                        BlockSpec::Dropout(p) => Block::Dropout(*p),
-                        BlockSpec::Pad { before, after } => Block::Pad {
-                            before: *before,
-                            after: *after,
-                        },
-                        BlockSpec::LabelMaps {
-                            start,
-                            classes,
-                            pixels,
-                        } => Block::LabelMaps {
-                            start: *start,
-                            classes: *classes,
-                            pixels: *pixels,
-                        },
-                    })
-                })
-                .collect()
-        }
         let params: Vec<Tensor> = params
             .iter()
             .map(|t| t.to_device(dev))
@@ -195,6 +115,87 @@ impl Net {
         }
         Ok(Net::new(blocks, dev))
     }
+}
+
+/// The next weight, `k` on, checked against the shape the architecture needs.
+fn take(params: &[Tensor], k: &mut usize, shape: &[usize]) -> Result<Var> {
+    let t = params.get(*k).ok_or_else(|| {
+        NnError::Invalid("the model file has fewer weights than its architecture needs".into())
+    })?;
+    if t.dims() != shape {
+        return Err(NnError::Invalid(format!(
+            "weight {} has shape {:?} but the architecture needs {:?}",
+            *k,
+            t.dims(),
+            shape
+        )));
+    }
+    *k += 1;
+    Ok(Var::from_tensor(t)?)
+}
+/// The blocks `spec` describes, their weights taken from `params` in order from `k`.
+fn walk(spec: &[BlockSpec], params: &[Tensor], k: &mut usize) -> Result<Vec<Block>> {
+    spec.iter()
+        .map(|s| {
+            Ok(match s {
+                BlockSpec::Linear { inp, out, bias } => {
+                    let w = take(params, k, &[*out, *inp])?;
+                    let b = if *bias {
+                        Some(take(params, k, &[*out])?)
+                    } else {
+                        None
+                    };
+                    Block::Linear(Linear { w, b })
+                }
+                BlockSpec::Conv { shape, bias } => {
+                    shape.out_hw()?;
+                    let w = take(params, k, &shape.weight_dims())?;
+                    let b = if *bias {
+                        Some(take(params, k, &[shape.cout])?.as_tensor().clone())
+                    } else {
+                        None
+                    };
+                    Block::Conv(Conv2d::from_weights(*shape, w.as_tensor().clone(), b)?)
+                }
+                BlockSpec::Act(a) => Block::Act(*a),
+                BlockSpec::LayerNorm { dim, eps } => Block::LayerNorm(LayerNorm {
+                    gamma: take(params, k, &[*dim])?,
+                    beta: take(params, k, &[*dim])?,
+                    eps: *eps,
+                }),
+                BlockSpec::Residual(inner) => Block::Residual(walk(inner, params, k)?),
+                BlockSpec::Head(h) => {
+                    if h.iter()
+                        .any(|s| s.len == 0 || s.start.checked_add(s.len).is_none())
+                    {
+                        return Err(NnError::Invalid(
+                            "the architecture has an empty output head".into(),
+                        ));
+                    }
+                    Block::Head(h.clone())
+                }
+                BlockSpec::Dropout(p) if !(0.0..1.0).contains(p) => {
+                    return Err(NnError::Invalid(format!(
+                        "the architecture has a dropout rate of {p}, outside [0, 1)"
+                    )));
+                }
+                BlockSpec::Dropout(p) => Block::Dropout(*p),
+                BlockSpec::Pad { before, after } => Block::Pad {
+                    before: *before,
+                    after: *after,
+                },
+                BlockSpec::LabelMaps {
+                    start,
+                    classes,
+                    pixels,
+                } => Block::LabelMaps {
+                    start: *start,
+                    classes: *classes,
+                    pixels: *pixels,
+                },
+            })
+        })
+        .collect()
 }
 
 /// The names of a network's parameters, in [`Net::params`] order.

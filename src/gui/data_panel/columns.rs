@@ -89,6 +89,65 @@ impl DataPanel {
         changed
     }
 
+    /// A date column's bounds as text in its format, red while it does not parse; which
+    /// of the two were typed this frame.
+    fn date_bounds_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        name: &str,
+        f: &str,
+        lower: &mut f64,
+        upper: &mut f64,
+    ) -> [bool; 2] {
+        let text = self.date_text.entry(name.to_string()).or_insert_with(|| {
+            [
+                crate::data::times::format(*lower, f),
+                crate::data::times::format(*upper, f),
+            ]
+        });
+        let mut typed = [false; 2];
+        ui.horizontal(|ui| {
+            for (i, (prefix, bound)) in [("from", lower), ("to", upper)].into_iter().enumerate() {
+                ui.label(prefix);
+                let parsed = crate::data::times::parse(&text[i], f);
+                let mut edit = egui::TextEdit::singleline(&mut text[i]).desired_width(130.0);
+                if parsed.is_none() {
+                    edit = edit.text_color(ui.visuals().error_fg_color);
+                }
+                let r = ui
+                    .add(edit)
+                    .accessible_name(format!(
+                        "{} bound of {name}",
+                        if i == 0 { "lower" } else { "upper" }
+                    ))
+                    .on_hover_text(format!("a date/time in the format {f}"));
+                if r.changed() {
+                    if let Some(x) = crate::data::times::parse(&text[i], f) {
+                        *bound = x;
+                        typed[i] = true;
+                    }
+                }
+            }
+            ui.weak(f);
+        });
+        typed
+    }
+
+    /// Remembers which bounds of `name` the user typed; the domain becomes the user's once
+    /// both are (or at once where it was estimated privately). Whether anything was typed.
+    fn mark_typed(&mut self, name: &str, typed: [bool; 2], provenance: &mut Provenance) -> bool {
+        if !(typed[0] || typed[1]) {
+            return false;
+        }
+        let t = self.typed.entry(name.to_string()).or_default();
+        t[0] |= typed[0];
+        t[1] |= typed[1];
+        if provenance.is_private() || (t[0] && t[1]) {
+            *provenance = Provenance::UserProvided;
+        }
+        true
+    }
+
     /// A column's domain: two bound fields, or the category summary with its editor.
     pub(super) fn domain_cell(&mut self, ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
         let mut changed = false;
@@ -97,70 +156,23 @@ impl DataPanel {
         match &mut spec.domain {
             Some(Domain::Bounds { lower, upper }) if time_format.is_some() => {
                 let f = time_format.unwrap_or_default();
-                let text = self.date_text.entry(name.clone()).or_insert_with(|| {
-                    [
-                        crate::data::times::format(*lower, &f),
-                        crate::data::times::format(*upper, &f),
-                    ]
-                });
-                let mut typed = [false; 2];
-                ui.horizontal(|ui| {
-                    for (i, (prefix, bound)) in [("from", &mut *lower), ("to", &mut *upper)]
-                        .into_iter()
-                        .enumerate()
-                    {
-                        ui.label(prefix);
-                        let parsed = crate::data::times::parse(&text[i], &f);
-                        let mut edit =
-                            egui::TextEdit::singleline(&mut text[i]).desired_width(130.0);
-                        if parsed.is_none() {
-                            edit = edit.text_color(ui.visuals().error_fg_color);
-                        }
-                        let r = ui
-                            .add(edit)
-                            .accessible_name(format!(
-                                "{} bound of {name}",
-                                if i == 0 { "lower" } else { "upper" }
-                            ))
-                            .on_hover_text(format!("a date/time in the format {f}"));
-                        if r.changed() {
-                            if let Some(x) = crate::data::times::parse(&text[i], &f) {
-                                *bound = x;
-                                typed[i] = true;
-                            }
-                        }
-                    }
-                    ui.weak(&f);
-                });
-                if typed[0] || typed[1] {
-                    let t = self.typed.entry(name.clone()).or_default();
-                    t[0] |= typed[0];
-                    t[1] |= typed[1];
-                    if spec.provenance.is_private() || (t[0] && t[1]) {
-                        spec.provenance = Provenance::UserProvided;
-                    }
-                    changed = true;
-                }
+                let typed = self.date_bounds_ui(ui, &name, &f, lower, upper);
+                changed = self.mark_typed(&name, typed, &mut spec.provenance);
             }
             Some(Domain::Bounds { lower, upper }) => {
+                let mut typed = [false; 2];
                 ui.horizontal(|ui| {
                     let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
-                    let l = ui
+                    typed[0] = ui
                         .add(egui::DragValue::new(lower).prefix("from ").speed(speed))
-                        .accessible_name(format!("lower bound of {name}"));
-                    let u = ui
+                        .accessible_name(format!("lower bound of {name}"))
+                        .changed();
+                    typed[1] = ui
                         .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
-                        .accessible_name(format!("upper bound of {name}"));
-                    if l.changed() || u.changed() {
-                        let t = self.typed.entry(name.clone()).or_default();
-                        t[0] |= l.changed();
-                        t[1] |= u.changed();
-                        if spec.provenance.is_private() || (t[0] && t[1]) {
-                            spec.provenance = Provenance::UserProvided;
-                        }
-                        changed = true;
-                    }
+                        .accessible_name(format!("upper bound of {name}"))
+                        .changed();
                 });
+                changed = self.mark_typed(&name, typed, &mut spec.provenance);
             }
             Some(Domain::Categories(levels)) => {
                 let summary = spec_summary(levels, 40);

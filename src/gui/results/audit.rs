@@ -127,17 +127,7 @@ impl AuditView {
             ui.checkbox(&mut self.public, "the data is public (charge nothing)")
                 .on_hover_text("Tick only for public data such as the bundled samples. On private data the audit is a training run like any other, charged to this dataset's ledger.");
         });
-        let cost = if self.public {
-            "It charges nothing: the data is declared public.".to_string()
-        } else if config.epsilon.is_finite() {
-            format!(
-                "It is a training run on private data: it is charged to this dataset's ledger like the run it repeats (ε {}).",
-                config.epsilon
-            )
-        } else {
-            "The run it repeats is not private: nothing is charged, and the ledger records that the data were read without protection.".to_string()
-        };
-        ui.label(cost);
+        ui.label(self.cost_line(config));
         if ui
             .button("Run the audit")
             .on_hover_text(
@@ -174,6 +164,20 @@ impl AuditView {
             _ => {}
         }
     }
+
+    /// What the audit will charge, in words.
+    fn cost_line(&self, config: &RunConfig) -> String {
+        if self.public {
+            "It charges nothing: the data is declared public.".to_string()
+        } else if config.epsilon.is_finite() {
+            format!(
+                "It is a training run on private data: it is charged to this dataset's ledger like the run it repeats (ε {}).",
+                config.epsilon
+            )
+        } else {
+            "The run it repeats is not private: nothing is charged, and the ledger records that the data were read without protection.".to_string()
+        }
+    }
 }
 
 /// The verdict in words and the bars: each attack's bound beside the claimed ε.
@@ -198,7 +202,6 @@ fn report_ui(ui: &mut egui::Ui, r: &AuditReport, claimed: Option<f64>) {
     let mut lines = Vec::new();
     let mut bars = Vec::new();
     let mut labels = vec!["claimed ε (guarantee)".to_string()];
-    let claimed_bar = claimed.map(|c| Bar::new(0.0, c).name("claimed ε"));
     if let Some(w) = &r.white_box {
         labels.push("white-box (critic)".into());
         bars.push(Bar::new(1.0, w.lower_bound).name("white-box"));
@@ -219,6 +222,11 @@ fn report_ui(ui: &mut egui::Ui, r: &AuditReport, claimed: Option<f64>) {
     if claimed.is_none() {
         ui.label("The run was not private: there is no claimed ε to compare with.");
     }
+    bounds_chart(ui, labels, bars, claimed);
+}
+
+/// The proved lower bounds beside the claimed ε, as bars on a shared ε axis.
+fn bounds_chart(ui: &mut egui::Ui, labels: Vec<String>, bars: Vec<Bar>, claimed: Option<f64>) {
     let top = bars
         .iter()
         .map(|b| b.value)
@@ -246,7 +254,7 @@ fn report_ui(ui: &mut egui::Ui, r: &AuditReport, claimed: Option<f64>) {
             }
         })
         .show(ui, |p| {
-            if let Some(b) = claimed_bar {
+            if let Some(b) = claimed.map(|c| Bar::new(0.0, c).name("claimed ε")) {
                 p.bar_chart(
                     BarChart::new("claimed ε (upper bound)", vec![b])
                         .width(0.5)

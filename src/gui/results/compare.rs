@@ -7,7 +7,7 @@ use eframe::egui;
 use super::eval_state::EvalState;
 use super::figures::*;
 use super::plots::*;
-use super::{ResultsPanel, View};
+use super::{ResultsPanel, RunResult, View};
 use crate::eval::report::Report;
 
 impl ResultsPanel {
@@ -92,6 +92,30 @@ impl ResultsPanel {
             ui.visuals().warn_fg_color,
             "A non-private diagnostic: both columns are scored against the real rows. Choosing which run to release by looking here is a use of the data the accountant does not see.",
         );
+        self.pick_pair_ui(ui);
+        ui.horizontal_wrapped(|ui| {
+            ui.label("figure:");
+            for (v, name) in SIDE_VIEWS {
+                ui.selectable_value(&mut self.pair_view, v, name);
+            }
+        });
+        let (left, right) = self.pair;
+        let mut column = self.hist_column;
+        let view = self.pair_view;
+        let runs = &self.runs;
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            ui.columns(2, |cols| {
+                for (k, ui) in cols.iter_mut().enumerate() {
+                    let run = &runs[[left, right][k]];
+                    ui.push_id(("side", k), |ui| side_ui(ui, run, view, &mut column));
+                }
+            });
+        });
+        self.hist_column = column;
+    }
+
+    /// The two runs shown, picked by title, and a swap.
+    fn pick_pair_ui(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
             for (k, side) in ["left", "right"].iter().enumerate() {
                 let chosen = if k == 0 {
@@ -115,65 +139,6 @@ impl ResultsPanel {
                 self.pair = (self.pair.1, self.pair.0);
             }
         });
-        ui.horizontal_wrapped(|ui| {
-            ui.label("figure:");
-            for (v, name) in SIDE_VIEWS {
-                ui.selectable_value(&mut self.pair_view, v, name);
-            }
-        });
-        let (left, right) = self.pair;
-        let mut column = self.hist_column;
-        let view = self.pair_view;
-        let runs = &self.runs;
-        egui::ScrollArea::vertical().show(ui, |ui| {
-            ui.columns(2, |cols| {
-                for (k, ui) in cols.iter_mut().enumerate() {
-                    let run = &runs[[left, right][k]];
-                    ui.push_id(("side", k), |ui| {
-                        ui.strong(&run.title);
-                        if view == View::Statement {
-                            statement_ui(ui, &run.statement);
-                            return;
-                        }
-                        match &run.state {
-                            EvalState::Done(ev) => {
-                                let rep = &ev.report;
-                                ui.label(headline(rep));
-                                match view {
-                                    View::Probability => probability_ui(ui, rep),
-                                    View::Histograms => histogram_ui(ui, rep, &mut column),
-                                    View::Pca => pca_ui(ui, rep),
-                                    View::Tstr => tstr_ui(ui, rep),
-                                    View::PrivacyRisk => risk_ui(ui, rep),
-                                    _ => prediction_ui(ui, rep),
-                                }
-                            }
-                            EvalState::Running { line, .. } => {
-                                ui.horizontal(|ui| {
-                                    ui.spinner();
-                                    ui.label(format!("evaluating: {line}"));
-                                });
-                            }
-                            EvalState::Failed(e) => {
-                                ui.label(format!("evaluation failed: {e}"));
-                            }
-                            EvalState::Images {
-                                generated,
-                                real,
-                                scores,
-                            } => {
-                                let preset = run.config.as_deref().map(|c| c.preset.as_str());
-                                images_ui(ui, generated, real.as_ref(), scores, preset);
-                            }
-                            EvalState::Kept => {
-                                ui.label("kept from before: select it above to evaluate it");
-                            }
-                        }
-                    });
-                }
-            });
-        });
-        self.hist_column = column;
     }
 
     pub(super) fn compare_ui(&self, ui: &mut egui::Ui) {
@@ -266,4 +231,47 @@ fn headline(rep: &Report) -> String {
         rep.pca.wasserstein.score,
         best.map_or(String::new(), |b| format!(" · best TSTR accuracy {b:.3}"))
     )
+}
+
+/// One run's column: its title, then the chosen figure (or how far its evaluation is).
+fn side_ui(ui: &mut egui::Ui, run: &RunResult, view: View, column: &mut usize) {
+    ui.strong(&run.title);
+    if view == View::Statement {
+        statement_ui(ui, &run.statement);
+        return;
+    }
+    match &run.state {
+        EvalState::Done(ev) => {
+            let rep = &ev.report;
+            ui.label(headline(rep));
+            match view {
+                View::Probability => probability_ui(ui, rep),
+                View::Histograms => histogram_ui(ui, rep, column),
+                View::Pca => pca_ui(ui, rep),
+                View::Tstr => tstr_ui(ui, rep),
+                View::PrivacyRisk => risk_ui(ui, rep),
+                _ => prediction_ui(ui, rep),
+            }
+        }
+        EvalState::Running { line, .. } => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("evaluating: {line}"));
+            });
+        }
+        EvalState::Failed(e) => {
+            ui.label(format!("evaluation failed: {e}"));
+        }
+        EvalState::Images {
+            generated,
+            real,
+            scores,
+        } => {
+            let preset = run.config.as_deref().map(|c| c.preset.as_str());
+            images_ui(ui, generated, real.as_ref(), scores, preset);
+        }
+        EvalState::Kept => {
+            ui.label("kept from before: select it above to evaluate it");
+        }
+    }
 }

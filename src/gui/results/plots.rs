@@ -370,32 +370,9 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
         }
         None => ui.heading("Not private (ε = ∞): a reference model only, never to be released"),
     };
-    match (s.epsilon_rdp, s.epsilon_pld) {
-        (Some(r), p) => {
-            ui.label(format!(
-                "detail: RDP accountant ε = {r:.4}{}",
-                p.map_or(String::new(), |p| format!(" · PLD accountant ε = {p:.4}"))
-            ))
-            .on_hover_text(super::glossary::explain("rdp").unwrap_or_default());
-        }
-        (None, Some(p)) => {
-            ui.label(format!(
-                "detail: PLD accountant ε = {p:.4} (RDP cannot bound the thresholded category estimate)"
-            ));
-        }
-        _ => {}
-    }
+    accountant_detail_ui(ui, s);
     ui.label("Every use of the private rows:");
-    // Uses of one mechanism are listed once, however the run interleaved them.
-    let mut merged: Vec<(String, u64)> = Vec::new();
-    for m in &s.mechanisms {
-        let d = m.mechanism.describe();
-        match merged.iter_mut().find(|(k, _)| *k == d) {
-            Some((_, c)) => *c += m.count,
-            None => merged.push((d, m.count)),
-        }
-    }
-    for (d, count) in merged {
+    for (d, count) in merged_uses(s) {
         ui.label(format!("  • {d} × {count}"));
     }
     if s.non_private_domains.is_empty() && s.non_private_kinds.is_empty() {
@@ -440,6 +417,38 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
             "A fixed seed was used: reproducible, NOT for release.",
         );
     }
+}
+
+/// The other accountant's figure beside the one the statement uses.
+fn accountant_detail_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
+    match (s.epsilon_rdp, s.epsilon_pld) {
+        (Some(r), p) => {
+            ui.label(format!(
+                "detail: RDP accountant ε = {r:.4}{}",
+                p.map_or(String::new(), |p| format!(" · PLD accountant ε = {p:.4}"))
+            ))
+            .on_hover_text(super::glossary::explain("rdp").unwrap_or_default());
+        }
+        (None, Some(p)) => {
+            ui.label(format!(
+                "detail: PLD accountant ε = {p:.4} (RDP cannot bound the thresholded category estimate)"
+            ));
+        }
+        _ => {}
+    }
+}
+
+/// Each mechanism with its number of uses, listed once however the run interleaved them.
+fn merged_uses(s: &PrivacyStatement) -> Vec<(String, u64)> {
+    let mut merged: Vec<(String, u64)> = Vec::new();
+    for m in &s.mechanisms {
+        let d = m.mechanism.describe();
+        match merged.iter_mut().find(|(k, _)| *k == d) {
+            Some((_, c)) => *c += m.count,
+            None => merged.push((d, m.count)),
+        }
+    }
+    merged
 }
 
 /// A grid's header: one bold cell per name, then the end of the row.

@@ -42,14 +42,7 @@ pub fn run_sweep_with(
     on_point: &mut dyn FnMut(&SweepPoint),
     cancel: &AtomicBool,
 ) -> Result<SweepReport, JobError> {
-    if cfg.methods.is_empty() || cfg.epsilons.is_empty() {
-        return Err(JobError::Usage(
-            "a sweep needs at least one method and one ε".into(),
-        ));
-    }
-    for m in &cfg.methods {
-        super::method(m)?;
-    }
+    check(cfg)?;
     let data_path = &cfg.base.data;
     let scorer = Scorer::open(&cfg.base)?;
     std::fs::create_dir_all(&cfg.out_dir).map_err(|e| JobError::write(&cfg.out_dir, e))?;
@@ -63,56 +56,49 @@ pub fn run_sweep_with(
     let total = cfg.methods.len() * cfg.epsilons.len() * cfg.repeats.max(1);
     let mut k = 0;
     let save = |points: &[SweepPoint], refs: Refs| store::save(cfg, points, refs);
-    for method in &cfg.methods {
-        for &eps in &cfg.epsilons {
-            for repeat in 0..cfg.repeats.max(1) {
-                if cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                    return Err(JobError::Training(format!(
-                        "the sweep was stopped; its {} finished point(s) are kept and a run of the same sweep resumes from them",
-                        points.len()
-                    )));
-                }
-                k += 1;
-                let asked = eps.is_finite().then_some(eps);
-                if let Some(p) = kept
-                    .iter()
-                    .find(|p| p.method == *method && p.epsilon == asked && p.repeat == repeat)
-                {
-                    progress(&format!(
-                        "run {k}/{total}: {method} at ε = {eps}: kept from before (not run or charged again)"
-                    ));
-                    points.push(p.clone());
-                    on_point(p);
-                    continue;
-                }
-                let at = At {
-                    method,
-                    eps,
-                    repeat,
-                    k,
-                    total,
-                };
-                let point = match run_point(cfg, &ledger, &scorer, &at, (progress, steps), cancel) {
-                    Ok((point, scored)) => {
-                        if refs.0.is_none() {
-                            if let Some(r) = scored {
-                                refs = r;
-                            }
-                        }
-                        point
+    for (method, eps, repeat) in grid(cfg) {
+        if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(stopped(points.len()));
+        }
+        k += 1;
+        let asked = eps.is_finite().then_some(eps);
+        if let Some(p) = kept
+            .iter()
+            .find(|p| p.method == *method && p.epsilon == asked && p.repeat == repeat)
+        {
+            progress(&format!(
+                "run {k}/{total}: {method} at ε = {eps}: kept from before (not run or charged again)"
+            ));
+            points.push(p.clone());
+            on_point(p);
+            continue;
+        }
+        let at = At {
+            method,
+            eps,
+            repeat,
+            k,
+            total,
+        };
+        let point = match run_point(cfg, &ledger, &scorer, &at, (progress, steps), cancel) {
+            Ok((point, scored)) => {
+                if refs.0.is_none() {
+                    if let Some(r) = scored {
+                        refs = r;
                     }
-                    // A stop is the user's: the sweep ends (its points are kept).
-                    Err(e) => {
-                        save(&points, refs)?;
-                        return Err(e);
-                    }
-                };
-                points.push(point);
-                save(&points, refs)?;
-                if let Some(p) = points.last() {
-                    on_point(p);
                 }
+                point
             }
+            // A stop is the user's: the sweep ends (its points are kept).
+            Err(e) => {
+                save(&points, refs)?;
+                return Err(e);
+            }
+        };
+        points.push(point);
+        save(&points, refs)?;
+        if let Some(p) = points.last() {
+            on_point(p);
         }
     }
     Ok(SweepReport {
@@ -126,6 +112,39 @@ pub fn run_sweep_with(
         charged: !cfg.public,
         planned_total: cfg.planned_total(),
     })
+}
+
+/// Refuses a sweep without methods or ε, or naming an unknown method.
+fn check(cfg: &SweepConfig) -> Result<(), JobError> {
+    if cfg.methods.is_empty() || cfg.epsilons.is_empty() {
+        return Err(JobError::Usage(
+            "a sweep needs at least one method and one ε".into(),
+        ));
+    }
+    for m in &cfg.methods {
+        super::method(m)?;
+    }
+    Ok(())
+}
+
+/// Every point of the sweep in order: method by method, ε by ε, repeat by repeat.
+fn grid(cfg: &SweepConfig) -> Vec<(&String, f64, usize)> {
+    let mut out = Vec::new();
+    for method in &cfg.methods {
+        for &eps in &cfg.epsilons {
+            for repeat in 0..cfg.repeats.max(1) {
+                out.push((method, eps, repeat));
+            }
+        }
+    }
+    out
+}
+
+/// What a stopped sweep says: its finished points are kept, and running it again resumes.
+fn stopped(finished: usize) -> JobError {
+    JobError::Training(format!(
+        "the sweep was stopped; its {finished} finished point(s) are kept and a run of the same sweep resumes from them"
+    ))
 }
 
 /// Where a point sits in the sweep: its method, ε and repeat, and its number of all.

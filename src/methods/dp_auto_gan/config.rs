@@ -1,7 +1,7 @@
 //! DP-auto-GAN's settings and presets, and its registry entry.
 
 use crate::methods::Synthesizer;
-use crate::methods::gan_phase::GanLoss;
+use crate::methods::gan_phase::{GanLoss, GanSchedule};
 use crate::methods::method::{
     Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
 };
@@ -60,6 +60,20 @@ pub struct DpAutoGanConfig {
 }
 
 impl DpAutoGanConfig {
+    /// The GAN phase's schedule under these settings.
+    pub(super) fn schedule(&self) -> GanSchedule {
+        GanSchedule {
+            loss: self.gan_loss,
+            latent_dim: self.latent_dim,
+            batch: self.gan_batch,
+            critic_steps: self.critic_steps,
+            n_critic: self.n_critic,
+            lr: self.gan_lr,
+            clip: self.gan_clip,
+            weight_clip: self.weight_clip,
+        }
+    }
+
     /// Whether the networks are the convolutional image ones.
     pub(super) fn conv(&self) -> bool {
         !(self.conv_encoder.is_empty()

@@ -268,48 +268,26 @@ impl Synthesizer for DpAutoGan {
             }
             (false, _) => None,
         };
-        let loop_cfg = GanLoop {
-            loss: c.gan_loss,
-            method: "dp-auto-gan",
-            preset: c.common.preset.clone(),
-            config: serde_json::to_value(&c).unwrap_or_default(),
-            phase: "gan",
-            latent_dim: c.latent_dim,
-            batch: c.gan_batch,
-            critic_steps: c.critic_steps,
-            n_critic: c.n_critic,
-            lr: c.gan_lr,
-            clip: c.gan_clip,
-            weight_clip: c.weight_clip,
-            sigma: s2,
-            private: c.common.private,
-            conditioning: match &codes {
-                Some((_, k)) => Some(k.clone()),
-                None => conditioning.clone(),
-            },
-            code_critic: codes.as_ref().and(conditioning.clone()),
+        let mut loop_cfg = GanLoop::new(
+            "dp-auto-gan",
+            &c.common,
+            serde_json::to_value(&c).unwrap_or_default(),
+            c.schedule(),
+            s2,
+        );
+        loop_cfg.conditioning = match &codes {
+            Some((_, k)) => Some(k.clone()),
+            None => conditioning.clone(),
         };
+        loop_cfg.code_critic = codes.as_ref().and(conditioning.clone());
         match &codes {
-            Some((data, _)) => {
-                // The same setup (ledger, noise, observer, snapshots) over the codes.
-                let mut s_codes = TrainSetup {
-                    plan: s.plan,
-                    data,
-                    parts: None,
-                    records: s.records,
-                    encoding: s.encoding,
-                    accountant: &mut *s.accountant,
-                    noise: &mut *s.noise,
-                    device: s.device,
-                    observer: &mut *s.observer,
-                    checkpoint: match s.checkpoint.as_mut() {
-                        Some(f) => Some(&mut **f),
-                        None => None,
-                    },
-                    snapshots: s.snapshots,
-                };
-                gan_loop(&mut s_codes, &loop_cfg, &critic, &generator, Some(&decoder))?;
-            }
+            Some((data, _)) => gan_loop(
+                &mut s.over(data),
+                &loop_cfg,
+                &critic,
+                &generator,
+                Some(&decoder),
+            )?,
             None => gan_loop(&mut s, &loop_cfg, &critic, &generator, Some(&decoder))?,
         }
         // Release generator ∘ decoder as one network; the encoder and critic stay here.

@@ -34,6 +34,17 @@ pub enum StudentTarget {
     Margin,
 }
 
+impl StudentTarget {
+    /// The scale that reads the student's output y as the probability "real", σ(scale·y):
+    /// 1 for a logit, 2 for a margin trained on tanh(y) (σ(2y) = (1 + tanh y)/2).
+    pub fn critic_scale(self) -> f64 {
+        match self {
+            Self::Label => 1.0,
+            Self::Margin => 2.0,
+        }
+    }
+}
+
 /// PATE-GAN settings; presets below.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PateGanConfig {

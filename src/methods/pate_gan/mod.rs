@@ -42,7 +42,7 @@
 //! The teachers and the student never go into a released file; the student (a function
 //! of noisy votes only) goes into the run's checkpoints for post-GAN boosting.
 
-use candle_core::Tensor;
+use candle_core::Device;
 
 use super::gan_phase::{latent, sampling_heads};
 use super::released::ReleasedModel;
@@ -51,6 +51,7 @@ use super::{
     Checkpoint, Flow, MethodError, Plan, Progress, Result, Synthesizer, TrainSetup, calibrated,
     heads_for, plan_preamble,
 };
+use crate::data::encode::Encoding;
 use crate::nn::layers::{Act, Block, Net, mlp};
 use crate::nn::optim::Adam;
 use crate::privacy::{Budget, Charge, Mechanism};
@@ -209,27 +210,8 @@ impl Synthesizer for PateGan {
         let dev = s.device.clone();
         let parts = partition(rows, k, s.noise.rng());
         let mut teachers = Teachers::new(&c, width, parts, &dev, s.noise.rng())?;
-        let hidden = |fr: &[f64]| -> Vec<usize> {
-            fr.iter()
-                .map(|f| ((width as f64 * f).round() as usize).clamp(16, 1024))
-                .collect()
-        };
-        let mut dims = vec![c.latent_dim];
-        dims.extend(hidden(&c.generator_hidden_fractions));
-        dims.push(width);
-        let mut blocks = mlp(&dims, Act::LeakyRelu(0.2), &dev, s.noise.rng())?;
-        blocks.push(Block::Head(heads_for(s.encoding, c.tau)));
-        let generator = Net::new(blocks, &dev);
-        let mut dims = vec![width];
-        dims.extend(hidden(&c.student_hidden_fractions));
-        dims.push(1);
-        let student = Net::new(mlp(&dims, Act::LeakyRelu(0.2), &dev, s.noise.rng())?, &dev);
-        let adam = |lr| {
-            let mut a = Adam::new(lr);
-            a.beta1 = 0.5;
-            a
-        };
-        let (mut opt_s, mut opt_g) = (adam(c.lr), adam(c.lr));
+        let (generator, student) = networks(&c, width, s.encoding, &dev, s.noise.rng())?;
+        let (mut opt_s, mut opt_g) = (gan_adam(c.lr), gan_adam(c.lr));
         let mut pool = LabelPool::new(c.replay.max(c.labels_per_step) * 20);
         let report_every = (c.generator_steps / 20).clamp(1, 50);
         let snapshot_every = (c.generator_steps / 10).max(1);
@@ -251,14 +233,7 @@ impl Synthesizer for PateGan {
                 let noisy = noisy_counts(&votes, k, c.aggregator, noise, s.noise.rng());
                 stats.add(&noisy, k);
                 let target = targets(&noisy, k, c.student_target, &dev)?;
-                pool.push(&x, &target)?;
-                let (bx, bt) = match pool.sample(c.replay, s.noise.rng())? {
-                    Some((px, pt)) => (
-                        Tensor::cat(&[&x, &px], 0)?,
-                        Tensor::cat(&[&target, &pt], 0)?,
-                    ),
-                    None => (x, target),
-                };
+                let (bx, bt) = pool.batch(x, target, c.replay, s.noise.rng())?;
                 student_step(&student, &mut opt_s, &bx, &bt, c.student_target)?;
             }
             let g_loss = generator_step(&generator, &student, &mut opt_g, &c, &mut s)?;
@@ -273,10 +248,7 @@ impl Synthesizer for PateGan {
                     step: step + 1,
                     generator: model,
                     critic: Some(student.snapshot()?),
-                    critic_scale: match c.student_target {
-                        StudentTarget::Label => 1.0,
-                        StudentTarget::Margin => 2.0,
-                    },
+                    critic_scale: c.student_target.critic_scale(),
                     epoch_end,
                 };
                 if let Some(sink) = s.checkpoint.as_mut() {
@@ -325,6 +297,41 @@ impl PateGan {
             serde_json::to_value(c).unwrap_or_default(),
         )
     }
+}
+
+/// Adam with β₁ = 0.5, as GANs train.
+fn gan_adam(lr: f64) -> Adam {
+    let mut a = Adam::new(lr);
+    a.beta1 = 0.5;
+    a
+}
+
+/// The generator (latent → encoded row, through the schema's heads at temperature
+/// `c.tau`) and the student (encoded row → one logit), their hidden widths fractions of
+/// the encoded width.
+fn networks(
+    c: &PateGanConfig,
+    width: usize,
+    encoding: &Encoding,
+    dev: &Device,
+    rng: &mut dyn rand::RngCore,
+) -> Result<(Net, Net)> {
+    let hidden = |fr: &[f64]| -> Vec<usize> {
+        fr.iter()
+            .map(|f| ((width as f64 * f).round() as usize).clamp(16, 1024))
+            .collect()
+    };
+    let mut dims = vec![c.latent_dim];
+    dims.extend(hidden(&c.generator_hidden_fractions));
+    dims.push(width);
+    let mut blocks = mlp(&dims, Act::LeakyRelu(0.2), dev, rng)?;
+    blocks.push(Block::Head(heads_for(encoding, c.tau)));
+    let generator = Net::new(blocks, dev);
+    let mut dims = vec![width];
+    dims.extend(hidden(&c.student_hidden_fractions));
+    dims.push(1);
+    let student = Net::new(mlp(&dims, Act::LeakyRelu(0.2), dev, rng)?, dev);
+    Ok((generator, student))
 }
 
 #[cfg(test)]

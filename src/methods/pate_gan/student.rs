@@ -135,6 +135,22 @@ impl LabelPool {
         Ok(())
     }
 
+    /// The new labelled rows, then `m` rows replayed from the pool (which holds the new
+    /// ones too by then), as one student batch.
+    pub(super) fn batch(
+        &mut self,
+        x: Tensor,
+        t: Tensor,
+        m: usize,
+        rng: &mut impl Rng,
+    ) -> Result<(Tensor, Tensor)> {
+        self.push(&x, &t)?;
+        Ok(match self.sample(m, rng)? {
+            Some((px, pt)) => (Tensor::cat(&[&x, &px], 0)?, Tensor::cat(&[&t, &pt], 0)?),
+            None => (x, t),
+        })
+    }
+
     /// `m` rows drawn from the pool with replacement (`None` when m = 0 or it is empty).
     pub(super) fn sample(&self, m: usize, rng: &mut impl Rng) -> Result<Option<(Tensor, Tensor)>> {
         let (Some(x), Some(t)) = (&self.x, &self.t) else {

@@ -19,6 +19,16 @@ pub enum Selector {
     BestResponse,
 }
 
+impl Selector {
+    /// Each round's ε, where the rounds are private.
+    pub fn epsilon0(self) -> Option<f64> {
+        match self {
+            Self::Exponential { epsilon0, .. } => Some(epsilon0),
+            Self::BestResponse => None,
+        }
+    }
+}
+
 /// What the game returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {

@@ -299,21 +299,7 @@ impl Boosted {
             .iter()
             .map(|k| scores(&k.critic, k.scale, &b))
             .collect::<Result<_>>()?;
-        let selector = if self.private {
-            let e0 = planned_epsilon0(s.plan).ok_or_else(|| {
-                MethodError::Plan("the reserved plan has no boosting rounds".into())
-            })?;
-            // Charged before the first private score is read.
-            s.accountant
-                .charge(Mechanism::Exponential { epsilon: e0 }, cfg.rounds)
-                .map_err(|e| MethodError::Plan(format!("boosting does not fit: {e}")))?;
-            Selector::Exponential {
-                epsilon0: e0,
-                records: s.records,
-            }
-        } else {
-            Selector::BestResponse
-        };
+        let selector = self.selector(s)?;
         let real: Vec<f64> = kept
             .iter()
             .map(|k| real_mean(&k.critic, k.scale, s.data, s.records))
@@ -337,10 +323,7 @@ impl Boosted {
         );
         last.header.mixture = Some(Mixture {
             rounds: cfg.rounds,
-            epsilon0: match selector {
-                Selector::Exponential { epsilon0, .. } => Some(epsilon0),
-                Selector::BestResponse => None,
-            },
+            epsilon0: selector.epsilon0(),
             generator_steps: kept.iter().map(|k| k.step).collect(),
             samples_per_generator: r,
             eta,
@@ -373,6 +356,24 @@ impl Boosted {
         );
         let _ = (s.observer)(p);
         Ok(last)
+    }
+
+    /// How a round picks its generator: the exponential mechanism at the plan's ε₀, its
+    /// rounds charged before the first private score is read; the best response when not
+    /// private.
+    fn selector(&self, s: &mut TrainSetup<'_>) -> Result<Selector> {
+        if !self.private {
+            return Ok(Selector::BestResponse);
+        }
+        let e0 = planned_epsilon0(s.plan)
+            .ok_or_else(|| MethodError::Plan("the reserved plan has no boosting rounds".into()))?;
+        s.accountant
+            .charge(Mechanism::Exponential { epsilon: e0 }, self.cfg.rounds)
+            .map_err(|e| MethodError::Plan(format!("boosting does not fit: {e}")))?;
+        Ok(Selector::Exponential {
+            epsilon0: e0,
+            records: s.records,
+        })
     }
 }
 

@@ -157,40 +157,7 @@ impl ReleasedModel {
     /// Parses a model file's bytes; `name` is for messages.
     pub fn from_bytes(bytes: &[u8], name: &str, dev: &Device) -> Result<Self> {
         let bad = |m: String| MethodError::Model(format!("{name}: {m}"));
-        let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
-            .map_err(|e| bad(format!("not a dpsynth model file ({e})")))?;
-        let header = meta
-            .metadata()
-            .as_ref()
-            .and_then(|m| m.get(HEADER_KEY))
-            .ok_or_else(|| {
-                bad("a safetensors file without a dpsynth header (not a released model)".into())
-            })?;
-        // Files written before the checksum existed have none; any other must match.
-        if let Some(sum) = meta.metadata().as_ref().and_then(|m| m.get(CHECKSUM_KEY)) {
-            let file = safetensors::SafeTensors::deserialize(bytes)
-                .map_err(|e| bad(format!("the weights are damaged: {e}")))?;
-            if checksum(header, file.tensors().into_iter()) != *sum {
-                return Err(bad(
-                    "the file is damaged or was altered after it was written: its checksum does not match its header and weights"
-                        .into(),
-                ));
-            }
-        }
-        let header: ModelHeader =
-            serde_json::from_str(header).map_err(|e| bad(format!("the header is damaged: {e}")))?;
-        if header.format != MODEL_FORMAT {
-            return Err(bad(format!(
-                "format '{}' is not {MODEL_FORMAT}",
-                header.format
-            )));
-        }
-        if let Some(c) = &header.conditioning {
-            let width = Encoding::new(&header.schema)
-                .map_err(|e| bad(e.to_string()))?
-                .width;
-            c.check(width).map_err(bad)?;
-        }
+        let header = read_header(bytes).map_err(bad)?;
         let (mixture_tensors, tensors): (Vec<(String, Tensor)>, Vec<(String, Tensor)>) =
             candle_core::safetensors::load_buffer(bytes, dev)
                 .map_err(|e| bad(format!("the weights are damaged: {e}")))?
@@ -198,9 +165,7 @@ impl ReleasedModel {
                 .partition(|(k, _)| k.starts_with("mixture."));
         if let Some(g) = &header.graphical {
             let model = graphical_of(g, &tensors).map_err(bad)?;
-            let width = Encoding::new(&header.schema)
-                .map_err(|e| bad(e.to_string()))?
-                .width;
+            let width = encoded_width(&header).map_err(bad)?;
             if g.domain.width != width || header.mixture.is_some() || !mixture_tensors.is_empty() {
                 return Err(bad(
                     "the graphical model does not fit the file's schema; the file is damaged"
@@ -209,45 +174,8 @@ impl ReleasedModel {
             }
             return Ok(Self::graphical(header, model));
         }
-        for (name, t) in &tensors {
-            let finite = t
-                .flatten_all()
-                .and_then(|v| v.to_dtype(candle_core::DType::F32))
-                .and_then(|v| v.to_vec1::<f32>())
-                .map(|v| v.iter().all(|x| x.is_finite()));
-            if !matches!(finite, Ok(true)) {
-                return Err(bad(format!(
-                    "the weight '{name}' holds values that are not finite numbers (NaN or infinite): the model would write nonsense rows"
-                )));
-            }
-        }
-        let mixture = match &header.mixture {
-            None if mixture_tensors.is_empty() => None,
-            None => return Err(bad("it holds a mixture its header does not describe".into())),
-            Some(_) => {
-                let width = Encoding::new(&header.schema)
-                    .map_err(|e| bad(e.to_string()))?
-                    .width;
-                let get = |name: &str| -> Result<Vec<f32>> {
-                    let t = mixture_tensors
-                        .iter()
-                        .find(|(k, _)| k == name)
-                        .ok_or_else(|| bad(format!("the mixture tensor '{name}' is missing")))?;
-                    Ok(t.1
-                        .flatten_all()?
-                        .to_dtype(candle_core::DType::F32)?
-                        .to_vec1::<f32>()?)
-                };
-                let wide = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<f64>>();
-                let m = MixtureSet {
-                    rows: get("mixture.rows")?,
-                    weights: wide(get("mixture.weights")?),
-                    drs_weights: wide(get("mixture.drs_weights")?),
-                };
-                m.check(width).map_err(bad)?;
-                Some(m)
-            }
-        };
+        check_finite(&tensors).map_err(bad)?;
+        let mixture = mixture_of(&header, &mixture_tensors).map_err(bad)?;
         // Named by layer since 0.1 of this format; files that numbered them still load.
         let params = ordered_params(&header.generator, tensors, "generator.")
             .map_err(|e| bad(e.to_string()))?;
@@ -519,6 +447,91 @@ pub fn load_net(path: &Path, dev: &Device) -> Result<Net> {
     let params =
         crate::nn::spec::ordered_params(&spec, tensors, "net.").map_err(|e| bad(e.to_string()))?;
     Net::from_spec(&spec, &params, dev).map_err(|e| bad(e.to_string()))
+}
+
+/// A model file's header, checked: a dpsynth header, the checksum over header and weights
+/// (files written before it existed have none), the format, and a conditioning that fits
+/// the schema.
+fn read_header(bytes: &[u8]) -> std::result::Result<ModelHeader, String> {
+    let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
+        .map_err(|e| format!("not a dpsynth model file ({e})"))?;
+    let header = meta
+        .metadata()
+        .as_ref()
+        .and_then(|m| m.get(HEADER_KEY))
+        .ok_or("a safetensors file without a dpsynth header (not a released model)")?;
+    if let Some(sum) = meta.metadata().as_ref().and_then(|m| m.get(CHECKSUM_KEY)) {
+        let file = safetensors::SafeTensors::deserialize(bytes)
+            .map_err(|e| format!("the weights are damaged: {e}"))?;
+        if checksum(header, file.tensors().into_iter()) != *sum {
+            return Err("the file is damaged or was altered after it was written: its checksum does not match its header and weights".into());
+        }
+    }
+    let header: ModelHeader =
+        serde_json::from_str(header).map_err(|e| format!("the header is damaged: {e}"))?;
+    if header.format != MODEL_FORMAT {
+        return Err(format!("format '{}' is not {MODEL_FORMAT}", header.format));
+    }
+    if let Some(c) = &header.conditioning {
+        c.check(encoded_width(&header)?)?;
+    }
+    Ok(header)
+}
+
+/// The encoded width of the header's schema.
+fn encoded_width(header: &ModelHeader) -> std::result::Result<usize, String> {
+    Ok(Encoding::new(&header.schema)
+        .map_err(|e| e.to_string())?
+        .width)
+}
+
+/// Refuses weights that are not finite numbers: the model would write nonsense rows.
+fn check_finite(tensors: &[(String, Tensor)]) -> std::result::Result<(), String> {
+    for (name, t) in tensors {
+        let finite = t
+            .flatten_all()
+            .and_then(|v| v.to_dtype(candle_core::DType::F32))
+            .and_then(|v| v.to_vec1::<f32>())
+            .map(|v| v.iter().all(|x| x.is_finite()));
+        if !matches!(finite, Ok(true)) {
+            return Err(format!(
+                "the weight '{name}' holds values that are not finite numbers (NaN or infinite): the model would write nonsense rows"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The boosted mixture the header describes, from its tensors, checked against the
+/// schema; refused where tensors and header disagree.
+fn mixture_of(
+    header: &ModelHeader,
+    mixture_tensors: &[(String, Tensor)],
+) -> std::result::Result<Option<MixtureSet>, String> {
+    if header.mixture.is_none() {
+        return match mixture_tensors.is_empty() {
+            true => Ok(None),
+            false => Err("it holds a mixture its header does not describe".into()),
+        };
+    }
+    let get = |name: &str| -> std::result::Result<Vec<f32>, String> {
+        let t = mixture_tensors
+            .iter()
+            .find(|(k, _)| k == name)
+            .ok_or_else(|| format!("the mixture tensor '{name}' is missing"))?;
+        t.1.flatten_all()
+            .and_then(|v| v.to_dtype(candle_core::DType::F32))
+            .and_then(|v| v.to_vec1::<f32>())
+            .map_err(|e| e.to_string())
+    };
+    let wide = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<f64>>();
+    let m = MixtureSet {
+        rows: get("mixture.rows")?,
+        weights: wide(get("mixture.weights")?),
+        drs_weights: wide(get("mixture.drs_weights")?),
+    };
+    m.check(encoded_width(header)?)?;
+    Ok(Some(m))
 }
 
 #[cfg(test)]

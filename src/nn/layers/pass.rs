@@ -96,80 +96,13 @@ pub(super) fn forward_blocks(
                 });
                 (y, c)
             }
-            Block::LayerNorm(n) => {
-                let mean = h.mean_keepdim(D::Minus1)?;
-                let xc = h.broadcast_sub(&mean)?;
-                let var = xc.sqr()?.mean_keepdim(D::Minus1)?;
-                let inv_std = (var + n.eps)?.sqrt()?.recip()?;
-                let xhat = xc.broadcast_mul(&inv_std)?;
-                let y = xhat
-                    .broadcast_mul(n.gamma.as_tensor())?
-                    .broadcast_add(n.beta.as_tensor())?;
-                (y, keep.then(|| Cache::Norm { xhat, inv_std }))
-            }
-            Block::BatchNorm(n) => {
-                let (mean, var) = if train {
-                    let mean = h.mean_keepdim(0)?;
-                    let var = h.broadcast_sub(&mean)?.sqr()?.mean_keepdim(0)?;
-                    let m = n.momentum;
-                    n.running_mean.set(
-                        &((n.running_mean.as_tensor() * (1.0 - m))? + (mean.squeeze(0)? * m)?)?,
-                    )?;
-                    n.running_var.set(
-                        &((n.running_var.as_tensor() * (1.0 - m))? + (var.squeeze(0)? * m)?)?,
-                    )?;
-                    (mean, var)
-                } else {
-                    (
-                        n.running_mean.as_tensor().unsqueeze(0)?,
-                        n.running_var.as_tensor().unsqueeze(0)?,
-                    )
-                };
-                let inv_std = (var + n.eps)?.sqrt()?.recip()?;
-                let xhat = h.broadcast_sub(&mean)?.broadcast_mul(&inv_std)?;
-                let y = xhat
-                    .broadcast_mul(n.gamma.as_tensor())?
-                    .broadcast_add(n.beta.as_tensor())?;
-                (y, keep.then(|| Cache::Norm { xhat, inv_std }))
-            }
+            Block::LayerNorm(n) => keep_if(keep, layer_norm(n, &h)?),
+            Block::BatchNorm(n) => keep_if(keep, batch_norm(n, &h, train)?),
             Block::Residual(inner) => {
                 let (fy, c) = forward_blocks(inner, &h, train, rng, keep)?;
                 ((&h + fy)?, keep.then_some(Cache::Residual(c)))
             }
-            Block::Head(spans) => {
-                let (bsz, _) = h.dims2()?;
-                let spans = merged_heads(spans);
-                let mut parts = Vec::with_capacity(spans.len());
-                let mut taus = Vec::with_capacity(spans.len());
-                for s in &spans {
-                    let z = h.narrow(1, s.start, s.len)?;
-                    let (y, tau) = match s.kind {
-                        HeadKind::Sigmoid => (candle_nn::ops::sigmoid(&z)?, 1.0),
-                        HeadKind::Softmax => (softmax(&z)?, 1.0),
-                        HeadKind::GumbelSoftmax { tau } => match rng.as_deref_mut() {
-                            Some(r) => {
-                                let g = gumbel((bsz, s.len), &h.device().clone(), r)?;
-                                (softmax(&((z + g)? / tau)?)?, tau)
-                            }
-                            None => (softmax(&z)?, 1.0),
-                        },
-                        HeadKind::GumbelSigmoid { tau } => match rng.as_deref_mut() {
-                            Some(r) => {
-                                let l = logistic((bsz, s.len), &h.device().clone(), r)?;
-                                (candle_nn::ops::sigmoid(&((z + l)? / tau)?)?, tau)
-                            }
-                            None => (candle_nn::ops::sigmoid(&z)?, 1.0),
-                        },
-                        HeadKind::Tanh => (z.tanh()?, 1.0),
-                        HeadKind::Identity => (z, 1.0),
-                    };
-                    parts.push(y);
-                    taus.push(tau);
-                }
-                let y = Tensor::cat(&parts, 1)?;
-                let c = keep.then(|| Cache::Head { y: y.clone(), taus });
-                (y, c)
-            }
+            Block::Head(spans) => keep_if(keep, heads(spans, &h, rng)?),
             Block::Pad { before, after } => (pad(&h, *before, *after)?, keep.then_some(Cache::Pad)),
             Block::LabelMaps {
                 start,
@@ -179,26 +112,7 @@ pub(super) fn forward_blocks(
                 label_maps(&h, *start, *classes, *pixels)?,
                 keep.then_some(Cache::LabelMaps),
             ),
-            Block::Dropout(p) => match rng.as_deref_mut() {
-                Some(r) if train && *p > 0.0 => {
-                    let keep_p = 1.0 - p;
-                    let m: Vec<f32> = (0..h.elem_count())
-                        .map(|_| {
-                            if r.random::<f64>() < keep_p {
-                                (1.0 / keep_p) as f32
-                            } else {
-                                0.0
-                            }
-                        })
-                        .collect();
-                    let mask = Tensor::from_vec(m, h.shape(), h.device())?;
-                    (
-                        (&h * &mask)?,
-                        keep.then_some(Cache::Dropout { mask: Some(mask) }),
-                    )
-                }
-                _ => (h.clone(), keep.then_some(Cache::Dropout { mask: None })),
-            },
+            Block::Dropout(p) => keep_if(keep, dropout(*p, &h, train, rng)?),
         };
         if let Some(c) = c {
             caches.push(c);
@@ -206,6 +120,108 @@ pub(super) fn forward_blocks(
         h = y;
     }
     Ok((h, caches))
+}
+
+/// A layer's output, with its cache where the backward pass will need it.
+fn keep_if(keep: bool, (y, c): (Tensor, Cache)) -> (Tensor, Option<Cache>) {
+    (y, keep.then_some(c))
+}
+
+/// Layer normalisation over each row's features.
+fn layer_norm(n: &LayerNorm, h: &Tensor) -> Result<(Tensor, Cache)> {
+    let mean = h.mean_keepdim(D::Minus1)?;
+    let xc = h.broadcast_sub(&mean)?;
+    let var = xc.sqr()?.mean_keepdim(D::Minus1)?;
+    let inv_std = (var + n.eps)?.sqrt()?.recip()?;
+    let xhat = xc.broadcast_mul(&inv_std)?;
+    let y = xhat
+        .broadcast_mul(n.gamma.as_tensor())?
+        .broadcast_add(n.beta.as_tensor())?;
+    Ok((y, Cache::Norm { xhat, inv_std }))
+}
+
+/// Batch normalisation: in training over the batch (updating the running statistics),
+/// otherwise with the running statistics.
+fn batch_norm(n: &BatchNorm, h: &Tensor, train: bool) -> Result<(Tensor, Cache)> {
+    let (mean, var) = if train {
+        let mean = h.mean_keepdim(0)?;
+        let var = h.broadcast_sub(&mean)?.sqr()?.mean_keepdim(0)?;
+        let m = n.momentum;
+        n.running_mean
+            .set(&((n.running_mean.as_tensor() * (1.0 - m))? + (mean.squeeze(0)? * m)?)?)?;
+        n.running_var
+            .set(&((n.running_var.as_tensor() * (1.0 - m))? + (var.squeeze(0)? * m)?)?)?;
+        (mean, var)
+    } else {
+        (
+            n.running_mean.as_tensor().unsqueeze(0)?,
+            n.running_var.as_tensor().unsqueeze(0)?,
+        )
+    };
+    let inv_std = (var + n.eps)?.sqrt()?.recip()?;
+    let xhat = h.broadcast_sub(&mean)?.broadcast_mul(&inv_std)?;
+    let y = xhat
+        .broadcast_mul(n.gamma.as_tensor())?
+        .broadcast_add(n.beta.as_tensor())?;
+    Ok((y, Cache::Norm { xhat, inv_std }))
+}
+
+/// The output heads, span by span: the Gumbel and logistic relaxations draw their noise
+/// from `rng` when there is one (training), and are their plain forms otherwise.
+fn heads(spans: &[HeadSpan], h: &Tensor, rng: MaybeRng<'_, '_>) -> Result<(Tensor, Cache)> {
+    let (bsz, _) = h.dims2()?;
+    let spans = merged_heads(spans);
+    let mut parts = Vec::with_capacity(spans.len());
+    let mut taus = Vec::with_capacity(spans.len());
+    for s in &spans {
+        let z = h.narrow(1, s.start, s.len)?;
+        let (y, tau) = match s.kind {
+            HeadKind::Sigmoid => (candle_nn::ops::sigmoid(&z)?, 1.0),
+            HeadKind::Softmax => (softmax(&z)?, 1.0),
+            HeadKind::GumbelSoftmax { tau } => match rng.as_deref_mut() {
+                Some(r) => {
+                    let g = gumbel((bsz, s.len), &h.device().clone(), r)?;
+                    (softmax(&((z + g)? / tau)?)?, tau)
+                }
+                None => (softmax(&z)?, 1.0),
+            },
+            HeadKind::GumbelSigmoid { tau } => match rng.as_deref_mut() {
+                Some(r) => {
+                    let l = logistic((bsz, s.len), &h.device().clone(), r)?;
+                    (candle_nn::ops::sigmoid(&((z + l)? / tau)?)?, tau)
+                }
+                None => (candle_nn::ops::sigmoid(&z)?, 1.0),
+            },
+            HeadKind::Tanh => (z.tanh()?, 1.0),
+            HeadKind::Identity => (z, 1.0),
+        };
+        parts.push(y);
+        taus.push(tau);
+    }
+    let y = Tensor::cat(&parts, 1)?;
+    Ok((y.clone(), Cache::Head { y, taus }))
+}
+
+/// Inverted dropout in training (each unit kept with probability 1 − p and scaled by
+/// 1/(1 − p)); the identity otherwise.
+fn dropout(p: f64, h: &Tensor, train: bool, rng: MaybeRng<'_, '_>) -> Result<(Tensor, Cache)> {
+    match rng.as_deref_mut() {
+        Some(r) if train && p > 0.0 => {
+            let keep_p = 1.0 - p;
+            let m: Vec<f32> = (0..h.elem_count())
+                .map(|_| {
+                    if r.random::<f64>() < keep_p {
+                        (1.0 / keep_p) as f32
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let mask = Tensor::from_vec(m, h.shape(), h.device())?;
+            Ok(((h * &mask)?, Cache::Dropout { mask: Some(mask) }))
+        }
+        _ => Ok((h.clone(), Cache::Dropout { mask: None })),
+    }
 }
 
 pub(super) fn backward_blocks(
@@ -241,52 +257,20 @@ pub(super) fn backward_blocks(
                     xhat: xhat.clone(),
                     delta: d.clone(),
                 });
-                let dxhat = d.broadcast_mul(n.gamma.as_tensor())?;
-                let m1 = dxhat.mean_keepdim(D::Minus1)?;
-                let m2 = (&dxhat * xhat)?.mean_keepdim(D::Minus1)?;
-                dxhat
-                    .broadcast_sub(&m1)?
-                    .sub(&xhat.broadcast_mul(&m2)?)?
-                    .broadcast_mul(inv_std)?
+                norm_backward(n.gamma.as_tensor(), xhat, inv_std, &d, D::Minus1)?
             }
             (Block::BatchNorm(n), Cache::Norm { xhat, inv_std }) => {
                 signals.push(Signal::BatchNorm {
                     xhat: xhat.clone(),
                     delta: d.clone(),
                 });
-                let dxhat = d.broadcast_mul(n.gamma.as_tensor())?;
-                let m1 = dxhat.mean_keepdim(0)?;
-                let m2 = (&dxhat * xhat)?.mean_keepdim(0)?;
-                dxhat
-                    .broadcast_sub(&m1)?
-                    .sub(&xhat.broadcast_mul(&m2)?)?
-                    .broadcast_mul(inv_std)?
+                norm_backward(n.gamma.as_tensor(), xhat, inv_std, &d, 0)?
             }
             (Block::Residual(inner), Cache::Residual(ic)) => {
                 let df = backward_blocks(inner, ic, &d, signals)?;
                 (&d + df)?
             }
-            (Block::Head(spans), Cache::Head { y, taus }) => {
-                let spans = merged_heads(spans);
-                let mut parts = Vec::with_capacity(spans.len());
-                for (s, tau) in spans.iter().zip(taus) {
-                    let ys = y.narrow(1, s.start, s.len)?;
-                    let ds = d.narrow(1, s.start, s.len)?;
-                    let dz = match s.kind {
-                        HeadKind::Sigmoid | HeadKind::GumbelSigmoid { .. } => {
-                            (ds * (&ys * ys.affine(-1.0, 1.0)?)?)?.affine(1.0 / tau, 0.0)?
-                        }
-                        HeadKind::Softmax | HeadKind::GumbelSoftmax { .. } => {
-                            let dot = (&ds * &ys)?.sum_keepdim(1)?;
-                            (ys * ds.broadcast_sub(&dot)?)?.affine(1.0 / tau, 0.0)?
-                        }
-                        HeadKind::Tanh => (ds * ys.sqr()?.affine(-1.0, 1.0)?)?,
-                        HeadKind::Identity => ds,
-                    };
-                    parts.push(dz);
-                }
-                Tensor::cat(&parts, 1)?
-            }
+            (Block::Head(spans), Cache::Head { y, taus }) => heads_backward(spans, y, taus, &d)?,
             (Block::Pad { before, after }, Cache::Pad) => {
                 let d_in = d.dims2()?.1 - before - after;
                 d.narrow(1, *before, d_in)?
@@ -378,6 +362,48 @@ pub(crate) fn pad(h: &Tensor, before: usize, after: usize) -> Result<Tensor> {
     parts.push(h.clone());
     if after > 0 {
         parts.push(Tensor::zeros((b, after), h.dtype(), h.device())?);
+    }
+    Ok(Tensor::cat(&parts, 1)?)
+}
+
+/// The gradient through a normalisation whose statistics were taken along `dim` (the
+/// features for layer norm, the batch for batch norm), given x̂ and 1/σ from the forward.
+fn norm_backward<Dm: candle_core::shape::Dim + Copy>(
+    gamma: &Tensor,
+    xhat: &Tensor,
+    inv_std: &Tensor,
+    d: &Tensor,
+    dim: Dm,
+) -> Result<Tensor> {
+    let dxhat = d.broadcast_mul(gamma)?;
+    let m1 = dxhat.mean_keepdim(dim)?;
+    let m2 = (&dxhat * xhat)?.mean_keepdim(dim)?;
+    Ok(dxhat
+        .broadcast_sub(&m1)?
+        .sub(&xhat.broadcast_mul(&m2)?)?
+        .broadcast_mul(inv_std)?)
+}
+
+/// The gradient through the output heads, span by span, from their outputs `y` (a relaxed
+/// head's temperature divides its gradient).
+fn heads_backward(spans: &[HeadSpan], y: &Tensor, taus: &[f64], d: &Tensor) -> Result<Tensor> {
+    let spans = merged_heads(spans);
+    let mut parts = Vec::with_capacity(spans.len());
+    for (s, tau) in spans.iter().zip(taus) {
+        let ys = y.narrow(1, s.start, s.len)?;
+        let ds = d.narrow(1, s.start, s.len)?;
+        let dz = match s.kind {
+            HeadKind::Sigmoid | HeadKind::GumbelSigmoid { .. } => {
+                (ds * (&ys * ys.affine(-1.0, 1.0)?)?)?.affine(1.0 / tau, 0.0)?
+            }
+            HeadKind::Softmax | HeadKind::GumbelSoftmax { .. } => {
+                let dot = (&ds * &ys)?.sum_keepdim(1)?;
+                (ys * ds.broadcast_sub(&dot)?)?.affine(1.0 / tau, 0.0)?
+            }
+            HeadKind::Tanh => (ds * ys.sqr()?.affine(-1.0, 1.0)?)?,
+            HeadKind::Identity => ds,
+        };
+        parts.push(dz);
     }
     Ok(Tensor::cat(&parts, 1)?)
 }

@@ -30,72 +30,7 @@ impl Form {
                 (Err(e), _) => {
                     ui.colored_label(ui.visuals().error_fg_color, e);
                 }
-                (Ok(_), Some(c)) => {
-                    ui.label(format!(
-                        "this dataset's budget: total ε {:.3} · spent {:.3} · this run {:.3} · left after {:.3}  (at the dataset's δ = {})",
-                        c.total, c.spent, c.this_run, c.left_after, c.delta
-                    ));
-                    ui.label(c.meaning()).on_hover_text(
-                        "The best possible membership attack on this run's release (the hypothesis-testing view of differential privacy). `dpsynth privacy risk` prints the same curve.",
-                    );
-                    egui::CollapsingHeader::new("What ε means for a person in the data")
-                        .id_salt("what-eps-means")
-                        .show(ui, |ui| {
-                            let curve = job::risk::RiskCurve::of_guarantee(c.this_run, c.delta);
-                            self.risk.chart(ui, "risk-preview", &curve, &[]);
-                            if let Some(e) = self.risk.accept_ui(ui, self.delta().ok()) {
-                                self.epsilon = round_down(e);
-                            }
-                        });
-                    if let Some(d) = c.domains {
-                        ui.label(format!(
-                            "domains: ε {d:.3} of this run's, to estimate the marked columns privately"
-                        ));
-                    }
-                    if let Some(b) = c.boost {
-                        ui.label(format!(
-                            "boosting: ε {b:.3} of this run's (alone), for the exponential mechanism's rounds; training gets the rest"
-                        ));
-                    }
-                    if !c.summary.is_empty() {
-                        ui.label(&c.summary).on_hover_text(PLAN_TERMS);
-                        if c.summary.contains("zCDP") {
-                            ui.label("ρ (zero-concentrated DP) is the budget the marginal methods spend on noisy counts; the figures above are it converted to (ε, δ).");
-                        }
-                    }
-                    if let Some(w) = &c.warning {
-                        ui.colored_label(ui.visuals().warn_fg_color, w);
-                    }
-                    if let Some(d) = &c.domain_diagnostic {
-                        ui.colored_label(ui.visuals().warn_fg_color, d);
-                    }
-                    for n in &c.not_covered {
-                        ui.colored_label(ui.visuals().warn_fg_color, n);
-                    }
-                    if let Some(r) = &c.resources {
-                        match r.refusal() {
-                            Some(why) => {
-                                ui.colored_label(ui.visuals().warn_fg_color, why);
-                            }
-                            None => {
-                                ui.label(format!(
-                                    "{}; trains on {}",
-                                    r.line_without_available(),
-                                    c.device
-                                ));
-                            }
-                        }
-                    }
-                    if let Some(job::cost::DeltaRule::Adopt { was }) = c.delta_rule {
-                        ui.label(format!(
-                            "Nothing has been spent on this dataset yet: this run sets its δ to {} (was {was}).",
-                            c.delta
-                        ));
-                    }
-                    if let Some(n) = c.composition_note() {
-                        ui.label(n);
-                    }
-                }
+                (Ok(_), Some(c)) => self.figures_ui(ui, c),
                 (Ok(_), None) => {
                     ui.label("computing the cost…");
                 }
@@ -188,6 +123,81 @@ impl Form {
             Ok(()) => format!("total set to ε {epsilon}"),
             Err(e) => format!("could not set the total: {e}"),
         }
+    }
+
+    /// The run's figures: the budget before and after, what ε means for a person, and
+    /// what the plan says of its parts.
+    fn figures_ui(&mut self, ui: &mut egui::Ui, c: &Cost) {
+        ui.label(format!(
+            "this dataset's budget: total ε {:.3} · spent {:.3} · this run {:.3} · left after {:.3}  (at the dataset's δ = {})",
+            c.total, c.spent, c.this_run, c.left_after, c.delta
+        ));
+        ui.label(c.meaning()).on_hover_text(
+            "The best possible membership attack on this run's release (the hypothesis-testing view of differential privacy). `dpsynth privacy risk` prints the same curve.",
+        );
+        egui::CollapsingHeader::new("What ε means for a person in the data")
+            .id_salt("what-eps-means")
+            .show(ui, |ui| {
+                let curve = job::risk::RiskCurve::of_guarantee(c.this_run, c.delta);
+                self.risk.chart(ui, "risk-preview", &curve, &[]);
+                if let Some(e) = self.risk.accept_ui(ui, self.delta().ok()) {
+                    self.epsilon = round_down(e);
+                }
+            });
+        plan_notes_ui(ui, c);
+    }
+}
+
+/// What the plan says beyond the budget: the domain and boosting shares, its summary, its
+/// warnings, what the statement does not cover, the resources, and the δ rule.
+fn plan_notes_ui(ui: &mut egui::Ui, c: &Cost) {
+    if let Some(d) = c.domains {
+        ui.label(format!(
+            "domains: ε {d:.3} of this run's, to estimate the marked columns privately"
+        ));
+    }
+    if let Some(b) = c.boost {
+        ui.label(format!(
+            "boosting: ε {b:.3} of this run's (alone), for the exponential mechanism's rounds; training gets the rest"
+        ));
+    }
+    if !c.summary.is_empty() {
+        ui.label(&c.summary).on_hover_text(PLAN_TERMS);
+        if c.summary.contains("zCDP") {
+            ui.label("ρ (zero-concentrated DP) is the budget the marginal methods spend on noisy counts; the figures above are it converted to (ε, δ).");
+        }
+    }
+    if let Some(w) = &c.warning {
+        ui.colored_label(ui.visuals().warn_fg_color, w);
+    }
+    if let Some(d) = &c.domain_diagnostic {
+        ui.colored_label(ui.visuals().warn_fg_color, d);
+    }
+    for n in &c.not_covered {
+        ui.colored_label(ui.visuals().warn_fg_color, n);
+    }
+    if let Some(r) = &c.resources {
+        match r.refusal() {
+            Some(why) => {
+                ui.colored_label(ui.visuals().warn_fg_color, why);
+            }
+            None => {
+                ui.label(format!(
+                    "{}; trains on {}",
+                    r.line_without_available(),
+                    c.device
+                ));
+            }
+        }
+    }
+    if let Some(job::cost::DeltaRule::Adopt { was }) = c.delta_rule {
+        ui.label(format!(
+            "Nothing has been spent on this dataset yet: this run sets its δ to {} (was {was}).",
+            c.delta
+        ));
+    }
+    if let Some(n) = c.composition_note() {
+        ui.label(n);
     }
 }
 

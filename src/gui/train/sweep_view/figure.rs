@@ -30,50 +30,12 @@ impl SweepView {
         methods.sort();
         methods.dedup();
         let metric = self.metric;
-        let colours = [
-            egui::Color32::from_rgb(31, 119, 180),
-            egui::Color32::from_rgb(255, 127, 14),
-            egui::Color32::from_rgb(44, 160, 44),
-            egui::Color32::from_rgb(214, 39, 40),
-            egui::Color32::from_rgb(148, 103, 189),
-        ];
         let name = Metric::ALL
             .iter()
             .find(|(m, ..)| *m == metric)
             .map_or("", |(_, n, _)| n);
-        // The y range: the scores and the reference lines, padded, at least 0.1 tall (an
-        // auto-scaled axis would blow one point's noise up to the whole chart).
-        let refs: Vec<(&str, f64)> = match (report, metric) {
-            (Some(r), Metric::Accuracy) => [
-                ("real data (ceiling)", r.real_accuracy),
-                ("majority class (floor)", r.majority_accuracy),
-            ]
-            .into_iter()
-            .filter_map(|(n, v)| v.map(|v| (n, v)))
-            .collect(),
-            (Some(r), Metric::Auroc) => {
-                [("real data (ceiling)", r.real_auroc), ("chance", Some(0.5))]
-                    .into_iter()
-                    .filter_map(|(n, v)| v.map(|v| (n, v)))
-                    .collect()
-            }
-            _ => vec![],
-        };
-        let ys: Vec<f64> = self
-            .points
-            .iter()
-            .filter_map(|p| metric.get(p))
-            .chain(refs.iter().map(|r| r.1))
-            .collect();
-        let (mut y0, mut y1) = (
-            ys.iter().copied().fold(f64::INFINITY, f64::min),
-            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        );
-        if !(y0.is_finite() && y1.is_finite()) {
-            (y0, y1) = (0.0, 1.0);
-        }
-        let mid = (y0 + y1) / 2.0;
-        let half = ((y1 - y0) / 2.0 * 1.15).max(0.05);
+        let refs = reference_lines(report, metric);
+        let (mid, half) = y_range(&self.points, metric, &refs);
         let outer = ui.scope(|ui| {
             Plot::new("sweep-chart")
                 .height(300.0)
@@ -88,15 +50,7 @@ impl SweepView {
                 .y_axis_label(name)
                 .include_x(x(Some(finite.iter().copied().fold(1.0, f64::min))) - 0.3)
                 .include_x(if has_inf { x_inf + 0.3 } else { top + 0.3 })
-                .x_axis_formatter(move |m, _| {
-                    if (m.value - x_inf).abs() < 1e-6 {
-                        "∞".into()
-                    } else if (m.value - m.value.round()).abs() < 1e-6 && m.value < x_inf {
-                        crate::util::fmt::number(10f64.powf(m.value.round()))
-                    } else {
-                        String::new()
-                    }
-                })
+                .x_axis_formatter(move |m, _| epsilon_tick(m.value, x_inf))
                 .show(ui, |p| {
                     for (n, v) in &refs {
                         // The ceiling in green, the floor (or chance) in grey.
@@ -112,37 +66,8 @@ impl SweepView {
                         );
                     }
                     for (k, m) in methods.iter().enumerate() {
-                        let colour = colours[k % colours.len()];
-                        let mut by_eps: Vec<(f64, Vec<f64>)> = Vec::new();
-                        for pt in self.points.iter().filter(|p| p.method == *m) {
-                            let Some(v) = metric.get(pt) else { continue };
-                            let xe = x(pt.epsilon);
-                            match by_eps.iter_mut().find(|(a, _)| (*a - xe).abs() < 1e-9) {
-                                Some((_, vs)) => vs.push(v),
-                                None => by_eps.push((xe, vec![v])),
-                            }
-                        }
-                        by_eps.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        let means: Vec<[f64; 2]> = by_eps
-                            .iter()
-                            .map(|(xe, vs)| [*xe, vs.iter().sum::<f64>() / vs.len() as f64])
-                            .collect();
-                        p.line(Line::new(*m, PlotPoints::from(means.clone())).color(colour));
-                        p.points(
-                            Points::new(*m, PlotPoints::from(means))
-                                .radius(4.0)
-                                .color(colour),
-                        );
-                        for (xe, vs) in &by_eps {
-                            if vs.len() > 1 {
-                                let lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
-                                let hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                                p.line(
-                                    Line::new(*m, PlotPoints::from(vec![[*xe, lo], [*xe, hi]]))
-                                        .color(colour),
-                                );
-                            }
-                        }
+                        let series = by_epsilon(&self.points, m, metric, x);
+                        draw_series(p, m, COLOURS[k % COLOURS.len()], &series);
                     }
                 })
         });
@@ -318,4 +243,105 @@ pub(super) fn open_point(p: &SweepPoint) -> Open {
         p.model.clone(),
         p.config.clone(),
     )
+}
+
+/// One colour per method, in the order of their names.
+const COLOURS: [egui::Color32; 5] = [
+    egui::Color32::from_rgb(31, 119, 180),
+    egui::Color32::from_rgb(255, 127, 14),
+    egui::Color32::from_rgb(44, 160, 44),
+    egui::Color32::from_rgb(214, 39, 40),
+    egui::Color32::from_rgb(148, 103, 189),
+];
+
+/// The dashed lines that give a score its meaning: real data's (the ceiling) and the floor.
+fn reference_lines(report: Option<&SweepReport>, metric: Metric) -> Vec<(&'static str, f64)> {
+    let lines = match (report, metric) {
+        (Some(r), Metric::Accuracy) => vec![
+            ("real data (ceiling)", r.real_accuracy),
+            ("majority class (floor)", r.majority_accuracy),
+        ],
+        (Some(r), Metric::Auroc) => {
+            vec![("real data (ceiling)", r.real_auroc), ("chance", Some(0.5))]
+        }
+        _ => vec![],
+    };
+    lines
+        .into_iter()
+        .filter_map(|(n, v)| v.map(|v| (n, v)))
+        .collect()
+}
+
+/// The y range's middle and half height: the scores and the reference lines, padded, at
+/// least 0.1 tall (an auto-scaled axis would blow one point's noise up to the whole chart).
+fn y_range(points: &[SweepPoint], metric: Metric, refs: &[(&str, f64)]) -> (f64, f64) {
+    let ys: Vec<f64> = points
+        .iter()
+        .filter_map(|p| metric.get(p))
+        .chain(refs.iter().map(|r| r.1))
+        .collect();
+    let (mut y0, mut y1) = (
+        ys.iter().copied().fold(f64::INFINITY, f64::min),
+        ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    if !(y0.is_finite() && y1.is_finite()) {
+        (y0, y1) = (0.0, 1.0);
+    }
+    ((y0 + y1) / 2.0, ((y1 - y0) / 2.0 * 1.15).max(0.05))
+}
+
+/// The x axis's label at `value`: a power of ten, ∞ at `x_inf`, nothing between.
+fn epsilon_tick(value: f64, x_inf: f64) -> String {
+    if (value - x_inf).abs() < 1e-6 {
+        "∞".into()
+    } else if (value - value.round()).abs() < 1e-6 && value < x_inf {
+        crate::util::fmt::number(10f64.powf(value.round()))
+    } else {
+        String::new()
+    }
+}
+
+/// `method`'s scores grouped by their x position (repeats at one ε together), left to right.
+fn by_epsilon(
+    points: &[SweepPoint],
+    method: &str,
+    metric: Metric,
+    x: impl Fn(Option<f64>) -> f64,
+) -> Vec<(f64, Vec<f64>)> {
+    let mut by_eps: Vec<(f64, Vec<f64>)> = Vec::new();
+    for pt in points.iter().filter(|p| p.method == method) {
+        let Some(v) = metric.get(pt) else { continue };
+        let xe = x(pt.epsilon);
+        match by_eps.iter_mut().find(|(a, _)| (*a - xe).abs() < 1e-9) {
+            Some((_, vs)) => vs.push(v),
+            None => by_eps.push((xe, vec![v])),
+        }
+    }
+    by_eps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    by_eps
+}
+
+/// A method's line through the means of its repeats, with a bar from the smallest to the
+/// largest where an ε was repeated.
+fn draw_series(
+    p: &mut egui_plot::PlotUi<'_>,
+    method: &str,
+    colour: egui::Color32,
+    series: &[(f64, Vec<f64>)],
+) {
+    let means: Vec<[f64; 2]> = series
+        .iter()
+        .map(|(xe, vs)| [*xe, vs.iter().sum::<f64>() / vs.len() as f64])
+        .collect();
+    p.line(Line::new(method, PlotPoints::from(means.clone())).color(colour));
+    p.points(
+        Points::new(method, PlotPoints::from(means))
+            .radius(4.0)
+            .color(colour),
+    );
+    for (xe, vs) in series.iter().filter(|(_, vs)| vs.len() > 1) {
+        let lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        p.line(Line::new(method, PlotPoints::from(vec![[*xe, lo], [*xe, hi]])).color(colour));
+    }
 }
