@@ -495,3 +495,86 @@ fn no_test_or_default_reaches_outside_the_repo() {
         found.join("\n")
     );
 }
+
+/// Whether a line opens a function: `fn`, after any of `pub`, `pub(…)`, `const`, `async`
+/// and `unsafe`.
+fn opens_fn(line: &str) -> bool {
+    let mut l = line.trim_start();
+    if let Some(rest) = l.strip_prefix("pub(") {
+        l = rest.split_once(')').map_or("", |(_, r)| r).trim_start();
+    } else if let Some(rest) = l.strip_prefix("pub ") {
+        l = rest.trim_start();
+    }
+    for word in ["const ", "async ", "unsafe "] {
+        if let Some(rest) = l.strip_prefix(word) {
+            l = rest.trim_start();
+        }
+    }
+    l.starts_with("fn ")
+}
+
+/// Each function of `text` longer than `most` lines, as (name line, lines): brace-matched
+/// from its `fn` line, `#[cfg(test)]` modules skipped (as `scripts/long_functions.py`).
+fn long_functions(text: &str, most: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        if !opens_fn(lines[i]) {
+            i += 1;
+            continue;
+        }
+        let (mut depth, mut started, mut j) = (0i64, false, i);
+        while j < lines.len() {
+            for ch in lines[j].chars() {
+                match ch {
+                    '{' => (depth, started) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if (started && depth == 0) || (!started && lines[j].trim_end().ends_with(';')) {
+                break;
+            }
+            j += 1;
+        }
+        if started && j + 1 - i > most {
+            out.push((lines[i].trim().to_string(), j + 1 - i));
+        }
+        i = if started { j + 1 } else { i + 1 };
+    }
+    out
+}
+
+/// Issue #41's sizes: no file in `src/` over 600 lines and no function over 80, so each
+/// room stays small enough to read whole.
+#[test]
+fn no_file_over_600_lines_and_no_function_over_80() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for path in rust_files(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let n = text.lines().count();
+        if n > 600 {
+            found.push(format!("{}: {n} lines", path.display()));
+        }
+        for (f, n) in long_functions(&text, 80) {
+            found.push(format!("{}: `{f}` {n} lines", path.display()));
+        }
+    }
+    assert!(found.is_empty(), "too long:\n{}", found.join("\n"));
+}
+
+/// The size check can fail: a function of 81 lines is found, one of 80 is not, and a
+/// test module's functions are not counted.
+#[test]
+fn the_size_check_finds_a_long_function() {
+    let body = |n: usize| format!("pub(crate) fn f() {{\n{}}}\n", "    x();\n".repeat(n - 2));
+    assert_eq!(long_functions(&body(81), 80).len(), 1);
+    assert!(long_functions(&body(80), 80).is_empty());
+    let tested = format!("#[cfg(test)]\nmod tests {{\n{}}}\n", body(100));
+    assert!(long_functions(&tested, 80).is_empty());
+}

@@ -252,7 +252,7 @@ fn embedding_time_estimates_match_measured_runs() {
     let dp_merf = dpsynth::methods::registry::find("dp-merf").unwrap();
     // (preset, `--set` overrides, rows, table columns, encoded width, measured seconds)
     // Measured in one sitting with the hand-written loss gradient (`pearl::distance_grad`).
-    let runs: [(&str, &[(&str, &str)], usize, usize, usize, f64); 5] = [
+    let runs: [(&str, &[(&str, &str)], usize, usize, usize, f64); 6] = [
         ("quick", &[], 30_162, 15, 108, 21.7),
         ("mnist-conv", &[], 60_000, 785, 794, 91.6),
         ("mnist-conv-wide", &[], 60_000, 785, 794, 500.0),
@@ -267,6 +267,8 @@ fn embedding_time_estimates_match_measured_runs() {
             794,
             1213.0,
         ),
+        // Twelve thousand steps of 200 digits, alone (session 33: 26 min 38 s).
+        ("mnist-local-long", &[], 60_000, 785, 794, 1598.0),
     ];
     for (preset, sets, n, columns, width, measured) in runs {
         let sets: serde_json::Map<String, serde_json::Value> = sets
