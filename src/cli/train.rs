@@ -170,7 +170,8 @@ pub struct SampleArgs {
     pub seed: Option<u64>,
     /// For a boosted model: draw from `boosted` (the mixture; the default unless trained
     /// with --drs), `boosted-drs` (the mixture after discriminator rejection sampling) or
-    /// `generator` (the last generator, as without boosting).
+    /// `generator` (the last generator, as without boosting). For a model with a labeller:
+    /// `labelled` (the default: only rows it reads as their class) or `generator`.
     #[arg(long, value_parser = Draw::parse)]
     pub draw: Option<Draw>,
 }

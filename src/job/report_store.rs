@@ -103,6 +103,7 @@ pub fn files(model: &Path) -> Vec<PathBuf> {
             super::Draw::Generator,
             super::Draw::Boosted,
             super::Draw::BoostedDrs,
+            super::Draw::Labelled,
         ]
         .into_iter()
         .map(|d| path(model, Some(d))),

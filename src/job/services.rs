@@ -157,13 +157,13 @@ fn sidecar(
     let p = &m.header.privacy;
     let source = if m.graphical.is_some() {
         "sampled from a graphical model fitted to noisy marginals, measured"
-    } else if draw == Draw::Generator {
+    } else if matches!(draw, Draw::Generator | Draw::Labelled) {
         "sampled from a generator trained"
     } else {
         "drawn from a post-GAN-boosted set of generated rows, its generators trained and its weights chosen"
     };
     let covers = coverage(p, source);
-    serde_json::json!({
+    let mut json = serde_json::json!({
         "synthetic_data": out.file_name().map(|n| n.to_string_lossy().into_owned()),
         "rows": rows,
         "generated_by": format!("dpsynth {}", env!("CARGO_PKG_VERSION")),
@@ -186,7 +186,11 @@ fn sidecar(
         "counted_by": p.counted_by.as_deref().map(super::counted_by_statement),
         "not_for_release": p.not_for_release,
         "privacy": p,
-    })
+    });
+    if m.header.labeller.is_some() {
+        json["checked_by"] = "each image kept only when the labeller, a classifier released with the model (trained by DP-SGD within the statement's ε), reads it as its class".into();
+    }
+    json
 }
 
 /// The SHA-256 of a file's bytes, in hex.

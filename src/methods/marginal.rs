@@ -165,6 +165,7 @@ pub(crate) fn release(
         conditioning: None,
         mixture: None,
         graphical: Some(graphical.header.clone()),
+        labeller: None,
     };
     ReleasedModel::graphical(header, graphical)
 }

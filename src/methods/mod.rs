@@ -23,6 +23,7 @@ pub mod dp_merf;
 pub mod embedding;
 pub mod gan_phase;
 pub mod image_nets;
+pub mod labeller;
 pub mod marginal;
 pub mod method;
 pub mod mst;
@@ -294,6 +295,11 @@ pub trait Synthesizer {
     /// Why post-GAN boosting cannot combine this method's checkpoints, if it cannot:
     /// asked before anything is planned or charged, so a refusal costs nothing.
     fn boosting_refused(&self) -> Option<String> {
+        None
+    }
+    /// Why these settings need labelled images, if they do: asked before anything is
+    /// planned or charged, so running them on a table is refused at no cost.
+    fn needs_images(&self) -> Option<String> {
         None
     }
 }

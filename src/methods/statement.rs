@@ -111,11 +111,13 @@ pub(crate) fn release(
         conditioning: None,
         mixture: None,
         graphical: None,
+        labeller: None,
     };
     Ok(ReleasedModel {
         header,
         generator,
         mixture: None,
         graphical: None,
+        labeller: None,
     })
 }

@@ -19,6 +19,7 @@ mod evaluate;
 mod formats;
 mod fuzz;
 mod inspect;
+mod labeller;
 mod layering;
 mod ledger;
 mod marginal;

@@ -196,6 +196,14 @@ fn restate(
         .map(|s| s.identity());
 }
 
+/// Settings that need labelled images are refused on a table before anything is planned.
+fn images_only(method: &dyn crate::methods::Synthesizer, loaded: &Loaded) -> Result<(), JobError> {
+    match (matches!(loaded, Loaded::Images(_)), method.needs_images()) {
+        (false, Some(why)) => Err(JobError::Usage(why)),
+        _ => Ok(()),
+    }
+}
+
 /// Runs `cfg` to the end, sending events through `send`.
 pub(super) fn run(
     cfg: &RunConfig,
@@ -210,6 +218,7 @@ pub(super) fn run(
     let device = preflight(cfg)?;
     announce_source(cfg, send);
     let (mut loaded, keys) = checked_input(cfg, info, private, cancel)?;
+    images_only(method.as_ref(), &loaded)?;
     let n = records(cfg, loaded.rows())?;
     public_rows_notice(cfg, loaded.rows(), send);
     let budget = Budget {

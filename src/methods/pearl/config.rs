@@ -2,6 +2,7 @@
 //! registry entry.
 
 use crate::methods::embedding::{self};
+use crate::methods::labeller::LabellerFit;
 use crate::methods::method::{
     Common, DataKind, MethodConfig, MethodInfo, PresetOf, build, listed, settings,
 };
@@ -84,6 +85,11 @@ pub struct EmbedFit {
     /// Post-processing of the one release: no privacy cost.
     #[serde(default)]
     pub step_features: usize,
+    /// A DP-SGD classifier released beside the generator, which sampling uses to keep
+    /// only the images it reads as their class (`labeller_share` > 0; see
+    /// [`crate::methods::labeller`]).
+    #[serde(flatten)]
+    pub labeller: LabellerFit,
 }
 
 fn default_count_share() -> f64 {
@@ -154,6 +160,7 @@ impl EmbedFit {
             patch_bandwidth: 0.0,
             patch_filters: 0,
             step_features: 0,
+            labeller: LabellerFit::default(),
         }
     }
 }
@@ -247,6 +254,7 @@ impl PearlConfig {
     /// Settings the plan refuses before anything is charged.
     pub(super) fn check(&self) -> Result<()> {
         self.shares()?;
+        self.fit.labeller.check(&self.fit.label)?;
         if self.critic_every > 0 && (!self.fit.bandwidth_mix.is_empty() || self.fit.patch > 0) {
             return Err(MethodError::Plan(
                 "bandwidth_mix and patch need critic_every = 0: the critic re-weighs frequencies drawn at one scale over the whole row".into(),

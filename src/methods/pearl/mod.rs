@@ -90,23 +90,38 @@ impl Synthesizer for Pearl {
         let rdp = sigma_for(1.0, 1, budget.epsilon, budget.delta, &orders, &[], 1e-4)
             .map_err(|e| MethodError::Plan(e.to_string()))?;
         let make = |s| c.releases(s).unwrap_or_default();
-        let (_, charges, whole) = calibrated(prior, make, budget, rdp, "PEARL's releases")?;
+        // The labeller's steps are fixed first (its share of ε alone); the releases are
+        // calibrated to what is left, so the whole composes to the budget.
+        let labeller = c.fit.labeller.charge_for(budget, n)?;
+        let before: Vec<Charge> = prior.iter().copied().chain(labeller).collect();
+        let (_, mut charges, whole) = calibrated(&before, make, budget, rdp, "PEARL's releases")?;
+        charges.extend(labeller);
         let stds: Vec<String> = charges
             .iter()
-            .map(|ch| match ch.mechanism {
+            .filter_map(|ch| match ch.mechanism {
                 Mechanism::Gaussian { std, .. } | Mechanism::DiscreteGaussian { std } => {
-                    format!("{std:.2}")
+                    Some(format!("{std:.2}"))
                 }
-                _ => "?".into(),
+                _ => None,
             })
             .collect();
         let parts = c.release_parts()?;
+        let beside = match labeller.map(|l| l.mechanism) {
+            Some(Mechanism::SubsampledGaussian { sigma, .. }) => format!(
+                "; and a '{}' classifier trained by DP-SGD (the labeller: {} steps of about {} rows at σ {sigma:.2}, {:.0} % of ε alone), which sampling uses to keep the images it reads as their class",
+                c.fit.label,
+                c.fit.labeller.labeller_steps,
+                c.fit.labeller.labeller_batch,
+                100.0 * c.fit.labeller.labeller_share
+            ),
+            _ => String::new(),
+        };
         Ok(Plan {
             charges,
             epsilon: whole.epsilon,
             accountant: whole.by.name(),
             summary: format!(
-                "Gaussian releases of {} (noise std {}), then {} free generator steps{}",
+                "Gaussian releases of {} (noise std {}), then {} free generator steps{}{beside}",
                 parts.join(", "),
                 stds.join(" / "),
                 c.fit.steps,
@@ -116,6 +131,12 @@ impl Synthesizer for Pearl {
                     ""
                 }
             ),
+        })
+    }
+
+    fn needs_images(&self) -> Option<String> {
+        self.config.fit.labeller.on().then(|| {
+            "a labeller (labeller_share above 0) learns the classes of square images: this data is a table, so set labeller_share=0".into()
         })
     }
 
@@ -142,7 +163,8 @@ impl Synthesizer for Pearl {
             (g.params, g.work / image_nets::CONV_SPEEDUP, g.widest)
         };
         let (evals, macs, matrix) = c.fit.feature_cost(width);
-        super::Footprint::embedding_method(
+        let (l_steps, l_batch, l_work) = c.fit.labeller.phase(width);
+        let mut f = super::Footprint::embedding_method(
             n,
             generator,
             super::FeatureCost { evals, macs },
@@ -151,7 +173,13 @@ impl Synthesizer for Pearl {
             // projections, cosines, sines and features (about four chunk-sized tensors).
             matrix * (1 + u64::from(c.critic_every > 0))
                 + 4 * embedding::FEATURE_CHUNK_VALUES as u64,
-        )
+        );
+        // The labeller's DP-SGD steps: forward, backward and the per-example norms.
+        f.passes = f
+            .passes
+            .saturating_add(super::Footprint::phase(l_steps, l_batch, 3 * l_work));
+        f.steps += l_steps;
+        f
     }
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
@@ -162,6 +190,11 @@ impl Synthesizer for Pearl {
         };
         let width = s.data.dims2()?.1;
         let n = s.records as f64;
+        if let (Some(l), true) = (label, c.fit.labeller.on()) {
+            // Before any release: the job refuses tables before it plans (`needs_images`),
+            // so this stops only rows whose pixels do not make a square.
+            ImageLayout::of_span(width, Some((l.start, l.width())))?;
+        }
         let mut stds = planned_stds(&c, s.plan)?.into_iter();
         let aux_std = c.shares()?.0.map(|_| stds.next().unwrap_or(0.0));
         let count_std = label.and(c.shares()?.1).map(|_| stds.next().unwrap_or(0.0));
@@ -190,6 +223,10 @@ impl Synthesizer for Pearl {
             conditioning: conditioning(label, released.proportions.as_ref())?,
             ..released
         };
+        let labeller = match label {
+            Some(l) if c.fit.labeller.on() => Some(train_labeller(&mut s, &c, l)?),
+            _ => None,
+        };
         let generator = self.fit(&mut s, &c, &omega, &released, ell)?;
         let mut model = release(
             &s,
@@ -202,6 +239,8 @@ impl Synthesizer for Pearl {
             serde_json::to_value(&c).unwrap_or_default(),
         )?;
         model.header.conditioning = released.conditioning;
+        model.header.labeller = labeller.as_ref().map(|l| l.header.clone());
+        model.labeller = labeller;
         Ok(model)
     }
 }

@@ -5,9 +5,10 @@ use candle_core::Tensor;
 
 use crate::methods::embedding::{self, LabelSpan};
 use crate::methods::gan_phase::{latent, sampling_heads};
+use crate::methods::labeller::{Labeller, Private};
 use crate::methods::released::Conditioning;
 use crate::methods::statement::{Accounting, release};
-use crate::methods::{MethodError, Plan, Result, TrainSetup};
+use crate::methods::{Flow, MethodError, Plan, Progress, Result, TrainSetup};
 use crate::nn::layers::Net;
 use crate::privacy::Mechanism;
 
@@ -220,4 +221,51 @@ pub(super) fn noisy_embedding(
     let (sum, _) = embedding::class_sums_on(s.data, omega, label, on)?;
     let noisy = s.noise.plus_gaussian_f64(&sum, std)?;
     Ok((noisy / n)?)
+}
+
+/// The labeller (see [`crate::methods::labeller`]): DP-SGD steps at the plan's σ, each
+/// charged before its batch is drawn; plain steps in a non-private run.
+pub(super) fn train_labeller(
+    s: &mut TrainSetup<'_>,
+    c: &PearlConfig,
+    label: LabelSpan,
+) -> Result<Labeller> {
+    let sigma = s.plan.charges.iter().find_map(|ch| match ch.mechanism {
+        Mechanism::SubsampledGaussian { sigma, .. } => Some(sigma),
+        _ => None,
+    });
+    if c.common.private && sigma.is_none() {
+        return Err(MethodError::Plan(
+            "the reserved plan has no labeller steps".into(),
+        ));
+    }
+    let private = c.common.private;
+    let total = c.fit.labeller.labeller_steps;
+    let observer = &mut *s.observer;
+    let p = Private {
+        noise: &mut *s.noise,
+        accountant: &mut *s.accountant,
+        sigma: sigma.filter(|_| private),
+        records: s.records,
+    };
+    Labeller::train(s.data, label, &c.fit.labeller, p, |step, loss, acc| {
+        let progress = Progress {
+            phase: "labeller".into(),
+            step,
+            total,
+            losses: vec![("cross-entropy".into(), loss)],
+            epsilon_spent: if private {
+                acc.spent_upper()
+            } else {
+                f64::INFINITY
+            },
+            charges: if private {
+                acc.history().to_vec()
+            } else {
+                Vec::new()
+            },
+            note: None,
+        };
+        observer(progress) != Flow::Stop
+    })
 }

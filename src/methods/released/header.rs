@@ -212,6 +212,10 @@ pub struct ModelHeader {
     /// tree; the node tables are the `pgm.*` tensors, and there is no generator network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graphical: Option<GraphicalHeader>,
+    /// Set for an image generator released with a labeller (a DP-SGD classifier): its
+    /// architecture and where it reads a row; the weights are the `labeller.*` tensors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labeller: Option<super::LabellerHeader>,
 }
 
 impl super::ReleasedModel {

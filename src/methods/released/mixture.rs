@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a boosted model's sampling draws from.
+/// What sampling draws from: a boosted model's mixture, or a labelled model's checked
+/// generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Draw {
@@ -15,6 +16,9 @@ pub enum Draw {
     /// The boosted mixture after discriminator rejection sampling with the mixture
     /// discriminator (on a finite set, rejection sampling is a re-weighting).
     BoostedDrs,
+    /// A labelled image model's generator, each row kept only when its labeller reads the
+    /// image as the row's class (`crate::methods::labeller`).
+    Labelled,
 }
 
 impl Draw {
@@ -23,6 +27,7 @@ impl Draw {
             Draw::Generator => "generator",
             Draw::Boosted => "boosted",
             Draw::BoostedDrs => "boosted-drs",
+            Draw::Labelled => "labelled",
         }
     }
 
@@ -32,8 +37,9 @@ impl Draw {
             "generator" | "last" => Ok(Draw::Generator),
             "boosted" | "pgb" => Ok(Draw::Boosted),
             "boosted-drs" | "drs" | "pgb+drs" => Ok(Draw::BoostedDrs),
+            "labelled" | "labeled" | "checked" => Ok(Draw::Labelled),
             _ => Err(format!(
-                "unknown draw '{s}'; use generator, boosted or boosted-drs"
+                "unknown draw '{s}'; use generator, boosted, boosted-drs or labelled"
             )),
         }
     }

@@ -25,11 +25,16 @@ use crate::nn::layers::Net;
 use crate::nn::spec::BlockSpec;
 use crate::nn::spec::{named_params, ordered_params};
 
+mod agreed;
 mod header;
+mod labeller;
 mod mixture;
+mod net_file;
 pub(crate) use header::with_label;
 pub use header::{Conditioning, ModelHeader, PrivacyStatement};
+pub use labeller::{Labeller, LabellerHeader};
 pub use mixture::{Draw, Mixture, MixtureSet};
+pub use net_file::{load_net, save_net};
 
 pub const MODEL_FORMAT: &str = "dpsynth-model/1";
 /// Rows generated and decoded at a time when streaming samples.
@@ -73,10 +78,15 @@ pub struct ReleasedModel {
     /// A marginal method's fitted graphical model, which sampling draws from instead of
     /// a generator.
     pub graphical: Option<GraphicalModel>,
+    /// The DP-SGD classifier sampling checks a conditional image generator's rows with
+    /// (its header's `labeller` says where it reads).
+    pub labeller: Option<Labeller>,
 }
 
 /// Tensor-name prefix of a graphical model's node tables.
 const PGM_PREFIX: &str = "pgm.";
+/// Tensor-name prefix of a labeller's weights.
+const LABELLER_PREFIX: &str = "labeller.";
 
 impl ReleasedModel {
     /// A marginal method's release: its graphical model and no network.
@@ -89,12 +99,16 @@ impl ReleasedModel {
             },
             mixture: None,
             graphical: Some(model),
+            labeller: None,
         }
     }
 
     /// Serialises to bytes (safetensors with the header in its metadata).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut tensors = named_params(&self.generator, "generator.")?;
+        if let Some(l) = &self.labeller {
+            tensors.extend(named_params(&l.net, LABELLER_PREFIX)?);
+        }
         if let Some(g) = &self.graphical {
             for (i, t) in g.tables.iter().enumerate() {
                 tensors.push((
@@ -163,6 +177,9 @@ impl ReleasedModel {
                 .map_err(|e| bad(format!("the weights are damaged: {e}")))?
                 .into_iter()
                 .partition(|(k, _)| k.starts_with("mixture."));
+        let (labeller_tensors, tensors): (Vec<(String, Tensor)>, Vec<(String, Tensor)>) = tensors
+            .into_iter()
+            .partition(|(k, _)| k.starts_with(LABELLER_PREFIX));
         if let Some(g) = &header.graphical {
             let model = graphical_of(g, &tensors).map_err(bad)?;
             let width = encoded_width(&header).map_err(bad)?;
@@ -182,11 +199,13 @@ impl ReleasedModel {
         let generator =
             Net::from_spec(&header.generator, &params, dev).map_err(|e| bad(e.to_string()))?;
         check_shapes(&header, &generator).map_err(bad)?;
+        let labeller = agreed::labeller_of(&header, labeller_tensors, dev).map_err(bad)?;
         Ok(Self {
             header,
             generator,
             mixture,
             graphical: None,
+            labeller,
         })
     }
 
@@ -197,6 +216,7 @@ impl ReleasedModel {
             generator: self.generator.snapshot()?,
             mixture: self.mixture.clone(),
             graphical: self.graphical.clone(),
+            labeller: self.labeller.clone(),
         })
     }
 
@@ -204,6 +224,7 @@ impl ReleasedModel {
     pub fn default_draw(&self) -> Draw {
         match (&self.header.mixture, &self.mixture) {
             (Some(m), Some(_)) => m.draw,
+            _ if self.labeller.is_some() => Draw::Labelled,
             _ => Draw::Generator,
         }
     }
@@ -255,7 +276,14 @@ impl ReleasedModel {
     /// `n` encoded rows by `draw`, before decoding.
     fn values(&self, n: usize, draw: Draw, enc: &Encoding, rng: &mut StdRng) -> Result<Vec<f32>> {
         match (draw, &self.mixture) {
-            (Draw::Generator, _) => self.generate(n, rng),
+            (Draw::Generator, _) => self.generator_rows(n, rng),
+            (Draw::Labelled, _) => match (&self.labeller, &self.header.conditioning) {
+                (Some(l), Some(c)) => self.agreed(n, l, c, rng),
+                _ => Err(MethodError::Usage(
+                    "this model has no labeller to check its rows with; draw from its generator"
+                        .into(),
+                )),
+            },
             (_, None) => Err(MethodError::Usage(format!(
                 "this model was not boosted, so it has no '{}' mixture to draw from; draw from its generator",
                 draw.name()
@@ -278,8 +306,20 @@ impl ReleasedModel {
     }
 
     /// `n` rows of raw generator output (scores before decoding; the conditioning label
-    /// set for a class-conditional generator), row-major.
+    /// set for a class-conditional generator), row-major; with a labeller, only rows it
+    /// reads as their class ([`Self::generator_rows`]: unchecked).
     pub fn generate(&self, n: usize, rng: &mut impl rand::Rng) -> Result<Vec<f32>> {
+        if let Some(g) = &self.graphical {
+            return Ok(g.generate(n, rng));
+        }
+        if let (Some(l), Some(c)) = (&self.labeller, &self.header.conditioning) {
+            return self.agreed(n, l, c, rng);
+        }
+        self.generator_rows(n, rng)
+    }
+
+    /// Rows straight from the generator (or the graphical model), unchecked.
+    pub fn generator_rows(&self, n: usize, rng: &mut impl rand::Rng) -> Result<Vec<f32>> {
         if let Some(g) = &self.graphical {
             return Ok(g.generate(n, rng));
         }
@@ -411,42 +451,6 @@ fn sampling_rng(seed: Option<u64>) -> StdRng {
         Some(s) => StdRng::seed_from_u64(s),
         None => StdRng::from_os_rng(),
     }
-}
-
-/// Writes a network that is not a released model — a run's critic checkpoint — as
-/// safetensors with its architecture under the metadata key `dpsynth-net`.
-pub fn save_net(net: &Net, path: &Path) -> Result<()> {
-    let tensors = named_params(net, "net.")?;
-    let spec = serde_json::to_string(&net.spec()?)
-        .map_err(|e| MethodError::Model(format!("cannot write the architecture: {e}")))?;
-    let meta: HashMap<String, String> = [("dpsynth-net".to_string(), spec)].into_iter().collect();
-    let bytes = safetensors::serialize(tensors.iter().map(|(k, v)| (k.as_str(), v)), Some(meta))
-        .map_err(|e| MethodError::Model(format!("cannot write the weights: {e}")))?;
-    crate::util::atomic::write_atomic(path, &bytes)
-        .map_err(|e| MethodError::Model(format!("{}: {e}", path.display())))
-}
-
-/// Reads a network [`save_net`] wrote (a checkpoint's critic, for audits and boosting).
-pub fn load_net(path: &Path, dev: &Device) -> Result<Net> {
-    let name = path.display().to_string();
-    let bad = |m: String| MethodError::Model(format!("{name}: {m}"));
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
-        .map_err(|e| bad(format!("not a network file ({e})")))?;
-    let spec = meta
-        .metadata()
-        .as_ref()
-        .and_then(|m| m.get("dpsynth-net"))
-        .ok_or_else(|| bad("a safetensors file without a dpsynth architecture".into()))?;
-    let spec: Vec<crate::nn::spec::BlockSpec> =
-        serde_json::from_str(spec).map_err(|e| bad(format!("the architecture is damaged: {e}")))?;
-    let tensors = candle_core::safetensors::load_buffer(&bytes, dev)
-        .map_err(|e| bad(format!("the weights are damaged: {e}")))?
-        .into_iter()
-        .collect();
-    let params =
-        crate::nn::spec::ordered_params(&spec, tensors, "net.").map_err(|e| bad(e.to_string()))?;
-    Net::from_spec(&spec, &params, dev).map_err(|e| bad(e.to_string()))
 }
 
 /// A model file's header, checked: a dpsynth header, the checksum over header and weights
