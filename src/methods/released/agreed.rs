@@ -124,7 +124,10 @@ pub(super) fn labeller_of(
     let width = Encoding::new(&header.schema)
         .map_err(|e| e.to_string())?
         .width;
-    if h.pixel_start + h.pixels > width {
+    if h.pixel_start
+        .checked_add(h.pixels)
+        .is_none_or(|end| end > width)
+    {
         return Err("the labeller reads past the end of a row; the file is damaged".into());
     }
     let params = ordered_params(&h.spec, tensors, LABELLER_PREFIX).map_err(|e| e.to_string())?;

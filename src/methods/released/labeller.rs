@@ -32,7 +32,7 @@ impl Labeller {
         let mut px = Vec::with_capacity(n * self.header.pixels);
         for row in rows.chunks(width) {
             let start = self.header.pixel_start;
-            let Some(p) = row.get(start..start + self.header.pixels) else {
+            let Some(p) = row.get(start..start.saturating_add(self.header.pixels)) else {
                 return Err(MethodError::Model(
                     "the labeller reads more pixels than the rows hold; the file is damaged".into(),
                 ));
