@@ -97,12 +97,22 @@ impl ModelView {
                         .filter(|c| c.kind != crate::data::schema::Kind::Ignored)
                         .map(|c| c.name.as_str())
                         .collect();
-                    ui.label(format!("{} columns: {}", cols.len(), cols.join(", ")));
+                    match m.image_side {
+                        // 785 column names say less than what they are.
+                        Some(side) => ui.label(format!(
+                            "{} columns: {side}×{side} images ({} pixels){}",
+                            cols.len(),
+                            side * side,
+                            if cols.len() > side * side { " and their label" } else { "" }
+                        )),
+                        None => ui.label(format!("{} columns: {}", cols.len(), cols.join(", "))),
+                    };
                     ui.label(
                         "Sampling reads only this file: any number of rows, no private data, nothing charged.",
                     );
                     let private = m.statement.epsilon.is_some();
                     let path = self.path.clone();
+                    self.export.images = m.image_side.is_some();
                     self.export.ui(ui, &path, private, dialogs);
                 }
             });

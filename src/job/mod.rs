@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::methods::post_gan_boosting::BoostConfig;
 pub use crate::methods::registry::{DataKind, MethodInfo, Preset};
-pub use crate::methods::released::{Draw, PrivacyStatement};
+pub use crate::methods::released::{Draw, Jitter, PrivacyStatement};
 pub use crate::nn::device::DeviceChoice;
 pub use error::JobError;
 

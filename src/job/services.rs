@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Draw, JobError, PrivacyStatement};
 use crate::data::Table;
 use crate::data::schema::Schema;
-use crate::methods::released::ReleasedModel;
+use crate::methods::released::{Jitter, ReleasedModel};
 
 /// What a model file says about itself.
 #[derive(Debug, Clone)]
@@ -110,6 +110,19 @@ pub fn export_csv_with(
     draw: Option<Draw>,
     out: &Path,
 ) -> Result<PathBuf, JobError> {
+    export_csv_jittered(model, rows, seed, draw, None, out)
+}
+
+/// [`export_csv_with`], every image warped by `jitter` as it is sampled (images only;
+/// post-processing, named in the statement).
+pub fn export_csv_jittered(
+    model: &Path,
+    rows: usize,
+    seed: Option<u64>,
+    draw: Option<Draw>,
+    jitter: Option<Jitter>,
+    out: &Path,
+) -> Result<PathBuf, JobError> {
     if out.as_os_str().is_empty() {
         return Err(JobError::Usage(
             "type a file path to export to first".into(),
@@ -118,15 +131,23 @@ pub fn export_csv_with(
     let m = load(model)?;
     let draw = draw.unwrap_or_else(|| m.default_draw());
     // Streamed chunk by chunk into the file: any number of rows that fits on disk.
-    let written =
-        crate::data::export::write_csv_stream(out, |sink| m.sample_each(rows, seed, draw, sink))
-            .map_err(|e| match e {
-                crate::data::export::StreamError::Produce(e) => sampling_error(model, e),
-                crate::data::export::StreamError::Write(e) => JobError::write(out, e),
-            })?;
+    let written = crate::data::export::write_csv_stream(out, |sink| match &jitter {
+        Some(j) => m.sample_each_jittered(rows, seed, draw, j, sink),
+        None => m.sample_each(rows, seed, draw, sink),
+    })
+    .map_err(|e| match e {
+        crate::data::export::StreamError::Produce(e) => sampling_error(model, e),
+        crate::data::export::StreamError::Write(e) => JobError::write(out, e),
+    })?;
     let side = sidecar_path(out);
-    let text = serde_json::to_string_pretty(&sidecar(&m, model, written, out, draw))
-        .map_err(|e| JobError::write(&side, e))?;
+    let mut statement = sidecar(&m, model, written, out, draw);
+    if let Some(j) = jitter {
+        statement["jittered"] = serde_json::json!({
+            "what": "each image turned, zoomed and moved at random as it was sampled (post-processing: no privacy cost), for training classifiers; the set no longer matches the real images' poses",
+            "degrees": j.degrees, "zoom": j.zoom, "shift": j.shift,
+        });
+    }
+    let text = serde_json::to_string_pretty(&statement).map_err(|e| JobError::write(&side, e))?;
     crate::util::atomic::write_atomic(&side, text.as_bytes())
         .map_err(|e| JobError::write(&side, e))?;
     Ok(side)

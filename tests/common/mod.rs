@@ -8,6 +8,33 @@ pub fn repo(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
+/// The header and first `n` data lines of a bundled CSV (real rows, fewer of them: for
+/// tests whose assertions do not need the whole table and whose time goes into scoring it).
+pub fn head_lines(rel: &str, n: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(repo(rel)).expect("bundled csv readable");
+    text.lines().take(n + 1).map(str::to_string).collect()
+}
+
+/// The first `train` and `test` rows of the Adult sample, written into `dir` under the
+/// sample's own names (so a sweep finds the `…test…` file beside the `…train…` one).
+pub fn adult_head(dir: &std::path::Path, train: usize, test: usize) -> (PathBuf, PathBuf) {
+    let write = |name: &str, lines: Vec<String>| {
+        let p = dir.join(name);
+        std::fs::write(&p, lines.join("\n") + "\n").expect("write csv");
+        p
+    };
+    (
+        write(
+            "adult_train.csv",
+            head_lines("assets/adult/adult_train.csv", train),
+        ),
+        write(
+            "adult_test.csv",
+            head_lines("assets/adult/adult_test.csv", test),
+        ),
+    )
+}
+
 /// Runs the real `dpsynth` binary.
 pub fn dpsynth(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpsynth"))

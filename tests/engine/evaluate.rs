@@ -8,12 +8,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// Header plus the first `n` data lines of a CSV.
-fn head(src: &Path, n: usize) -> Vec<String> {
-    let text = std::fs::read_to_string(src).expect("ADULT csv readable");
-    text.lines().take(n + 1).map(str::to_string).collect()
-}
-
 fn write(dir: &Path, name: &str, lines: &[String]) -> String {
     let p = dir.join(name);
     std::fs::write(&p, lines.join("\n") + "\n").expect("write csv");
@@ -88,12 +82,12 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn synthetic_equal_to_real_coincides_and_a_shuffled_copy_scores_worse() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let train_lines = head(&common::repo("assets/adult/adult_train.csv"), 3000);
+    let train_lines = common::head_lines("assets/adult/adult_train.csv", 3000);
     let train = write(dir.path(), "train.csv", &train_lines);
     let test = write(
         dir.path(),
         "test.csv",
-        &head(&common::repo("assets/adult/adult_test.csv"), 1500),
+        &common::head_lines("assets/adult/adult_test.csv", 1500),
     );
     let shuffled = write(dir.path(), "shuffled.csv", &shuffle_columns(&train_lines));
 
@@ -189,12 +183,12 @@ fn bad_inputs_are_clear_errors() {
     let train = write(
         dir.path(),
         "train.csv",
-        &head(&common::repo("assets/adult/adult_train.csv"), 200),
+        &common::head_lines("assets/adult/adult_train.csv", 200),
     );
     let test = write(
         dir.path(),
         "test.csv",
-        &head(&common::repo("assets/adult/adult_test.csv"), 100),
+        &common::head_lines("assets/adult/adult_test.csv", 100),
     );
     let other = write(
         dir.path(),

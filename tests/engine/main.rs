@@ -19,6 +19,7 @@ mod evaluate;
 mod formats;
 mod fuzz;
 mod inspect;
+mod jitter;
 mod labeller;
 mod layering;
 mod ledger;

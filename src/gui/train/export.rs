@@ -29,6 +29,11 @@ pub(crate) struct ExportView {
     /// The dialog purposes whose answers the window routes back to this view's owner.
     csv_purpose: Purpose,
     model_purpose: Purpose,
+    /// Whether the model makes images (its owner knows; set before each frame): only then
+    /// is jitter offered.
+    pub images: bool,
+    /// Jitter each sampled image (`dpsynth sample --jitter`): digits to train a classifier.
+    jitter: bool,
 }
 
 impl Default for ExportView {
@@ -48,6 +53,8 @@ impl Default for ExportView {
             standalone: false,
             csv_purpose: Purpose::ExportCsv,
             model_purpose: Purpose::SaveModel,
+            images: false,
+            jitter: false,
         }
     }
 }
@@ -115,16 +122,19 @@ impl ExportView {
     /// Samples and writes in a worker (a million rows take a while).
     fn start(&mut self, model: &Path, out: &Path, ctx: &egui::Context) {
         let (model, out, rows) = (model.to_path_buf(), out.to_path_buf(), self.rows);
-        self.task = Some(Task::spawn(ctx, move || {
-            match job::services::export_csv(&model, rows, None, &out) {
+        let jitter = (self.images && self.jitter).then_some(job::Jitter::STANDARD);
+        self.task = Some(Task::spawn(
+            ctx,
+            move || match job::services::export_csv_jittered(&model, rows, None, None, jitter, &out)
+            {
                 Ok(side) => format!(
                     "wrote {rows} rows to {}, and its privacy statement to {}",
                     out.display(),
                     side.display()
                 ),
                 Err(e) => format!("export failed: {e}"),
-            }
-        }));
+            },
+        ));
         self.msg = Some(format!("sampling {} rows…", self.rows));
     }
 
@@ -158,6 +168,10 @@ impl ExportView {
                     &mut self.not_private_ok,
                     "I understand: export these non-private rows anyway",
                 );
+            }
+            if self.images {
+                ui.checkbox(&mut self.jitter, "Jitter each digit (to train a classifier on)")
+                    .on_hover_text("Turns, zooms and moves each sampled digit a little at random (10°, 10 %, 10 % of the side), as MNIST training recipes augment real digits: a classifier trained on them does better on real digits, while the set looks less like the real one. No privacy cost (it happens after the release); the privacy statement says it was done.");
             }
             let busy = self.task.is_some() || self.blocked_by_privacy();
             ui.horizontal(|ui| {

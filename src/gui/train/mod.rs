@@ -417,6 +417,7 @@ impl TrainPanel {
         }
         if let Some(Ok(s)) = &self.result {
             let (model, private) = (s.model.clone(), s.epsilon_spent.is_some());
+            self.export.images = loaded.content.real_grid().is_some();
             self.export.ui(ui, &model, private, dialogs);
         }
         egui::CollapsingHeader::new("Log")

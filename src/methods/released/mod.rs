@@ -27,11 +27,13 @@ use crate::nn::spec::{named_params, ordered_params};
 
 mod agreed;
 mod header;
+mod jitter;
 mod labeller;
 mod mixture;
 mod net_file;
 pub(crate) use header::with_label;
 pub use header::{Conditioning, ModelHeader, PrivacyStatement};
+pub use jitter::Jitter;
 pub use labeller::{Labeller, LabellerHeader};
 pub use mixture::{Draw, Mixture, MixtureSet};
 pub use net_file::{load_net, save_net};
