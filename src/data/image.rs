@@ -289,6 +289,16 @@ pub fn load_idx_dataset(path: &Path) -> Result<ImageSet, DataError> {
 }
 
 /// True for a header `label, pixel0, …, pixel{N-1}` with N a square number ≥ 4.
+/// The image side when `schema` is the `label, pixel0, …` layout of square images (the
+/// one rule: the job's model summary and the sampler's jitter both ask it).
+pub fn image_side(schema: &crate::data::schema::Schema) -> Option<usize> {
+    let cols = &schema.columns;
+    let px = cols.iter().filter(|c| c.name.starts_with("pixel")).count();
+    let side = (px as f64).sqrt().round() as usize;
+    (px >= 4 && side * side == px && cols.first().is_some_and(|c| c.name == "label"))
+        .then_some(side)
+}
+
 pub fn is_image_header(t: &Table) -> bool {
     let n = t.columns.len();
     if n < 5 || t.columns[0].name != "label" {

@@ -276,9 +276,5 @@ pub fn copy_model(model: &Path, to: &Path) -> Result<(), JobError> {
 
 /// The image side of a schema of images (columns `label, pixel0, …` with a square count).
 pub fn image_side(schema: &Schema) -> Option<usize> {
-    let cols = &schema.columns;
-    let px = cols.iter().filter(|c| c.name.starts_with("pixel")).count();
-    let side = (px as f64).sqrt().round() as usize;
-    (px >= 4 && side * side == px && cols.first().is_some_and(|c| c.name == "label"))
-        .then_some(side)
+    crate::data::image::image_side(schema)
 }

@@ -13,9 +13,9 @@
 
 use rand::Rng;
 
-use super::{MethodError, ReleasedModel, Result, SAMPLE_CHUNK};
+use super::{MethodError, ReleasedModel, Result};
 use crate::data::Table;
-use crate::data::encode::{DecodeMode, Encoding};
+use crate::data::encode::Encoding;
 use crate::methods::image_nets::ImageLayout;
 
 /// How far each image may be turned (degrees either way), zoomed (a share either way)
@@ -144,29 +144,18 @@ impl ReleasedModel {
         jitter: &Jitter,
         sink: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
-        let enc = Encoding::new(&self.header.schema)?;
-        // An image table: pixel columns and at most one other (the label).
-        let cols = &self.header.schema.columns;
-        let px = cols.iter().filter(|c| c.name.starts_with("pixel")).count();
-        let images = px >= 4 && cols.len() - px <= 1;
-        let layout = images
-            .then(|| ImageLayout::new(enc.width, self.header.conditioning.as_ref()).ok())
-            .flatten()
+        let width = Encoding::new(&self.header.schema)?.width;
+        let layout = crate::data::image::image_side(&self.header.schema)
+            .and_then(|_| ImageLayout::new(width, self.header.conditioning.as_ref()).ok())
             .ok_or_else(|| {
                 MethodError::Usage(
                     "--jitter warps images; this model makes table rows, not images".into(),
                 )
             })?;
-        let mut rng = super::sampling_rng(seed);
-        let mut done = 0usize;
-        while done < n {
-            let m = SAMPLE_CHUNK.min(n - done);
-            let mut values = self.values(m, draw, &enc, &mut rng)?;
-            jitter.apply(&mut values, enc.width, &layout, &mut rng);
-            sink(enc.decode(&values, DecodeMode::Sample, &mut rng)?)?;
-            done += m;
-        }
-        Ok(())
+        let warp = |rows: &mut [f32], width: usize, rng: &mut rand::rngs::StdRng| {
+            jitter.apply(rows, width, &layout, rng)
+        };
+        self.sample_chunks(n, seed, draw, Some(&warp), sink)
     }
 }
 

@@ -263,12 +263,28 @@ impl ReleasedModel {
         draw: Draw,
         sink: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
+        self.sample_chunks(n, seed, draw, None, sink)
+    }
+
+    /// [`Self::sample_each`], each chunk's encoded rows (`width` each) passed through
+    /// `warp` before decoding (jitter: post-processing with the sampler's randomness).
+    fn sample_chunks(
+        &self,
+        n: usize,
+        seed: Option<u64>,
+        draw: Draw,
+        warp: Option<&dyn Fn(&mut [f32], usize, &mut StdRng)>,
+        sink: &mut dyn FnMut(Table) -> Result<()>,
+    ) -> Result<()> {
         let enc = Encoding::new(&self.header.schema)?;
         let mut rng = sampling_rng(seed);
         let mut done = 0usize;
         while done < n {
             let m = SAMPLE_CHUNK.min(n - done);
-            let values = self.values(m, draw, &enc, &mut rng)?;
+            let mut values = self.values(m, draw, &enc, &mut rng)?;
+            if let Some(w) = warp {
+                w(&mut values, enc.width, &mut rng);
+            }
             sink(enc.decode(&values, DecodeMode::Sample, &mut rng)?)?;
             done += m;
         }
