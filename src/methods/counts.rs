@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::pgm::domain::{Coding, Domain};
-use super::pgm::factor::{cells, count, count_weighted, project_sum, sub_index};
+use super::pgm::factor::{Projection, cells, count, count_weighted, project_sum};
 use super::{Flow, MethodError, Progress, Result, TrainSetup};
 use crate::data::cells::{Cell, RawColumn};
 use crate::data::encode::{Encoding, SpanKind};
@@ -104,7 +104,7 @@ pub(crate) fn count_all(
             .filter(|m| holds(m, set))
             .min_by_key(|m| cells(&sizes, m));
         if let Some(sup) = sup {
-            let map = sub_index(&sizes, sup, set);
+            let map = Projection::new(&sizes, sup, set);
             derived.push((
                 set.clone(),
                 project_sum(&tables[sup], &map, cells(&sizes, set)),
@@ -356,7 +356,7 @@ mod tests {
             (vec![0, 1, 2, 3], vec![1, 3]),
         ] {
             let t = count(&data, &sizes, &big);
-            let map = sub_index(&sizes, &big, &small);
+            let map = Projection::new(&sizes, &big, &small);
             let got = project_sum(&t, &map, cells(&sizes, &small));
             assert_eq!(got, count(&data, &sizes, &small), "{big:?} → {small:?}");
         }

@@ -13,7 +13,7 @@
 //! minimum is L = 0 at the maximum-entropy model with those marginals, which the tests
 //! check.
 
-use super::factor::{add_expanded, cells, logsumexp, project_lse, project_sum, sub_index};
+use super::factor::{Projection, add_expanded, cells, project_lse, project_sum};
 use super::junction::JunctionTree;
 
 /// One noisy marginal: counts over `attrs` (sorted) plus Gaussian noise of std `sigma`.
@@ -32,13 +32,13 @@ pub struct Estimate {
     total: f64,
     theta: Vec<Vec<f64>>,
     /// Per node: each of its cells' index in its separator with the parent.
-    up_map: Vec<Vec<u32>>,
+    up_map: Vec<Projection>,
     /// Per node: each of its parent's cells' index in that separator.
-    down_map: Vec<Vec<u32>>,
+    down_map: Vec<Projection>,
     sep_cells: Vec<usize>,
     children: Vec<Vec<usize>>,
     /// Per measurement fitted so far: the node that holds it and the map into it.
-    placed: Vec<(usize, Vec<u32>)>,
+    placed: Vec<(usize, Projection)>,
     /// N·p on each node, for the current potentials.
     pub marginals: Vec<Vec<f64>>,
     step: f64,
@@ -48,14 +48,15 @@ impl Estimate {
     /// The uniform model on `tree` with `total` rows.
     pub fn new(sizes: &[usize], tree: JunctionTree, total: f64) -> Self {
         let m = tree.cliques.len();
-        let mut up_map = vec![Vec::new(); m];
-        let mut down_map = vec![Vec::new(); m];
+        let none = Projection::new(sizes, &[], &[]);
+        let mut up_map = vec![none.clone(); m];
+        let mut down_map = vec![none; m];
         let mut sep_cells = vec![1; m];
         for c in 0..m {
             if let Some(p) = tree.parent[c] {
                 let sep = &tree.separator[c];
-                up_map[c] = sub_index(sizes, &tree.cliques[c], sep);
-                down_map[c] = sub_index(sizes, &tree.cliques[p], sep);
+                up_map[c] = Projection::new(sizes, &tree.cliques[c], sep);
+                down_map[c] = Projection::new(sizes, &tree.cliques[p], sep);
                 sep_cells[c] = cells(sizes, sep);
             }
         }
@@ -89,7 +90,7 @@ impl Estimate {
         let mut e = Self::new(&prev.sizes, tree, prev.total);
         for (c, th) in prev.tree.cliques.iter().zip(&prev.theta) {
             if let Some(k) = e.tree.node_of(c) {
-                let map = sub_index(&e.sizes, &e.tree.cliques[k], c);
+                let map = Projection::new(&e.sizes, &e.tree.cliques[k], c);
                 add_expanded(&mut e.theta[k], th, &map, 1.0);
             }
         }
@@ -108,7 +109,7 @@ impl Estimate {
                 .tree
                 .node_of(&m.attrs)
                 .expect("every measured clique is in the junction tree");
-            let map = sub_index(&self.sizes, &self.tree.cliques[k], &m.attrs);
+            let map = Projection::new(&self.sizes, &self.tree.cliques[k], &m.attrs);
             self.placed.push((k, map));
         }
         let s2 = measurements
@@ -174,7 +175,7 @@ impl Estimate {
     /// The model's marginal over `attrs` (in counts) when one node holds them all.
     pub fn project(&self, attrs: &[usize]) -> Option<Vec<f64>> {
         let k = self.tree.node_of(attrs)?;
-        let map = sub_index(&self.sizes, &self.tree.cliques[k], attrs);
+        let map = Projection::new(&self.sizes, &self.tree.cliques[k], attrs);
         Some(project_sum(
             &self.marginals[k],
             &map,
@@ -200,22 +201,42 @@ impl Estimate {
                 up[c] = project_lse(&belief[c], &self.up_map[c], self.sep_cells[c]);
             }
         }
-        // `belief` of the root is now complete; push messages down.
+        // `belief` of the root is now complete; push messages down. A node's belief is
+        // complete before its children are visited, so it is exponentiated once, and that
+        // one table gives every child's message and the node's own marginal: the message
+        // to child k is lse over k's separator of (belief − up_k), and up_k is constant on
+        // each separator cell, so it is lse(belief) − up_k there (the sum-product message
+        // without dividing anything out of a table). One `exp` per cell per pass instead of
+        // one per cell per child, plus a log-sum-exp and an `exp` for the marginal.
+        let mut out: Vec<Vec<f64>> = vec![Vec::new(); m];
         for &c in &self.tree.order {
+            let b = &belief[c];
+            let max = b.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = if max.is_finite() {
+                b.iter().map(|v| (v - max).exp()).collect()
+            } else {
+                vec![0.0; b.len()]
+            };
             for &k in &self.children[c] {
-                let mut without = belief[c].clone();
-                add_expanded(&mut without, &up[k], &self.down_map[k], -1.0);
-                let down = project_lse(&without, &self.down_map[k], self.sep_cells[k]);
+                let sums = project_sum(&p, &self.down_map[k], self.sep_cells[k]);
+                let down: Vec<f64> = sums
+                    .iter()
+                    .zip(&up[k])
+                    .map(|(s, u)| {
+                        if *s > 0.0 && u.is_finite() {
+                            max + s.ln() - u
+                        } else {
+                            f64::NEG_INFINITY
+                        }
+                    })
+                    .collect();
                 add_expanded(&mut belief[k], &down, &self.up_map[k], 1.0);
             }
+            let z: f64 = p.iter().sum();
+            let scale = if z > 0.0 { self.total / z } else { 0.0 };
+            out[c] = p.into_iter().map(|v| v * scale).collect();
         }
-        belief
-            .into_iter()
-            .map(|b| {
-                let z = logsumexp(&b);
-                b.into_iter().map(|v| self.total * (v - z).exp()).collect()
-            })
-            .collect()
+        out
     }
 
     /// L(μ) and its gradient with respect to each node's marginal.
