@@ -84,7 +84,7 @@ impl Projection {
                 .position(|b| b == a)
                 .map_or(0, |i| small_strides[i])
         };
-        let (mut run, mut along) = (1usize, false);
+        let (mut run, mut along, mut inner) = (1usize, false, 0);
         if let Some(last) = big.last() {
             along = step(last) == 1;
             for a in big.iter().rev() {
@@ -93,15 +93,14 @@ impl Projection {
                     break;
                 }
                 run *= sizes[*a];
+                inner += 1;
             }
         }
-        let bases = sub_index(sizes, big, small)
-            .into_iter()
-            .step_by(run.max(1))
-            .collect();
+        // A run's first cell has its inner digits 0, so its base is the outer
+        // attributes' index map alone (a map `run` times shorter to build).
         Self {
-            bases,
-            run: run.max(1),
+            bases: sub_index(sizes, &big[..big.len() - inner], small),
+            run,
             along,
         }
     }
@@ -177,14 +176,36 @@ pub fn add_expanded(big: &mut [f64], small: &[f64], p: &Projection, scale: f64) 
     }
 }
 
+/// `big[i] *= small[its cell]`: scales a table by a subset's table.
+pub fn mul_expanded(big: &mut [f64], small: &[f64], p: &Projection) {
+    for (chunk, base) in big.chunks_mut(p.run).zip(&p.bases) {
+        let base = *base as usize;
+        if p.along {
+            for (b, s) in chunk.iter_mut().zip(&small[base..]) {
+                *b *= s;
+            }
+        } else {
+            let by = small[base];
+            for b in chunk.iter_mut() {
+                *b *= by;
+            }
+        }
+    }
+}
+
 /// Rows indexed per pass of [`cell_indices`]: small enough that the chunk's indices stay
 /// in the first-level cache while each column adds its part.
 const CHUNK: usize = 2048;
 
 /// Each row's cell in the table over `attrs`, for the rows `start..start + out.len()`:
 /// built column by column (each column read in order, the inner loop a multiply-add the
-/// compiler vectorises) rather than row by row across columns. A table's cells fit in
-/// `u32` whenever it fits in memory as `f64`s.
+/// compiler vectorises) rather than row by row across columns.
+///
+/// The arithmetic wraps rather than checks (a checked multiply-add does not vectorise,
+/// and this loop is most of a round of AIM's estimates): it cannot wrap, since a level is
+/// below its size and so a row's index below the table's cells, which fit in `u32` as
+/// every index map of this module assumes (the marginal methods' tables are bounded far
+/// below that by their cell limits).
 fn cell_indices(
     data: &[Vec<u32>],
     sizes: &[usize],
@@ -192,12 +213,13 @@ fn cell_indices(
     start: usize,
     out: &mut [u32],
 ) {
+    debug_assert!(cells(sizes, attrs) <= u32::MAX as usize);
     out.fill(0);
     for (a, s) in attrs.iter().zip(strides(sizes, attrs)) {
         let col = &data[*a][start..start + out.len()];
         let s = s as u32;
         for (o, v) in out.iter_mut().zip(col) {
-            *o += v * s;
+            *o = o.wrapping_add(v.wrapping_mul(s));
         }
     }
 }
@@ -340,6 +362,13 @@ mod tests {
             }
             let mut got = v.clone();
             add_expanded(&mut got, &small_t, &p, -1.5);
+            assert_eq!(got, want, "{big:?} onto {small:?}");
+            let mut want = v.clone();
+            for (b, i) in want.iter_mut().zip(&map) {
+                *b *= small_t[*i as usize];
+            }
+            let mut got = v.clone();
+            mul_expanded(&mut got, &small_t, &p);
             assert_eq!(got, want, "{big:?} onto {small:?}");
         }
     }
