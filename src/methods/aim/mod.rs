@@ -170,11 +170,12 @@ impl Synthesizer for Aim {
         // Rounds: annealing ends the loop after about 1.5 rounds a column at ε ≈ 1 (Adult:
         // 26 rounds for 15 columns; 200 columns: 258). Each round draws `estimate_rows`
         // rows from the model (≈ 50 passes a value) and answers every candidate no node
-        // holds from them (≈ 10 passes a row and candidate); on tables up to
-        // [`EXACT_COLUMNS`] wide it also triangulates the model once per candidate (≈ d³/4).
-        // Fits cost about 50 passes per cell and iteration on models of at most 2^17
-        // cells (the limit for memory). Measured against this: Adult `quick` 15 s (8 s
-        // estimated), 200 columns × 10,000 rows `quick` 279 s (about 370 s estimated).
+        // holds from them (≈ 2.5 passes a row and candidate: the counting vectorises); on
+        // tables up to [`EXACT_COLUMNS`] wide it also triangulates the model once per
+        // candidate (≈ d³/4). Fits cost about 25 passes per cell and iteration (about 1.1
+        // propagations a step) on models of at most 2^17 cells (the limit for memory).
+        // Measured against this (session 36): Adult `quick` 2.4–4.5 s (4 s estimated);
+        // 200 columns × 10,000 rows `wide` 61 s (75 s), `quick` 300 s (6 min).
         let c = &self.config;
         let d = columns.max(1) as u64;
         let rounds = if c.rounds > 0 {
@@ -190,8 +191,9 @@ impl Synthesizer for Aim {
             .saturating_mul(c.round_iters as u64)
             .saturating_mul(cells / 2)
             .saturating_add((c.iters as u64).saturating_mul(cells))
-            .saturating_mul(50);
-        let answers = rounds.saturating_mul(rows.saturating_mul(w.saturating_mul(10) + d * 50));
+            .saturating_mul(25);
+        let answers =
+            rounds.saturating_mul(rows.saturating_mul(w.saturating_mul(5) / 2 + d * 50));
         let sizes = if columns <= EXACT_COLUMNS {
             rounds
                 .saturating_mul(w)
