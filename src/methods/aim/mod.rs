@@ -192,8 +192,7 @@ impl Synthesizer for Aim {
             .saturating_mul(cells / 2)
             .saturating_add((c.iters as u64).saturating_mul(cells))
             .saturating_mul(25);
-        let answers =
-            rounds.saturating_mul(rows.saturating_mul(w.saturating_mul(5) / 2 + d * 50));
+        let answers = rounds.saturating_mul(rows.saturating_mul(w.saturating_mul(5) / 2 + d * 50));
         let sizes = if columns <= EXACT_COLUMNS {
             rounds
                 .saturating_mul(w)
