@@ -217,7 +217,9 @@ impl Estimate {
     /// separator cell, not per cell. A sum that underflows, or a product that drifts below
     /// 1e-20, is recomputed from the log-space belief (`project_lse`, or a fresh `exp`), so
     /// a cell is dropped only where it is below e^-699 of another cell of its node —
-    /// beneath the precision of any sum that holds both.
+    /// beneath the precision of any sum that holds both. (A downward sum that underflows
+    /// drops the child's cells on that separator cell: the child's marginal there must
+    /// equal the parent's, which is below e^-745 of the parent's largest cell.)
     fn propagate(&self, theta: &[Vec<f64>]) -> Vec<Vec<f64>> {
         let m = theta.len();
         let mut belief: Vec<Vec<f64>> = theta.to_vec();
