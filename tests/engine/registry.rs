@@ -152,7 +152,7 @@ fn methods_lists_the_registry_as_json_and_text() {
     // Exactly one method and one of its presets is recommended per kind of data.
     for (kind, id, preset) in [
         ("table", "aim", "quick"),
-        ("images", "dp-merf", "mnist-conv"),
+        ("images", "dp-merf", "mnist-local-long"),
     ] {
         let marked: Vec<&serde_json::Value> = v["methods"]
             .as_array()

@@ -32,7 +32,10 @@ pub(crate) struct ExportView {
     /// Whether the model makes images (its owner knows; set before each frame): only then
     /// is jitter offered.
     pub images: bool,
-    /// Jitter each sampled image (`dpsynth sample --jitter`): digits to train a classifier.
+    /// Jitter each sampled image (`dpsynth sample --jitter`): on by default, since labelled
+    /// synthetic digits are mostly exported to train a classifier, and jittered ones train
+    /// a better one (CNN judge 95.9 % against 93.2 % for the same ε = 1 model); unticked,
+    /// the digits are exported as drawn, the closer likeness (Fréchet 3.6 against 31.7).
     jitter: bool,
 }
 
@@ -54,7 +57,7 @@ impl Default for ExportView {
             csv_purpose: Purpose::ExportCsv,
             model_purpose: Purpose::SaveModel,
             images: false,
-            jitter: false,
+            jitter: true,
         }
     }
 }

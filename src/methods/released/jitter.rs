@@ -8,8 +8,9 @@
 //! post-processing of the released model's output (randomness of its own, no row is read),
 //! so it costs no privacy; it trades fidelity for that use: the sampled set no longer
 //! matches the real digits' distribution (every digit moves), so the Fréchet distance
-//! grows while a CNN trained on it does better. Off unless asked for; the exported
-//! statement says when it was applied.
+//! grows while a CNN trained on it does better. Off unless asked for on the command line,
+//! on by default in the window's export of digits; the exported statement says when it
+//! was applied.
 
 use rand::Rng;
 
@@ -144,9 +145,26 @@ impl ReleasedModel {
         jitter: &Jitter,
         sink: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
-        let width = Encoding::new(&self.header.schema)?.width;
+        let encoding = Encoding::new(&self.header.schema)?;
+        // The label's encoded columns: the conditioning's span when the model was trained
+        // per class, else the one-hot block of the schema's `label` column, which a model
+        // without conditioning (DP-GAN's `tiny` on digits) generates like any column.
+        let label = match &self.header.conditioning {
+            Some(c) => Some((c.start, c.span_width())),
+            None => encoding
+                .spans
+                .iter()
+                .find(|s| {
+                    self.header
+                        .schema
+                        .columns
+                        .get(s.column)
+                        .is_some_and(|c| c.name == "label")
+                })
+                .map(|s| (s.start, s.len)),
+        };
         let layout = crate::data::image::image_side(&self.header.schema)
-            .and_then(|_| ImageLayout::new(width, self.header.conditioning.as_ref()).ok())
+            .and_then(|_| ImageLayout::of_span(encoding.width, label).ok())
             .ok_or_else(|| {
                 MethodError::Usage(
                     "--jitter warps images; this model makes table rows, not images".into(),
