@@ -91,3 +91,39 @@ fn jittered_digits_move_keep_their_ink_and_say_so() {
     );
     assert!(!std::path::Path::new(&bad).exists());
 }
+
+/// A model trained on digits without class conditioning generates the label's one-hot
+/// block like any other column: jitter warps the pixels beside it and leaves the label
+/// alone (it was refused as "table rows" before, and the window's default export with it).
+#[test]
+fn digits_from_a_model_without_conditioning_jitter_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = RunConfig {
+        data: common::repo("assets/mnist/train-images-idx3-ubyte.gz"),
+        schema: None,
+        seed: Some(6),
+        ..common::adult_run("dp-merf", "tiny", 2.0, dir.path().join("digits.dpsynth"))
+    };
+    let s = common::run_job(cfg, &dir.path().join("ledger.sqlite3"), None).unwrap();
+    let m = dpsynth::methods::released::ReleasedModel::load(&s.model, &candle_core::Device::Cpu)
+        .unwrap();
+    assert!(m.header.conditioning.is_none(), "the case under test");
+    let out = dir.path().join("jittered.csv");
+    let r = common::dpsynth(&[
+        "sample",
+        "--model",
+        &s.model.display().to_string(),
+        "--rows",
+        "30",
+        "--seed",
+        "4",
+        "--jitter",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert!(r.status.success(), "{}", common::stderr(&r));
+    let set = images(&out);
+    assert_eq!((set.len(), set.width, set.height), (30, 28, 28));
+    let labels = set.labels.expect("the label column survives the warp");
+    assert!(labels.iter().all(|&l| l < 10), "{labels:?}");
+}
