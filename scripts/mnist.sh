@@ -2,7 +2,7 @@
 # Trains METHOD:PRESET on the 60,000 MNIST training digits at each ε given, samples
 # 10,000 labelled digits, and scores them with `dpsynth evaluate` against the 10,000 test
 # digits (classifiers trained on synthetic, tested on real; a 10×10 grid per run).
-#   [DELTA=1e-5] [SET="k=v k2=v2"] [TAG=name] [JITTER=1] scripts/mnist.sh MNIST_DIR OUTDIR METHOD:PRESET EPSILON...
+#   [DELTA=1e-5] [SET="k=v k2=v2"] [TAG=name] [JITTER=1|D,Z,S[,A,SIGMA]] scripts/mnist.sh MNIST_DIR OUTDIR METHOD:PRESET EPSILON...
 # (δ default 1e-6; SET overrides preset settings, one `--set` each; TAG marks the files;
 # ROWS synthetic digits for the judges, default 10,000; 60000 is DPImageBench's protocol;
 # training's wall time and peak memory go to OUTDIR/NAME.time, from /usr/bin/time -v where installed)
@@ -28,9 +28,12 @@ for eps in "$@"; do
   "$bin" evaluate --real-train "$dir/train-images-idx3-ubyte.gz" --real-test "$dir/t10k-images-idx3-ubyte.gz" \
     --synthetic "$out/$name.csv" --grid "$out/$name.png" --json "$out/$name.report.json" > /dev/null
   # JITTER=1: the same model sampled again with every digit jittered (`sample --jitter`),
-  # scored the same way, into NAME-jitter.* (post-processing: no privacy cost).
+  # scored the same way, into NAME-jitter.* (post-processing: no privacy cost);
+  # JITTER=DEGREES,ZOOM,SHIFT[,ALPHA,SIGMA] passes that setting on.
   if [ -n "${JITTER:-}" ]; then
-    "$bin" sample --model "$out/$name.dpsynth" --rows "${ROWS:-10000}" --jitter --out "$out/$name-jitter.csv" 2> /dev/null
+    jitter=(--jitter)
+    [ "$JITTER" != 1 ] && jitter=(--jitter "$JITTER")
+    "$bin" sample --model "$out/$name.dpsynth" --rows "${ROWS:-10000}" "${jitter[@]}" --out "$out/$name-jitter.csv" 2> /dev/null
     "$bin" evaluate --real-train "$dir/train-images-idx3-ubyte.gz" --real-test "$dir/t10k-images-idx3-ubyte.gz" \
       --synthetic "$out/$name-jitter.csv" --grid "$out/$name-jitter.png" --json "$out/$name-jitter.report.json" > /dev/null
   fi

@@ -54,13 +54,24 @@ fn open_sample_change_columns_train_and_export() {
     h.get_by_label("Try it with the Adult census sample")
         .click();
     wait_for(&mut h, "32561 rows × 15 columns", 60);
+    // The sample opens with its public schema (the Adult codebook's kinds and domains):
+    // nothing is read off the rows, so nothing asks to be protected.
+    h.get_by_label_contains("come from this sample's public schema");
+    // The preview shows the first rows (only those on screen are laid out).
+    assert!(h.query_all_by_label_contains("State-gov").count() >= 2);
+    assert_eq!(h.query_all_by_label("Estimate privately").count(), 0);
+    assert!(
+        h.query_by_label_contains("column kinds were guessed from the rows")
+            .is_none()
+    );
+    // A user's own file starts from guesses; "Guess again" shows the sample that way.
+    h.get_by_label("Guess again").click();
+    h.run_steps(3);
     assert_eq!(
         h.query_all_by_label("Estimate privately").count(),
         15,
         "every inferred domain starts unprotected"
     );
-    // The preview shows the first rows (only those on screen are laid out).
-    assert!(h.query_all_by_label_contains("State-gov").count() >= 2);
 
     // Change a column's kind: fnlwgt (a sampling weight) is ignored.
     h.get_by_label("kind of fnlwgt").click();

@@ -59,7 +59,7 @@ fn open_mnist_with_ctrl_o_train_and_see_the_digit_grids() {
         Some(egui::accesskit::Toggled::True)
     );
     h.get_by_label("Export CSV").click();
-    wait_for(&mut h, "wrote 1000 rows to", 60);
+    wait_for(&mut h, "wrote 1000 jittered digits to", 60);
     let csv = std::fs::read_dir(dir.path().join("dpsynth"))
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -177,7 +177,8 @@ pub struct SampleArgs {
     /// Images only: turn, zoom and move each sampled image at random, for digits meant to
     /// train a classifier (post-processing, no privacy cost; the statement says so).
     /// `--jitter` alone is the usual MNIST augmentation (10°, 10 % zoom, 10 % shift);
-    /// `--jitter DEGREES,ZOOM,SHIFT` sets it.
+    /// `--jitter DEGREES,ZOOM,SHIFT` sets it, and `DEGREES,ZOOM,SHIFT,ALPHA,SIGMA` adds an
+    /// elastic bend (Simard et al.'s is 34,4).
     #[arg(long, value_parser = Jitter::parse, num_args = 0..=1, default_missing_value = "standard")]
     pub jitter: Option<Jitter>,
 }

@@ -47,6 +47,8 @@ pub struct Done {
     pub shown: Opened,
     /// The user's column settings kept for this file, when they still fit it.
     pub kept_schema: Option<Schema>,
+    /// A bundled sample's public schema and its file (used when nothing was kept).
+    pub sample_schema: Option<(Schema, std::path::PathBuf)>,
     /// The runs kept for this file (tables), read here rather than on the UI thread.
     pub kept_runs: Vec<super::results::KeptRun>,
 }
@@ -123,14 +125,15 @@ impl Loading {
                         *g = Some(o.content_key.clone());
                     }
                     let dataset = Shared(Arc::new(o));
-                    let (mut kept_schema, mut kept_runs) = (None, Vec::new());
+                    let (mut kept_schema, mut sample_schema) = (None, None);
+                    let mut kept_runs = Vec::new();
                     let shown = match &dataset.0.rows {
                         Rows::Table(table) => {
                             st.store(INFERRING, Ordering::Relaxed);
                             ctx.request_repaint();
                             let inf = data::infer::infer_schema(table)
                                 .map_err(|e| format!("{shown}: {e}"))?;
-                            kept_schema = super::schema_store::kept(&p, table);
+                            (kept_schema, sample_schema) = schemas_for(&p, table);
                             kept_runs = super::results::find_kept(&p);
                             Opened::Table {
                                 stats: super::data_panel::ColumnStats::of(table),
@@ -146,6 +149,7 @@ impl Loading {
                         dataset: Some(dataset),
                         shown,
                         kept_schema,
+                        sample_schema,
                         kept_runs,
                     })
                 });
@@ -190,6 +194,7 @@ impl Loading {
                             schema_path: sp,
                         },
                         kept_schema: None,
+                        sample_schema: None,
                         kept_runs: Vec::new(),
                     }
                 })
@@ -264,5 +269,17 @@ impl Loading {
                 .animate(true),
         );
         ui.label("The window stays usable meanwhile.");
+    }
+}
+
+/// The user's column settings kept for the file at `p`, else (nothing kept) a bundled
+/// sample's public schema with its file.
+fn schemas_for(
+    p: &Path,
+    table: &crate::data::Table,
+) -> (Option<Schema>, Option<(Schema, PathBuf)>) {
+    match super::schema_store::kept(p, table) {
+        Some(kept) => (Some(kept), None),
+        None => (None, super::samples::sample_schema(p, table)),
     }
 }

@@ -274,9 +274,12 @@ impl App {
                 return;
             }
         };
-        // The user's own column settings for this file, from last time.
+        // The user's own column settings for this file, from last time; else a bundled
+        // sample's public schema.
         let restored = done.kept_schema.is_some();
-        let content = Content::shown(done.shown, done.kept_schema, ctx);
+        let sample_schema = done.sample_schema.as_ref().map(|(_, f)| f.clone());
+        let schema = done.kept_schema.or(done.sample_schema.map(|(s, _)| s));
+        let content = Content::shown(done.shown, schema, ctx);
         // Bundled samples are not "recent files": they are always one click away; an
         // engine's table is no file to reopen (it needs its schema too).
         if let Content::Engine { schema_path, .. } = &content {
@@ -293,6 +296,8 @@ impl App {
         self.data_panel = Default::default();
         if restored {
             self.data_panel.restored();
+        } else if let Some(file) = sample_schema {
+            self.data_panel.from_sample_schema(&file);
         }
         self.train_panel.dataset_opened(self.loaded.as_ref());
         self.results_panel.clear();

@@ -146,6 +146,12 @@ pub fn export_csv_jittered(
             "what": "each image turned, zoomed and moved at random as it was sampled (post-processing: no privacy cost), for training classifiers; the set no longer matches the real images' poses",
             "degrees": j.degrees, "zoom": j.zoom, "shift": j.shift,
         });
+        if let Some(e) = j.elastic {
+            statement["jittered"]["elastic"] = serde_json::json!({
+                "what": "each image first bent by a smooth random displacement field (Simard et al. 2003)",
+                "alpha": e.alpha, "sigma": e.sigma,
+            });
+        }
     }
     let text = serde_json::to_string_pretty(&statement).map_err(|e| JobError::write(&side, e))?;
     crate::util::atomic::write_atomic(&side, text.as_bytes())

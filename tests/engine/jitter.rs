@@ -59,6 +59,10 @@ fn jittered_digits_move_keep_their_ink_and_say_so() {
     };
     assert_eq!(statement(&jittered)["jittered"]["degrees"], 10.0);
     assert!(statement(&plain).get("jittered").is_none());
+    // An elastic bend is named in the statement too.
+    assert!(statement(&jittered)["jittered"].get("elastic").is_none());
+    let bent = statement(&sample("bent.csv", &["--jitter", "10,0.1,0.1,34,4"]));
+    assert_eq!(bent["jittered"]["elastic"]["alpha"], 34.0);
 
     // Out of range, and on a table: bad usage (exit 2), nothing written.
     let bad = dir.path().join("bad.csv").display().to_string();

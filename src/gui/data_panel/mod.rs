@@ -86,6 +86,14 @@ impl DataPanel {
         self.message = Some(Ok("Your column settings for this file from last time are back. \"Guess again\" starts over from the file.".into()));
     }
 
+    /// Says that the kinds and domains are the bundled sample's public ones.
+    pub fn from_sample_schema(&mut self, file: &Path) {
+        self.message = Some(Ok(format!(
+            "Kinds and domains come from this sample's public schema ({}: the codebook's, not the rows'), so the guarantee covers them. \"Guess again\" reads them from the rows instead, as for a file of your own.",
+            file.display()
+        )));
+    }
+
     /// The table's size, the sheet, and the schema buttons (save, load, guess again).
     /// True when the schema changed.
     fn table_header(

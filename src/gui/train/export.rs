@@ -131,7 +131,12 @@ impl ExportView {
             move || match job::services::export_csv_jittered(&model, rows, None, None, jitter, &out)
             {
                 Ok(side) => format!(
-                    "wrote {rows} rows to {}, and its privacy statement to {}",
+                    "wrote {rows} {} to {}, and its privacy statement to {}",
+                    if jitter.is_some() {
+                        "jittered digits"
+                    } else {
+                        "rows"
+                    },
                     out.display(),
                     side.display()
                 ),
@@ -174,7 +179,7 @@ impl ExportView {
             }
             if self.images {
                 ui.checkbox(&mut self.jitter, "Jitter each digit (to train a classifier on)")
-                    .on_hover_text("Turns, zooms and moves each sampled digit a little at random (10°, 10 %, 10 % of the side), as MNIST training recipes augment real digits: a classifier trained on them does better on real digits, while the set looks less like the real one. No privacy cost (it happens after the release); the privacy statement says it was done.");
+                    .on_hover_text("Turns, zooms and moves each sampled digit a little at random (up to 10°, 10 %, 10 % of the side), as MNIST training recipes augment real digits: a classifier trained on them does better on real digits, while the set looks less like the real one. No privacy cost (it happens after the release); the privacy statement says it was done.");
             }
             let busy = self.task.is_some() || self.blocked_by_privacy();
             ui.horizontal(|ui| {
