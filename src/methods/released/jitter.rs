@@ -318,20 +318,30 @@ mod tests {
 
     #[test]
     fn a_bend_moves_pixels_by_about_alpha_times_the_smoothed_noise_and_no_further() {
+        use rand::SeedableRng;
         let e = Elastic {
             alpha: 34.0,
             sigma: 4.0,
         };
-        let field = smooth_field(28, &e, &mut rand::rng());
-        // Smoothed uniform noise has variance (1/3)/(4πσ²) away from the border, so
-        // α·σ_field ≈ 34 · 0.041 ≈ 1.4 pixels: a bend, not a scramble.
-        let rms = (field.iter().map(|v| v * v).sum::<f64>() / field.len() as f64).sqrt();
-        assert!((0.3..4.0).contains(&rms), "rms displacement {rms}");
-        // Smooth: neighbours move alike (white noise would differ by ~α·0.8 px).
-        let step = (0..27 * 28)
-            .map(|i| (field[i] - field[i + 28]).abs())
-            .fold(0.0, f64::max);
-        assert!(step < 1.0, "largest step between neighbours {step}");
+        // Fixed seeds: the bounds hold for each of these draws, and a failure replays.
+        for seed in 0..50 {
+            let field = smooth_field(28, &e, &mut rand::rngs::StdRng::seed_from_u64(seed));
+            // Smoothed uniform noise has variance (1/3)/(4πσ²) away from the border, so
+            // α·σ_field ≈ 34 · 0.041 ≈ 1.4 pixels: a bend, not a scramble.
+            let rms = (field.iter().map(|v| v * v).sum::<f64>() / field.len() as f64).sqrt();
+            assert!(
+                (0.3..4.0).contains(&rms),
+                "seed {seed}: rms displacement {rms}"
+            );
+            // Smooth: neighbours move alike (white noise would differ by ~α·0.8 px).
+            let step = (0..27 * 28)
+                .map(|i| (field[i] - field[i + 28]).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                step < 1.5,
+                "seed {seed}: largest step between neighbours {step}"
+            );
+        }
         let none = smooth_field(
             28,
             &Elastic {
@@ -344,19 +354,40 @@ mod tests {
     }
 
     #[test]
-    fn a_bent_digit_keeps_most_of_its_ink() {
-        // A filled 8×8 square in the middle of a 28×28 image.
-        let mut px = vec![0f32; 28 * 28];
+    fn a_bent_digit_changes_shape_but_stays_in_place() {
+        use rand::SeedableRng;
+        // A filled 8×8 square in the middle of a 28×28 image (centre 13.5, 13.5).
+        let mut square = vec![0f32; 28 * 28];
         for y in 10..18 {
-            px[y * 28 + 10..y * 28 + 18].fill(1.0);
+            square[y * 28 + 10..y * 28 + 18].fill(1.0);
         }
-        let ink: f32 = px.iter().sum();
         let j = Jitter::parse("0,0,0,34,4").unwrap();
-        let before = px.clone();
-        j.apply(&mut px, 28 * 28, &layout(28), &mut rand::rng());
-        let after: f32 = px.iter().sum();
-        assert!((after / ink - 1.0).abs() < 0.5, "ink {ink} → {after}");
-        assert!(px.iter().zip(&before).any(|(a, b)| (a - b).abs() > 0.05));
+        for seed in 0..50 {
+            let mut px = square.clone();
+            j.apply(
+                &mut px,
+                28 * 28,
+                &layout(28),
+                &mut rand::rngs::StdRng::seed_from_u64(seed),
+            );
+            assert!(px.iter().zip(&square).any(|(a, b)| (a - b).abs() > 0.05));
+            // A bend stretches strokes locally (the ink may grow or shrink) but does not
+            // carry the figure off: its centre of ink moves by about the displacement.
+            let ink: f32 = px.iter().sum();
+            assert!((32.0..128.0).contains(&ink), "seed {seed}: ink 64 → {ink}");
+            let centre = |axis: fn(usize) -> usize| {
+                px.iter()
+                    .enumerate()
+                    .map(|(i, v)| axis(i) as f32 * v)
+                    .sum::<f32>()
+                    / ink
+            };
+            let (cy, cx) = (centre(|i| i / 28), centre(|i| i % 28));
+            assert!(
+                (cy - 13.5).abs() < 3.0 && (cx - 13.5).abs() < 3.0,
+                "seed {seed}: centre ({cy}, {cx})"
+            );
+        }
     }
 
     #[test]
