@@ -5,9 +5,10 @@
 //!
 //! Snapshots of the start, data, method, training and results screens are compared with
 //! `tests/snapshots/*.png` (regenerate with `UPDATE_SNAPSHOTS=1 cargo test --release --test
-//! gui`). The start, data and method screens are deterministic and compared strictly; the
-//! training and results screens carry live numbers (steps, seconds) and are compared
-//! loosely, so they catch a broken layout, not a changed digit.
+//! gui`). The start, data and method screens are still (animations settled) and compared
+//! strictly, but for a few anti-aliased corner pixels; the training and results screens
+//! carry live numbers (steps, seconds) and are compared loosely, so they catch a broken
+//! layout, not a changed digit.
 
 mod common;
 
@@ -42,13 +43,21 @@ fn loose() -> SnapshotOptions {
     SnapshotOptions::new().max_failed_pixels(60_000)
 }
 
+/// Still screens, after their animations have settled: a frame's rounded corners can still
+/// differ by a pixel or two with the number of frames the harness ran while waiting on a
+/// worker (CI once failed on 2 corner pixels); any change of layout or text moves thousands.
+fn strict() -> SnapshotOptions {
+    SnapshotOptions::new().max_failed_pixels(40)
+}
+
 #[test]
 fn open_sample_change_columns_train_and_export() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = common::isolated_window(dir.path(), true);
     h.run_steps(3);
     h.get_by_label_contains("Recent files");
-    h.snapshot("start");
+    h.run_steps(30);
+    h.snapshot_options("start", &strict());
 
     // Loading happens in a worker; the window keeps drawing.
     h.get_by_label("Try it with the Adult census sample")
@@ -117,7 +126,8 @@ fn open_sample_change_columns_train_and_export() {
         h.query_by_label_contains("column kinds were guessed from the rows")
             .is_none()
     );
-    h.snapshot("data");
+    h.run_steps(30);
+    h.snapshot_options("data", &strict());
 
     // Every open and save from here on goes through the window's own path prompt, as on a
     // desktop with no system file dialog (a plain X server).
@@ -170,7 +180,8 @@ fn open_sample_change_columns_train_and_export() {
     h.run_steps(3);
     wait_for(&mut h, "phase 2: GAN", 20);
     h.get_by_label_contains("idea: Tantipongpipat");
-    h.snapshot("train");
+    h.run_steps(30);
+    h.snapshot_options("train", &strict());
     // Post-GAN boosting is priced on its own line when switched on (and off again here).
     h.get_by_label("Boost: private post-GAN boosting").click();
     wait_for(&mut h, "boosting: ε", 20);
