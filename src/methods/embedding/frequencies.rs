@@ -4,6 +4,7 @@
 
 use candle_core::Tensor;
 
+use super::placed::PlacedFrequencies;
 use super::squares::SquareFilters;
 use crate::methods::{MethodError, Result};
 
@@ -18,7 +19,7 @@ use crate::methods::{MethodError, Result};
 pub struct Frequencies {
     /// Over the whole row: [width, k_row] and its transpose (the backward pass's).
     row: Option<(Tensor, Tensor)>,
-    squares: Option<SquareFilters>,
+    squares: Option<Local>,
     /// a_j for each frequency, twice ([1, 2k]: the cosine and the sine); None: k^{−1/2}.
     weights: Option<Tensor>,
     k: usize,
@@ -67,8 +68,27 @@ impl Frequencies {
         };
         Ok(Self {
             row,
-            squares: Some(squares),
+            squares: Some(Local::Filters(squares)),
             weights: Some(Tensor::from_vec(both, (1, 2 * k), &dev)?),
+            k,
+        })
+    }
+
+    /// `row` [width, k_row] (if any) and then local frequencies held by place, all at equal
+    /// weights: the features of the dense matrix [row | placed.dense()], column for column.
+    pub fn with_placed(row: Option<Tensor>, placed: PlacedFrequencies) -> Result<Self> {
+        let k = row.as_ref().map_or(Ok(0), |r| r.dims2().map(|d| d.1))? + placed.count();
+        let row = match row {
+            Some(r) => {
+                let t = r.t()?.contiguous()?;
+                Some((r, t))
+            }
+            None => None,
+        };
+        Ok(Self {
+            row,
+            squares: Some(Local::Placed(placed)),
+            weights: None,
             k,
         })
     }
@@ -79,7 +99,7 @@ impl Frequencies {
     }
 
     /// The dense [width, k] matrix when that is all there is (the GPU kernel and PEARL's
-    /// critic read it); None with squares.
+    /// critic read it); None with squares or placed frequencies.
     pub fn matrix(&self) -> Option<&Tensor> {
         match (&self.row, &self.squares) {
             (Some((m, _)), None) => Some(m),
@@ -144,11 +164,42 @@ impl Frequencies {
         }
     }
 
+    /// Each frequency's weight a_j in the feature map ([k]).
+    pub fn pair_weights(&self) -> candle_core::Result<Vec<f32>> {
+        match &self.weights {
+            Some(w) => w.narrow(1, 0, self.k)?.flatten_all()?.to_vec1(),
+            None => Ok(vec![(1.0 / (self.k as f64).sqrt()) as f32; self.k]),
+        }
+    }
+
     /// `t` [B, k] (one column per frequency) times each frequency's weight.
     pub fn weigh(&self, t: &Tensor) -> candle_core::Result<Tensor> {
         match &self.weights {
             Some(w) => t.broadcast_mul(&w.narrow(1, 0, self.k)?),
             None => t / (self.k as f64).sqrt(),
+        }
+    }
+}
+
+/// The part of the frequencies that reads squares of an image, in one of two layouts.
+#[derive(Debug, Clone)]
+enum Local {
+    Filters(SquareFilters),
+    Placed(PlacedFrequencies),
+}
+
+impl Local {
+    fn project(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Local::Filters(s) => s.project(x),
+            Local::Placed(p) => p.project(x),
+        }
+    }
+
+    fn project_back(&self, d: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Local::Filters(s) => s.project_back(d),
+            Local::Placed(p) => p.project_back(d),
         }
     }
 }

@@ -15,9 +15,11 @@ use super::{MethodError, Result};
 use crate::data::encode::{Encoding, SpanKind};
 
 mod frequencies;
+mod placed;
 mod squares;
 
 pub use frequencies::Frequencies;
+pub use placed::PlacedFrequencies;
 pub use squares::{SquareFilters, local_frequencies};
 
 /// Rows per chunk when summing features: bounds the [chunk, 2k] intermediate.

@@ -19,7 +19,11 @@ use crate::methods::image_nets::ImageLayout;
 use crate::methods::{MethodError, Result};
 
 /// The normal law of a square's frequency entries, after checking the square fits.
-fn square_law(layout: &ImageLayout, patch: usize, bandwidth: f64) -> Result<Normal<f32>> {
+pub(super) fn square_law(
+    layout: &ImageLayout,
+    patch: usize,
+    bandwidth: f64,
+) -> Result<Normal<f32>> {
     if patch == 0 || patch > layout.side {
         return Err(MethodError::Plan(format!(
             "the local frequencies' square must be 1 to {} pixels wide, got {patch}",

@@ -106,24 +106,32 @@ impl EmbedFit {
     }
 
     /// Random-feature work per row (evaluations, projection multiply-adds) and the values
-    /// the dense frequency matrix holds, for rows `width` wide (an image's side is
-    /// estimated from the width, as the footprints do).
-    pub fn feature_cost(&self, width: usize) -> (u64, u64, u64) {
+    /// the frequencies hold, for rows `width` wide (an image's side is estimated from the
+    /// width, as the footprints do). `dense`: local frequencies as dense columns (PEARL's
+    /// critic and `step_features` read them so), else each costs its square's patch².
+    pub fn feature_cost(&self, width: usize, dense: bool) -> (u64, u64, u64) {
         let w = width as u64;
-        let dense = (
+        let all = (
             self.features as u64,
             self.features as u64 * w,
             self.features as u64 * w,
         );
-        if self.patch == 0 || self.patch_filters == 0 {
-            return dense;
+        if self.patch == 0 || self.patch_share <= 0.0 || (dense && self.patch_filters == 0) {
+            return all;
         }
         let side = crate::methods::image_nets::ImageLayout::estimate(width).side;
         let across = side.saturating_sub(self.patch) as u64 + 1;
-        let local = ((self.features as f64 * self.patch_share).round() as u64).min(dense.0);
-        let row = dense.0 - local;
-        let squares = across * across * self.patch_filters as u64;
+        let local = ((self.features as f64 * self.patch_share).round() as u64).min(all.0);
+        let row = all.0 - local;
         let patch2 = (self.patch * self.patch) as u64;
+        if self.patch_filters == 0 {
+            return (
+                all.0,
+                row * w + local * patch2,
+                row * w + 3 * local * patch2,
+            );
+        }
+        let squares = across * across * self.patch_filters as u64;
         (row + squares, row * w + squares * patch2, row * w)
     }
 

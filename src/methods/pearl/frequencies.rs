@@ -62,12 +62,15 @@ pub(super) fn subset_of(
 /// The run's frequencies: `scales` over the whole row, and with `patch` > 0 local ones on
 /// squares of the image: `patch_share` of the `features` at random places, or with
 /// `patch_filters` > 0 that many filters at every place, weighted `patch_share` of the
-/// kernel (all public settings, drawn from the run's CSPRNG).
+/// kernel (all public settings, drawn from the run's CSPRNG). `dense`: every frequency as a
+/// column of one matrix (what PEARL's critic and `step_features` read), else the local ones
+/// held by place (the same features for a thirtieth of their arithmetic).
 pub(super) fn frequencies(
     f: &EmbedFit,
     width: usize,
     label: Option<LabelSpan>,
     scales: &[f64],
+    dense: bool,
     s: &mut TrainSetup<'_>,
 ) -> Result<Frequencies> {
     let whole_row = |k: usize, s: &mut TrainSetup<'_>| {
@@ -104,10 +107,20 @@ pub(super) fn frequencies(
             .transpose()?;
         return Frequencies::with_squares(rest, sq, f.patch_share);
     }
-    let l = embedding::local_frequencies(width, &layout, local, square, s.noise.rng(), s.device)?;
-    if local == f.features {
-        return Frequencies::whole_row(l);
+    let placed =
+        embedding::PlacedFrequencies::draw(width, &layout, local, square, s.noise.rng(), s.device)?;
+    let g = (local < f.features)
+        .then(|| whole_row(f.features - local, s))
+        .transpose()?;
+    // The critic and a step's draw of frequencies read every frequency's entries: for them
+    // the local ones become the dense columns they stand for (the same features, more
+    // arithmetic).
+    if !dense {
+        return Frequencies::with_placed(g, placed);
     }
-    let g = whole_row(f.features - local, s)?;
-    Frequencies::whole_row(Tensor::cat(&[&g, &l], 1)?)
+    let l = placed.dense()?;
+    Frequencies::whole_row(match g {
+        Some(g) => Tensor::cat(&[&g, &l], 1)?,
+        None => l,
+    })
 }

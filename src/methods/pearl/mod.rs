@@ -52,11 +52,13 @@ use crate::privacy::{Budget, Charge, Mechanism};
 
 mod config;
 mod frequencies;
+mod fused;
 mod objective;
 mod releases;
 
 pub use config::{EmbedFit, INFO, PearlConfig};
 use frequencies::*;
+use fused::distance_grad_fused;
 use objective::*;
 use releases::*;
 
@@ -162,7 +164,8 @@ impl Synthesizer for Pearl {
             );
             (g.params, g.work / image_nets::CONV_SPEEDUP, g.widest)
         };
-        let (evals, macs, matrix) = c.fit.feature_cost(width);
+        let dense = c.critic_every > 0 || c.fit.step_features > 0;
+        let (evals, macs, matrix) = c.fit.feature_cost(width, dense);
         let (l_steps, l_batch, l_work) = c.fit.labeller.phase(width);
         let mut f = super::Footprint::embedding_method(
             n,
@@ -203,7 +206,8 @@ impl Synthesizer for Pearl {
         let scales: Vec<f64> = std::iter::once(ell)
             .chain(c.fit.bandwidth_mix.iter().copied())
             .collect();
-        let omega = frequencies(&c.fit, width, label, &scales, &mut s)?;
+        let dense = c.critic_every > 0 || c.fit.step_features > 0;
+        let omega = frequencies(&c.fit, width, label, &scales, dense, &mut s)?;
         let released = Released {
             proportions: match (label, count_std) {
                 (Some(l), Some(std)) => Some(noisy_proportions(&mut s, l, std, c.common.private)?),
@@ -294,7 +298,10 @@ impl Pearl {
                 Some((sub, r_sub, w_sub)) => {
                     distance_grad(&y, &fix, &sub, &r_sub, &w_sub, c.fit.unbiased)?
                 }
-                None => distance_grad(&y, &fix, omega, r, &w, c.fit.unbiased)?,
+                None => match distance_grad_fused(&y, &fix, omega, r, &w, c.fit.unbiased)? {
+                    Some(fused) => fused,
+                    None => distance_grad(&y, &fix, omega, r, &w, c.fit.unbiased)?,
+                },
             };
             let (_, signals) = generator.backward(&caches, &dy)?;
             opt.step(&params, &summed_grads(&signals)?)?;

@@ -1,0 +1,369 @@
+//! The local frequencies of [`super::local_frequencies`], held by where they read instead
+//! of as a dense [width, k] matrix that is zero off each frequency's square.
+//!
+//! Why: `mnist-local-long` puts 5,000 of its 10,000 frequencies on 5×5 squares of a
+//! 28×28 digit. As dense columns each costs 794 multiply-adds a row, forward and back,
+//! though it reads 25 pixels: half the arithmetic of every generator step went to
+//! multiplying zeros. Held by place — the pixels under every square gathered once, then
+//! each place's few frequencies as one small matrix — a step does the squares' share in
+//! about a thirtieth of it. Same frequencies, drawn from the same random stream in the same
+//! order, so the features (and the release, its sensitivity and its statement) are those
+//! of the dense matrix up to float rounding; a test holds the two side by side.
+
+use candle_core::{DType, Tensor};
+
+use super::squares::square_law;
+use crate::methods::Result;
+use crate::methods::image_nets::ImageLayout;
+
+/// k local frequencies, each N(0, ℓ⁻²) on one `patch`×`patch` square at a uniformly drawn
+/// place, grouped by place.
+#[derive(Debug, Clone)]
+pub struct PlacedFrequencies {
+    /// The column under each place's square, place-major and row-major within a square:
+    /// [places · patch²] (u32).
+    index: Tensor,
+    /// Each place's frequencies as columns, padded with zeros to the most any place holds:
+    /// [places, patch², most], and its transpose [places, most, patch²].
+    w: Tensor,
+    w_t: Tensor,
+    /// For frequency j, its slot (place · most + position) among the padded columns: [k].
+    pick: Tensor,
+    /// For each padded slot, the frequency in it, or k for padding (a zero column): [places ·
+    /// most].
+    spread: Tensor,
+    /// The same on the host for the CPU's loops: `index`, the transposed weights [places ·
+    /// most · patch²], and how many frequencies each place holds.
+    cols: Vec<u32>,
+    slots: Vec<u32>,
+    wt: Vec<f32>,
+    held: Vec<usize>,
+    places: usize,
+    patch2: usize,
+    most: usize,
+    k: usize,
+    width: usize,
+}
+
+impl PlacedFrequencies {
+    /// The frequencies [`super::local_frequencies`] draws with the same `rng` state: for
+    /// each frequency in turn a place (row, then column), then its patch² entries.
+    pub fn draw(
+        width: usize,
+        layout: &ImageLayout,
+        k: usize,
+        (patch, bandwidth): (usize, f64),
+        rng: &mut impl rand::Rng,
+        dev: &candle_core::Device,
+    ) -> Result<Self> {
+        use rand_distr::Distribution;
+        let normal = square_law(layout, patch, bandwidth)?;
+        let (k, side, start) = (k.max(1), layout.side, layout.pixel_start());
+        let across = side - patch + 1;
+        let (places, patch2) = (across * across, patch * patch);
+        let mut drawn: Vec<(usize, Vec<f32>)> = Vec::with_capacity(k);
+        for _ in 0..k {
+            let (r0, c0) = (rng.random_range(0..across), rng.random_range(0..across));
+            let w: Vec<f32> = (0..patch2).map(|_| normal.sample(rng)).collect();
+            drawn.push((r0 * across + c0, w));
+        }
+        let mut held = vec![0usize; places];
+        let mut slot_of = Vec::with_capacity(k);
+        for (place, _) in &drawn {
+            slot_of.push((*place, held[*place]));
+            held[*place] += 1;
+        }
+        let most = held.iter().copied().max().unwrap_or(1).max(1);
+        let mut w = vec![0f32; places * patch2 * most];
+        let mut spread = vec![k as u32; places * most];
+        let mut pick = Vec::with_capacity(k);
+        for (j, ((place, pos), (_, entries))) in slot_of.iter().zip(&drawn).enumerate() {
+            for (q, v) in entries.iter().enumerate() {
+                w[(place * patch2 + q) * most + pos] = *v;
+            }
+            spread[place * most + pos] = j as u32;
+            pick.push((place * most + pos) as u32);
+        }
+        let mut index = Vec::with_capacity(places * patch2);
+        for r0 in 0..across {
+            for c0 in 0..across {
+                for r in r0..r0 + patch {
+                    for c in c0..c0 + patch {
+                        index.push((start + r * side + c) as u32);
+                    }
+                }
+            }
+        }
+        let w = Tensor::from_vec(w, (places, patch2, most), dev)?;
+        let w_t = w.transpose(1, 2)?.contiguous()?;
+        Ok(Self {
+            cols: index.clone(),
+            slots: spread.clone(),
+            wt: w_t.flatten_all()?.to_vec1()?,
+            held,
+            index: Tensor::from_vec(index, places * patch2, dev)?,
+            w_t,
+            w,
+            pick: Tensor::from_vec(pick, k, dev)?,
+            spread: Tensor::from_vec(spread.clone(), places * most, dev)?,
+            places,
+            patch2,
+            most,
+            k,
+            width,
+        })
+    }
+
+    pub fn count(&self) -> usize {
+        self.k
+    }
+
+    /// t·x for every row of `x` [B, width] and every frequency, in drawn order: [B, k].
+    pub fn project(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let b = x.dims()[0];
+        if x.device().is_cpu() {
+            let rows: Vec<f32> = x.flatten_all()?.to_vec1()?;
+            return Tensor::from_vec(self.project_rows(&rows), (b, self.k), x.device());
+        }
+        self.project_tensors(x)
+    }
+
+    /// [`Self::project`] as tensor operations (other devices).
+    fn project_tensors(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let b = x.dims()[0];
+        let squares = x
+            .index_select(&self.index, 1)?
+            .reshape((b, self.places, self.patch2))?
+            .transpose(0, 1)?
+            .contiguous()?;
+        squares
+            .matmul(&self.w)?
+            .transpose(0, 1)?
+            .contiguous()?
+            .reshape((b, self.places * self.most))?
+            .index_select(&self.pick, 1)
+    }
+
+    /// The gradient with respect to the rows from `d` [B, k], one with respect to
+    /// [`Self::project`]'s output: each frequency's share added back to its square's pixels.
+    pub fn project_back(&self, d: &Tensor) -> candle_core::Result<Tensor> {
+        let b = d.dims()[0];
+        if d.device().is_cpu() {
+            let rows: Vec<f32> = d.flatten_all()?.to_vec1()?;
+            return Tensor::from_vec(self.back_rows(&rows), (b, self.width), d.device());
+        }
+        self.back_tensors(d)
+    }
+
+    /// [`Self::project_back`] as tensor operations (other devices).
+    fn back_tensors(&self, d: &Tensor) -> candle_core::Result<Tensor> {
+        let b = d.dims()[0];
+        let padded = Tensor::cat(&[d, &Tensor::zeros((b, 1), DType::F32, d.device())?], 1)?
+            .index_select(&self.spread, 1)?
+            .reshape((b, self.places, self.most))?
+            .transpose(0, 1)?
+            .contiguous()?;
+        let per_pixel = padded
+            .matmul(&self.w_t)?
+            .transpose(0, 1)?
+            .contiguous()?
+            .reshape((b, self.places * self.patch2))?;
+        Tensor::zeros((b, self.width), DType::F32, d.device())?.index_add(
+            &self.index,
+            &per_pixel,
+            1,
+        )
+    }
+
+    /// [`Self::project`] on the CPU: per row, each place's square gathered once, then a
+    /// dot product of patch² for each frequency there.
+    fn project_rows(&self, x: &[f32]) -> Vec<f32> {
+        use rayon::prelude::*;
+        let (p2, most) = (self.patch2, self.most);
+        let mut out = vec![0f32; x.len() / self.width * self.k];
+        out.par_chunks_mut(self.k)
+            .zip(x.par_chunks(self.width))
+            .for_each(|(o, row)| {
+                let mut square = vec![0f32; p2];
+                for p in 0..self.places {
+                    let sq = &mut square[..];
+                    for (v, col) in sq.iter_mut().zip(&self.cols[p * p2..(p + 1) * p2]) {
+                        *v = row[*col as usize];
+                    }
+                    for slot in p * most..p * most + self.held[p] {
+                        let w = &self.wt[slot * p2..(slot + 1) * p2];
+                        o[self.slots[slot] as usize] = sq.iter().zip(w).map(|(a, b)| a * b).sum();
+                    }
+                }
+            });
+        out
+    }
+
+    /// [`Self::project_back`] on the CPU: per row, each place's frequencies' shares summed
+    /// on its square, then added to the square's pixels.
+    fn back_rows(&self, d: &[f32]) -> Vec<f32> {
+        use rayon::prelude::*;
+        let (p2, most) = (self.patch2, self.most);
+        let mut out = vec![0f32; d.len() / self.k * self.width];
+        out.par_chunks_mut(self.width)
+            .zip(d.par_chunks(self.k))
+            .for_each(|(g, row)| {
+                let mut square = vec![0f32; p2];
+                for p in 0..self.places {
+                    let acc = &mut square[..];
+                    acc.iter_mut().for_each(|a| *a = 0.0);
+                    for slot in p * most..p * most + self.held[p] {
+                        let dj = row[self.slots[slot] as usize];
+                        let w = &self.wt[slot * p2..(slot + 1) * p2];
+                        acc.iter_mut().zip(w).for_each(|(a, w)| *a += dj * w);
+                    }
+                    for (a, col) in acc.iter().zip(&self.cols[p * p2..(p + 1) * p2]) {
+                        g[*col as usize] += a;
+                    }
+                }
+            });
+        out
+    }
+
+    /// The dense [width, k] matrix these frequencies stand for (tests and the critic, which
+    /// reads every frequency's entries).
+    pub fn dense(&self) -> Result<Tensor> {
+        let index: Vec<u32> = self.index.to_vec1()?;
+        let w: Vec<f32> = self.w.flatten_all()?.to_vec1()?;
+        let pick: Vec<u32> = self.pick.to_vec1()?;
+        let mut v = vec![0f32; self.width * self.k];
+        for (j, slot) in pick.iter().enumerate() {
+            let (place, pos) = (*slot as usize / self.most, *slot as usize % self.most);
+            let cols = &index[place * self.patch2..(place + 1) * self.patch2];
+            for (q, col) in cols.iter().enumerate() {
+                v[*col as usize * self.k + j] = w[(place * self.patch2 + q) * self.most + pos];
+            }
+        }
+        Ok(Tensor::from_vec(
+            v,
+            (self.width, self.k),
+            self.index.device(),
+        )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::embedding::local_frequencies;
+    use crate::nn::layers::loss_grad;
+    use rand::SeedableRng;
+
+    fn gap(a: &Tensor, b: &Tensor) -> f32 {
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .max_all()
+            .unwrap()
+            .to_scalar()
+            .unwrap()
+    }
+
+    /// Drawn from the same seed, the placed frequencies are the dense matrix that
+    /// `local_frequencies` (the slow, obvious form) draws, and they project, and pass a
+    /// gradient back to the rows, as that matrix does under autograd. Labels first and
+    /// last, and more frequencies than places (several share a place).
+    #[test]
+    fn placed_frequencies_are_the_dense_local_ones() {
+        let dev = candle_core::Device::Cpu;
+        for (label, k, seed) in [((0, 3), 40, 1u64), ((36, 4), 7, 2), ((0, 2), 300, 3)] {
+            let (side, patch) = (6, 3);
+            let width = side * side + label.1;
+            let grid = ImageLayout::of_span(width, Some(label)).unwrap();
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let want = local_frequencies(width, &grid, k, (patch, 1.3), &mut rng, &dev).unwrap();
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let placed =
+                PlacedFrequencies::draw(width, &grid, k, (patch, 1.3), &mut rng, &dev).unwrap();
+            assert_eq!(placed.count(), k);
+            assert_eq!(gap(&placed.dense().unwrap(), &want), 0.0, "k = {k}");
+            let x = Tensor::rand(0f32, 1f32, (5, width), &dev).unwrap();
+            // The CPU's loops and the tensor operations other devices run.
+            let dense_proj = x.matmul(&want).unwrap();
+            for proj in [placed.project(&x), placed.project_tensors(&x)] {
+                let proj = proj.unwrap();
+                assert_eq!(proj.dims(), &[5, k]);
+                assert!(gap(&proj, &dense_proj) < 1e-4);
+            }
+            let g = Tensor::rand(-1f32, 1f32, (5, k), &dev).unwrap();
+            let (_, grad) = loss_grad(&x, |x| (x.matmul(&want)? * &g)?.sum_all()).unwrap();
+            assert!(gap(&placed.project_back(&g).unwrap(), &grad) < 1e-4);
+            assert!(gap(&placed.back_tensors(&g).unwrap(), &grad) < 1e-4);
+        }
+        let grid = ImageLayout::of_span(39, Some((0, 3))).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+        let dev = candle_core::Device::Cpu;
+        assert!(PlacedFrequencies::draw(39, &grid, 4, (7, 1.0), &mut rng, &dev).is_err());
+        assert!(PlacedFrequencies::draw(39, &grid, 4, (3, 0.0), &mut rng, &dev).is_err());
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    #[ignore]
+    fn time_placed_against_dense() {
+        let dev = candle_core::Device::Cpu;
+        let width = 794;
+        let grid = ImageLayout::of_span(width, Some((0, 10))).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let p = PlacedFrequencies::draw(width, &grid, 5000, (5, 1.5), &mut rng, &dev).unwrap();
+        let dense = p.dense().unwrap();
+        let x = Tensor::rand(0f32, 1f32, (200, width), &dev).unwrap();
+        let d = Tensor::rand(0f32, 1f32, (200, 5000), &dev).unwrap();
+        let dt = dense.t().unwrap().contiguous().unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            let _ = x.matmul(&dense).unwrap();
+            let _ = d.matmul(&dt).unwrap();
+        }
+        eprintln!("dense {:?}", t.elapsed() / 20);
+        let b = 200;
+        let stages: Vec<(&str, Box<dyn Fn() -> Tensor>)> = vec![
+            ("gather", Box::new(|| x.index_select(&p.index, 1).unwrap())),
+            ("project", Box::new(|| p.project(&x).unwrap())),
+            ("back", Box::new(|| p.project_back(&d).unwrap())),
+        ];
+        for (name, f) in &stages {
+            let t = std::time::Instant::now();
+            for _ in 0..20 {
+                let _ = f();
+            }
+            eprintln!("{name} {:?} (most {})", t.elapsed() / 20, p.most);
+        }
+        let sq = x
+            .index_select(&p.index, 1)
+            .unwrap()
+            .reshape((b, p.places, p.patch2))
+            .unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            let _ = sq.transpose(0, 1).unwrap().contiguous().unwrap();
+        }
+        eprintln!("transpose {:?}", t.elapsed() / 20);
+        let sqt = sq.transpose(0, 1).unwrap().contiguous().unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            let _ = sqt.matmul(&p.w).unwrap();
+        }
+        eprintln!("batched matmul {:?}", t.elapsed() / 20);
+        let pad = Tensor::rand(0f32, 1f32, (b, p.places * p.patch2), &dev).unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            let _ = Tensor::zeros((b, width), DType::F32, &dev)
+                .unwrap()
+                .index_add(&p.index, &pad, 1)
+                .unwrap();
+        }
+        eprintln!("index_add {:?}", t.elapsed() / 20);
+    }
+}
