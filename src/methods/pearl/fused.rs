@@ -19,7 +19,7 @@ use crate::methods::released::with_label;
 
 use super::releases::Released;
 
-/// sin x and cos x for |x| up to a few thousand, to about 2e-7 (f32): one Cody–Waite
+/// sin x and cos x for |x| up to a few thousand, within 1e-6 (f32): one Cody–Waite
 /// reduction by π/2 shared by both, then Cephes' single-precision polynomials on
 /// [−π/4, π/4]. Branch-free, so a loop over it vectorizes.
 #[inline(always)]
