@@ -144,6 +144,9 @@ impl DpMerfConfig {
     // Session 37, two fresh runs at each ε: 93.4 % and 94.0 % at ε = 1, 93.6 % and 94.0 %
     // at ε = 10, trained in 24:30–26:44. Sampled with `--jitter` (the window's export
     // default for digits): 95.8–96.1 % at ε = 1 and at ε = 10 (three runs each).
+    // Sessions 40–41 (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
+    // ε = 1 (five runs), 95.7–96.4 % at ε = 10 (seven), trained in 24:37–38:15 as the
+    // host's speed varied.
     fn mnist_local_long() -> Self {
         let mut c = Self::mnist_local();
         c.fit.steps = 12_000;
@@ -228,7 +231,7 @@ const PRESETS: [PresetOf<DpMerfConfig>; 10] = [
     },
     PresetOf {
         name: "mnist-local-long",
-        doc: "mnist-local fitted four times as long (12,000 steps of 200 digits, the rate on a cosine): about 27 minutes on two cores, the best image quality, recommended for digits (CNN judge on 60,000 synthetic digits 93.2-94.0 % at ε = 1, 93.6-94.3 % at ε = 10; exported jittered 95.8-96.1 % at both)",
+        doc: "mnist-local fitted four times as long (12,000 steps of 200 digits, the rate on a cosine): 25-38 minutes on two cores, the best image quality, recommended for digits (CNN judge on 60,000 synthetic digits 93.2-94.0 % at ε = 1, 93.6-94.3 % at ε = 10; exported jittered 95.8-96.2 % at ε = 1, 95.7-96.4 % at ε = 10)",
         settings: DpMerfConfig::mnist_local_long,
     },
     PresetOf {
@@ -260,7 +263,7 @@ pub const INFO: MethodInfo = MethodInfo {
     id: "dp-merf",
     title: "DP-MERF",
     sentence: "Measures the data once, through a noisy summary of random features, then teaches a generator to reproduce that summary as long as it likes: fast, and longer training costs no privacy.",
-    pick_when: "The recommended start for images (preset mnist-local-long, about 27 minutes; mnist-conv to try things in a few); on tables, when you want to retrain freely at no extra cost.",
+    pick_when: "The recommended start for images (preset mnist-local-long, about half an hour; mnist-conv to try things in a few); on tables, when you want to retrain freely at no extra cost.",
     paper: "Harder, Adamczewski & Park, DP-MERF: Differentially Private Mean Embeddings with Random Features (2021)",
     url: "https://arxiv.org/abs/2002.11603",
     kinds: &[DataKind::Table, DataKind::Images],

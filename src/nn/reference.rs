@@ -9,6 +9,17 @@ use super::dpsgd::LossFn;
 use super::layers::{Act, Block, HeadKind, Net};
 use super::{NnError, Result};
 
+/// The largest elementwise difference between two tensors of one shape: how the tests
+/// hold a fast path to its reference. Test-only, so it may panic.
+#[cfg(test)]
+pub(crate) fn max_gap(a: &Tensor, b: &Tensor) -> f32 {
+    (a - b)
+        .and_then(|d| d.abs())
+        .and_then(|d| d.max_all())
+        .and_then(|d| d.to_scalar::<f32>())
+        .expect("tensors of one shape and dtype f32")
+}
+
 fn act(a: Act, z: &Tensor) -> candle_core::Result<Tensor> {
     match a {
         Act::Relu => z.relu(),

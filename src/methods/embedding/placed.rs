@@ -253,18 +253,8 @@ mod tests {
     use super::*;
     use crate::methods::embedding::local_frequencies;
     use crate::nn::layers::loss_grad;
+    use crate::nn::reference::max_gap as gap;
     use rand::SeedableRng;
-
-    fn gap(a: &Tensor, b: &Tensor) -> f32 {
-        (a - b)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar()
-            .unwrap()
-    }
 
     /// Drawn from the same seed, the placed frequencies are the dense matrix that
     /// `local_frequencies` (the slow, obvious form) draws, and they project, and pass a

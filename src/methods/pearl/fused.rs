@@ -224,6 +224,7 @@ mod tests {
     use super::*;
     use crate::methods::embedding::{self, LabelSpan};
     use crate::methods::pearl::objective::distance_grad;
+    use crate::nn::reference::max_gap as gap;
     use rand::{Rng, SeedableRng};
 
     /// The shared reduction holds over the range projections take (and far beyond).
@@ -243,17 +244,6 @@ mod tests {
             worst = worst.max((c as f64 - wc).abs() as f32);
         }
         assert!(worst < 1e-6, "worst error {worst}");
-    }
-
-    fn gap(a: &Tensor, b: &Tensor) -> f32 {
-        (a - b)
-            .unwrap()
-            .abs()
-            .unwrap()
-            .max_all()
-            .unwrap()
-            .to_scalar()
-            .unwrap()
     }
 
     /// The fused pass gives the tensor path's loss and gradient: with and without a label,
