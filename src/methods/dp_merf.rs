@@ -144,8 +144,8 @@ impl DpMerfConfig {
     // Session 37, two fresh runs at each ε: 93.4 % and 94.0 % at ε = 1, 93.6 % and 94.0 %
     // at ε = 10, trained in 24:30–26:44. Sampled with `--jitter` (the window's export
     // default for digits): 95.8–96.1 % at ε = 1 and at ε = 10 (three runs each).
-    // Sessions 40–41 (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
-    // ε = 1 (five runs), 95.7–96.4 % at ε = 10 (seven), trained in 24:37–38:15 as the
+    // Sessions 40–42 (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
+    // ε = 1 (five runs), 95.7–96.4 % at ε = 10 (eight), trained in 24:37–38:15 as the
     // host's speed varied.
     fn mnist_local_long() -> Self {
         let mut c = Self::mnist_local();
