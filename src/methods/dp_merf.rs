@@ -145,7 +145,7 @@ impl DpMerfConfig {
     // at ε = 10, trained in 24:30–26:44. Sampled with `--jitter` (the window's export
     // default for digits): 95.8–96.1 % at ε = 1 and at ε = 10 (three runs each).
     // Sessions 40–42 (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
-    // ε = 1 (five runs), 95.7–96.4 % at ε = 10 (eight), trained in 24:37–38:15 as the
+    // ε = 1 (five runs), 95.7–96.4 % at ε = 10 (nine), trained in 24:37–38:15 as the
     // host's speed varied.
     fn mnist_local_long() -> Self {
         let mut c = Self::mnist_local();
