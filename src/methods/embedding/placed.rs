@@ -206,11 +206,7 @@ impl PlacedFrequencies {
                         }
                     }
                 }
-                for (l, row) in o.chunks_mut(k).enumerate() {
-                    for (v, t) in row.iter_mut().zip(ot.chunks(r)) {
-                        *v = t[l];
-                    }
-                }
+                untransposed(&ot, r, o);
             });
         out
     }
@@ -244,11 +240,7 @@ impl PlacedFrequencies {
                         axpy(&mut gt[c * r..(c + 1) * r], a, 1.0);
                     }
                 }
-                for (l, row) in g.chunks_mut(width).enumerate() {
-                    for (v, t) in row.iter_mut().zip(gt.chunks(r)) {
-                        *v = t[l];
-                    }
-                }
+                untransposed(&gt, r, g);
             });
         out
     }
@@ -290,6 +282,16 @@ fn transposed(rows: &[f32], width: usize) -> Vec<f32> {
         }
     }
     t
+}
+
+/// The inverse of [`transposed`]: `t` [width, r] written as rows [r, width] into `rows`.
+fn untransposed(t: &[f32], r: usize, rows: &mut [f32]) {
+    let width = t.len() / r;
+    for (l, row) in rows.chunks_mut(width).enumerate() {
+        for (v, col) in row.iter_mut().zip(t.chunks(r)) {
+            *v = col[l];
+        }
+    }
 }
 
 /// acc += a·x, element by element (a loop the compiler vectorizes).
