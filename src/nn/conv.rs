@@ -31,6 +31,7 @@ use candle_core::{Device, Tensor, Var};
 use rand::Rng;
 
 use super::gather::Gather;
+use super::host::swap_last_two;
 use super::{NnError, Result};
 
 /// The geometry of a convolution over one example's [C, H, W] image, flattened
@@ -267,10 +268,7 @@ impl Conv2d {
         let w = self.w.as_tensor();
         let (y, a) = if s.transposed {
             // Input pixels as rows, times W, footprints scattered into the output.
-            let a = x
-                .reshape((bsz, s.cin, s.h * s.w))?
-                .transpose(1, 2)?
-                .contiguous()?;
+            let a = swap_last_two(&x.reshape((bsz, s.cin, s.h * s.w))?)?;
             let rows = a.reshape((bsz * s.h * s.w, s.cin))?.matmul(w)?;
             let y = self.gather.scatter(&rows.reshape((bsz, ()))?)?;
             let y = match &self.b {
@@ -292,11 +290,8 @@ impl Conv2d {
             if let Some(b) = &self.b {
                 z = z.broadcast_add(b.as_tensor())?;
             }
-            let y = z
-                .reshape((bsz, self.positions, s.cout))?
-                .transpose(1, 2)?
-                .contiguous()?
-                .reshape((bsz, ()))?;
+            let y =
+                swap_last_two(&z.reshape((bsz, self.positions, s.cout))?)?.reshape((bsz, ()))?;
             (y, a)
         };
         Ok((y, ConvCache { a }))
@@ -318,16 +313,14 @@ impl Conv2d {
                 .gather
                 .gather(dy)?
                 .reshape((bsz, s.h * s.w, self.patch))?;
-            let dx = delta
+            let rows = delta
                 .reshape((bsz * s.h * s.w, self.patch))?
                 .matmul(&w.t()?)?
-                .reshape((bsz, s.h * s.w, s.cin))?
-                .transpose(1, 2)?
-                .contiguous()?
-                .reshape((bsz, ()))?;
+                .reshape((bsz, s.h * s.w, s.cin))?;
+            let dx = swap_last_two(&rows)?.reshape((bsz, ()))?;
             (dx, delta)
         } else {
-            let delta = per_channel.transpose(1, 2)?.contiguous()?;
+            let delta = swap_last_two(&per_channel)?;
             let dcols = delta
                 .reshape((bsz * self.positions, s.cout))?
                 .matmul(w)?

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor};
 
+use super::host::with_host_f32;
 use super::{NnError, Result};
 
 /// A gather map and its inverse, on the host and (for other devices) on the device.
@@ -81,16 +82,22 @@ impl Gather {
         let (bsz, d) = x.dims2()?;
         if x.device().is_cpu() {
             use rayon::prelude::*;
-            let xv: Vec<f32> = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?;
             let m = self.map.len();
-            let mut out = vec![0f32; bsz * m];
-            out.par_chunks_mut(m)
-                .zip(xv.par_chunks(d))
-                .for_each(|(o, xr)| {
-                    for (o, &k) in o.iter_mut().zip(self.map.iter()) {
-                        *o = xr.get(k as usize).copied().unwrap_or(0.0);
-                    }
-                });
+            let run = |xv: &[f32]| {
+                let mut out = vec![0f32; bsz * m];
+                out.par_chunks_mut(m)
+                    .zip(xv.par_chunks(d))
+                    .for_each(|(o, xr)| {
+                        for (o, &k) in o.iter_mut().zip(self.map.iter()) {
+                            *o = xr.get(k as usize).copied().unwrap_or(0.0);
+                        }
+                    });
+                out
+            };
+            let out = match with_host_f32(x, run) {
+                Some(out) => out,
+                None => run(&x.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?),
+            };
             return Ok(Tensor::from_vec(out, (bsz, m), x.device())?);
         }
         let padded = Tensor::cat(&[x, &Tensor::zeros((bsz, 1), x.dtype(), x.device())?], 1)?;
@@ -104,16 +111,23 @@ impl Gather {
         let d = self.dim;
         if cols.device().is_cpu() {
             use rayon::prelude::*;
-            let cv: Vec<f32> = cols.flatten_all()?.to_vec1()?;
-            let mut out = vec![0f32; bsz * d];
-            out.par_chunks_mut(d)
-                .zip(cv.par_chunks(m))
-                .for_each(|(o, cr)| {
-                    for (i, o) in o.iter_mut().enumerate() {
-                        let (a, b) = (self.inv_start[i] as usize, self.inv_start[i + 1] as usize);
-                        *o = self.inv[a..b].iter().map(|&j| cr[j as usize]).sum();
-                    }
-                });
+            let run = |cv: &[f32]| {
+                let mut out = vec![0f32; bsz * d];
+                out.par_chunks_mut(d)
+                    .zip(cv.par_chunks(m))
+                    .for_each(|(o, cr)| {
+                        for (i, o) in o.iter_mut().enumerate() {
+                            let (a, b) =
+                                (self.inv_start[i] as usize, self.inv_start[i + 1] as usize);
+                            *o = self.inv[a..b].iter().map(|&j| cr[j as usize]).sum();
+                        }
+                    });
+                out
+            };
+            let out = match with_host_f32(cols, run) {
+                Some(out) => out,
+                None => run(&cols.flatten_all()?.to_vec1()?),
+            };
             return Ok(Tensor::from_vec(out, (bsz, d), cols.device())?);
         }
         self.scatter_by_gathering(cols)

@@ -24,6 +24,7 @@ pub mod dcgan;
 pub mod device;
 pub mod dpsgd;
 mod gather;
+pub(crate) mod host;
 pub mod layers;
 pub mod optim;
 pub mod reference;

@@ -18,6 +18,7 @@ use candle_core::{DType, Tensor};
 use super::squares::square_law;
 use crate::methods::Result;
 use crate::methods::image_nets::ImageLayout;
+use crate::nn::host::{with_avx2, with_host_f32};
 
 /// k local frequencies, each N(0, ℓ⁻²) on one `patch`×`patch` square at a uniformly drawn
 /// place, grouped by place.
@@ -125,8 +126,11 @@ impl PlacedFrequencies {
     pub fn project(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let b = x.dims()[0];
         if x.device().is_cpu() {
-            let rows: Vec<f32> = x.flatten_all()?.to_vec1()?;
-            return Tensor::from_vec(self.project_rows(&rows), (b, self.k), x.device());
+            let out = match with_host_f32(x, |rows| self.project_rows(rows)) {
+                Some(out) => out,
+                None => self.project_rows(&x.flatten_all()?.to_vec1()?),
+            };
+            return Tensor::from_vec(out, (b, self.k), x.device());
         }
         self.project_tensors(x)
     }
@@ -152,8 +156,11 @@ impl PlacedFrequencies {
     pub fn project_back(&self, d: &Tensor) -> candle_core::Result<Tensor> {
         let b = d.dims()[0];
         if d.device().is_cpu() {
-            let rows: Vec<f32> = d.flatten_all()?.to_vec1()?;
-            return Tensor::from_vec(self.back_rows(&rows), (b, self.width), d.device());
+            let out = match with_host_f32(d, |rows| self.back_rows(rows)) {
+                Some(out) => out,
+                None => self.back_rows(&d.flatten_all()?.to_vec1()?),
+            };
+            return Tensor::from_vec(out, (b, self.width), d.device());
         }
         self.back_tensors(d)
     }
@@ -191,22 +198,27 @@ impl PlacedFrequencies {
         out.par_chunks_mut(ROWS * k)
             .zip(x.par_chunks(ROWS * width))
             .for_each(|(o, block)| {
-                let r = block.len() / width;
-                let xt = transposed(block, width);
-                let mut ot = vec![0f32; k * r];
-                for p in 0..self.places {
-                    let cols = &self.cols[p * p2..(p + 1) * p2];
-                    for slot in p * most..p * most + self.held[p] {
-                        let j = self.slots[slot] as usize;
-                        let acc = &mut ot[j * r..(j + 1) * r];
-                        let w = &self.wt[slot * p2..(slot + 1) * p2];
-                        for (col, wq) in cols.iter().zip(w) {
-                            let c = *col as usize;
-                            axpy(acc, &xt[c * r..(c + 1) * r], *wq);
+                with_avx2(
+                    #[inline(always)]
+                    || {
+                        let r = block.len() / width;
+                        let xt = transposed(block, width);
+                        let mut ot = vec![0f32; k * r];
+                        for p in 0..self.places {
+                            let cols = &self.cols[p * p2..(p + 1) * p2];
+                            for slot in p * most..p * most + self.held[p] {
+                                let j = self.slots[slot] as usize;
+                                let acc = &mut ot[j * r..(j + 1) * r];
+                                let w = &self.wt[slot * p2..(slot + 1) * p2];
+                                for (col, wq) in cols.iter().zip(w) {
+                                    let c = *col as usize;
+                                    axpy(acc, &xt[c * r..(c + 1) * r], *wq);
+                                }
+                            }
                         }
-                    }
-                }
-                untransposed(&ot, r, o);
+                        untransposed(&ot, r, o);
+                    },
+                )
             });
         out
     }
@@ -221,26 +233,31 @@ impl PlacedFrequencies {
         out.par_chunks_mut(ROWS * width)
             .zip(d.par_chunks(ROWS * k))
             .for_each(|(g, block)| {
-                let r = block.len() / k;
-                let dt = transposed(block, k);
-                let mut gt = vec![0f32; width * r];
-                let mut acc = vec![0f32; p2 * r];
-                for p in 0..self.places {
-                    acc.iter_mut().for_each(|a| *a = 0.0);
-                    for slot in p * most..p * most + self.held[p] {
-                        let j = self.slots[slot] as usize;
-                        let dv = &dt[j * r..(j + 1) * r];
-                        let w = &self.wt[slot * p2..(slot + 1) * p2];
-                        for (a, wq) in acc.chunks_mut(r).zip(w) {
-                            axpy(a, dv, *wq);
+                with_avx2(
+                    #[inline(always)]
+                    || {
+                        let r = block.len() / k;
+                        let dt = transposed(block, k);
+                        let mut gt = vec![0f32; width * r];
+                        let mut acc = vec![0f32; p2 * r];
+                        for p in 0..self.places {
+                            acc.iter_mut().for_each(|a| *a = 0.0);
+                            for slot in p * most..p * most + self.held[p] {
+                                let j = self.slots[slot] as usize;
+                                let dv = &dt[j * r..(j + 1) * r];
+                                let w = &self.wt[slot * p2..(slot + 1) * p2];
+                                for (a, wq) in acc.chunks_mut(r).zip(w) {
+                                    axpy(a, dv, *wq);
+                                }
+                            }
+                            for (a, col) in acc.chunks(r).zip(&self.cols[p * p2..(p + 1) * p2]) {
+                                let c = *col as usize;
+                                axpy(&mut gt[c * r..(c + 1) * r], a, 1.0);
+                            }
                         }
-                    }
-                    for (a, col) in acc.chunks(r).zip(&self.cols[p * p2..(p + 1) * p2]) {
-                        let c = *col as usize;
-                        axpy(&mut gt[c * r..(c + 1) * r], a, 1.0);
-                    }
-                }
-                untransposed(&gt, r, g);
+                        untransposed(&gt, r, g);
+                    },
+                )
             });
         out
     }
@@ -273,18 +290,20 @@ impl PlacedFrequencies {
 const ROWS: usize = 32;
 
 /// `rows` [r, width] as [width, r]: each column's values across the rows, contiguous.
+#[inline(always)]
 fn transposed(rows: &[f32], width: usize) -> Vec<f32> {
     let r = rows.len() / width;
     let mut t = vec![0f32; rows.len()];
     for (l, row) in rows.chunks(width).enumerate() {
-        for (c, v) in row.iter().enumerate() {
-            t[c * r + l] = *v;
+        for (t, v) in t[l..].iter_mut().step_by(r).zip(row) {
+            *t = *v;
         }
     }
     t
 }
 
 /// The inverse of [`transposed`]: `t` [width, r] written as rows [r, width] into `rows`.
+#[inline(always)]
 fn untransposed(t: &[f32], r: usize, rows: &mut [f32]) {
     let width = t.len() / r;
     for (l, row) in rows.chunks_mut(width).enumerate() {
@@ -295,6 +314,7 @@ fn untransposed(t: &[f32], r: usize, rows: &mut [f32]) {
 }
 
 /// acc += a·x, element by element (a loop the compiler vectorizes).
+#[inline(always)]
 fn axpy(acc: &mut [f32], x: &[f32], a: f32) {
     for (s, v) in acc.iter_mut().zip(x) {
         *s += a * v;

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use crate::methods::Result;
 use crate::methods::embedding::Frequencies;
 use crate::methods::released::with_label;
+use crate::nn::host::{with_avx2, with_host_f32};
 
 use super::releases::Released;
 
@@ -82,7 +83,7 @@ pub(super) fn distance_grad_fused(
         None => vec![0; yl.dims()[0]],
     };
     let k = omega.count();
-    let proj: Vec<f32> = omega.project(&yl)?.flatten_all()?.to_vec1()?;
+    let proj = omega.project(&yl)?;
     let a = omega.pair_weights()?;
     let wv: Vec<f32> = w.flatten_all()?.to_vec1()?;
     let target: Vec<Vec<f32>> = r.target.to_vec2()?;
@@ -90,9 +91,16 @@ pub(super) fn distance_grad_fused(
         Some(p) => Some(p.flatten_all()?.to_vec1()?),
         None => None,
     };
-    let g = Gap::new(&proj, &classes, (k, target.len()), &a);
-    let (loss, pull) = g.loss_and_pull(&target, &wv, proportions.as_deref(), unbiased);
-    let d_proj = g.back(&proj, &pull, &wv, &a);
+    let pass = |proj: &[f32]| {
+        let g = Gap::new(proj, &classes, (k, target.len()), &a);
+        let (loss, pull) = g.loss_and_pull(&target, &wv, proportions.as_deref(), unbiased);
+        (loss, g.back(proj, &pull, &wv, &a))
+    };
+    // The projections read where they lie (a copy of [B, k] saved every step).
+    let (loss, d_proj) = match with_host_f32(&proj, pass) {
+        Some(out) => out,
+        None => pass(&proj.flatten_all()?.to_vec1()?),
+    };
     let d_proj = Tensor::from_vec(d_proj, (classes.len(), k), y.device())?;
     let d_yl = omega.project_back(&d_proj)?;
     let dy = match fix {
@@ -124,18 +132,23 @@ impl<'a> Gap<'a> {
             .into_par_iter()
             .step_by(chunk)
             .map(|j0| {
-                let j1 = (j0 + chunk).min(k);
-                let mut acc = vec![[0f32; 2]; c * (j1 - j0)];
-                for (i, &cl) in classes.iter().enumerate() {
-                    let row = &proj[i * k + j0..i * k + j1];
-                    let out = &mut acc[cl * (j1 - j0)..(cl + 1) * (j1 - j0)];
-                    for (o, p) in out.iter_mut().zip(row) {
-                        let (s, co) = sincos(*p);
-                        o[0] += co;
-                        o[1] += s;
-                    }
-                }
-                acc
+                with_avx2(
+                    #[inline(always)]
+                    || {
+                        let j1 = (j0 + chunk).min(k);
+                        let mut acc = vec![[0f32; 2]; c * (j1 - j0)];
+                        for (i, &cl) in classes.iter().enumerate() {
+                            let row = &proj[i * k + j0..i * k + j1];
+                            let out = &mut acc[cl * (j1 - j0)..(cl + 1) * (j1 - j0)];
+                            for (o, p) in out.iter_mut().zip(row) {
+                                let (s, co) = sincos(*p);
+                                o[0] += co;
+                                o[1] += s;
+                            }
+                        }
+                        acc
+                    },
+                )
             })
             .collect();
         let mut emb = vec![vec![0f32; 2 * k]; c];
@@ -209,11 +222,17 @@ impl<'a> Gap<'a> {
             .zip(proj.par_chunks(k))
             .zip(self.classes.par_iter())
             .for_each(|((o, row), cl)| {
-                let (dc, ds) = d[*cl].split_at(k);
-                for j in 0..k {
-                    let (s, c) = sincos(row[j]);
-                    o[j] = a[j] * (c * ds[j] - s * dc[j]);
-                }
+                with_avx2(
+                    #[inline(always)]
+                    || {
+                        let (dc, ds) = d[*cl].split_at(k);
+                        let (a, dc, ds) = (&a[..k], &dc[..k], &ds[..k]);
+                        for j in 0..k {
+                            let (s, c) = sincos(row[j]);
+                            o[j] = a[j] * (c * ds[j] - s * dc[j]);
+                        }
+                    },
+                )
             });
         out
     }

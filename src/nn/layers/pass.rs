@@ -4,20 +4,60 @@
 use candle_core::{D, DType, Device, Tensor};
 use rand::Rng;
 
-use crate::nn::{NnError, Result};
+use crate::nn::{NnError, Result, host};
 
 use super::*;
 
 pub(super) fn act_forward(a: Act, z: &Tensor) -> Result<Tensor> {
     Ok(match a {
         Act::Relu => z.relu()?,
-        Act::LeakyRelu(s) => candle_nn::ops::leaky_relu(z, s)?,
+        Act::LeakyRelu(s) => {
+            // One pass, bit-identical to candle's max(z, 0) + min(z, 0)·s (five tensor
+            // operations there).
+            let s32 = s as f32;
+            let one = |v: f32| {
+                let max = if v < 0.0 { 0.0 } else { v };
+                let min = if v > 0.0 { 0.0 } else { v };
+                max + (min * s32 + 0.0)
+            };
+            match host::map(z, one)? {
+                Some(y) => y,
+                None => candle_nn::ops::leaky_relu(z, s)?,
+            }
+        }
         Act::Tanh => z.tanh()?,
         Act::Sigmoid => candle_nn::ops::sigmoid(z)?,
     })
 }
 
 pub(super) fn act_backward(a: Act, z: &Tensor, y: &Tensor, dy: &Tensor) -> Result<Tensor> {
+    // One parallel pass on the CPU: the same arithmetic in the same order as the tensor
+    // path below (bit-identical, tested), which took four single-threaded operations.
+    // Relu and leaky Relu read the pre-activation, tanh and sigmoid the output.
+    let src = match a {
+        Act::Relu | Act::LeakyRelu(_) => z,
+        Act::Tanh | Act::Sigmoid => y,
+    };
+    let one = |d: f32, v: f32| -> f32 {
+        match a {
+            Act::Relu => d * if v >= 0.0 { 1.0 } else { 0.0 },
+            Act::LeakyRelu(s) => {
+                let g = if v >= 0.0 { 1.0f32 } else { 0.0 };
+                d * (g * (1.0 - s) as f32 + s as f32)
+            }
+            Act::Tanh => d * (v * v * -1.0 + 1.0),
+            Act::Sigmoid => d * (v * (v * -1.0 + 1.0)),
+        }
+    };
+    match host::zip_map(dy, src, one)? {
+        Some(dz) => Ok(dz),
+        None => act_backward_tensors(a, z, y, dy),
+    }
+}
+
+/// [`act_backward`] as tensor operations: any device, and the reference for the CPU's
+/// one-pass loop.
+fn act_backward_tensors(a: Act, z: &Tensor, y: &Tensor, dy: &Tensor) -> Result<Tensor> {
     Ok(match a {
         Act::Relu => (dy * z.ge(0f32)?.to_dtype(DType::F32)?)?,
         Act::LeakyRelu(s) => {
@@ -406,4 +446,42 @@ fn heads_backward(spans: &[HeadSpan], y: &Tensor, taus: &[f64], d: &Tensor) -> R
         parts.push(dz);
     }
     Ok(Tensor::cat(&parts, 1)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass leaky Relu and activation backward equal the tensor paths bit for
+    /// bit, for every activation, with exact zeros in the pre-activation.
+    #[test]
+    fn one_pass_activations_are_the_tensor_path() {
+        let dev = Device::Cpu;
+        let n = (2, 20_000);
+        let z = Tensor::randn(0f32, 1.0, n, &dev).unwrap();
+        let keep = z
+            .abs()
+            .unwrap()
+            .ge(0.1f32)
+            .unwrap()
+            .to_dtype(DType::F32)
+            .unwrap();
+        let z = (z * keep).unwrap();
+        let dy = Tensor::randn(0f32, 1.0, n, &dev).unwrap();
+        let same = |a: &Tensor, b: &Tensor| {
+            let (a, b): (Vec<f32>, Vec<f32>) = (
+                a.flatten_all().unwrap().to_vec1().unwrap(),
+                b.flatten_all().unwrap().to_vec1().unwrap(),
+            );
+            a == b
+        };
+        let leaky = act_forward(Act::LeakyRelu(0.2), &z).unwrap();
+        assert!(same(&leaky, &candle_nn::ops::leaky_relu(&z, 0.2).unwrap()));
+        for a in [Act::Relu, Act::LeakyRelu(0.2), Act::Tanh, Act::Sigmoid] {
+            let y = act_forward(a, &z).unwrap();
+            let fast = act_backward(a, &z, &y, &dy).unwrap();
+            let slow = act_backward_tensors(a, &z, &y, &dy).unwrap();
+            assert!(same(&fast, &slow), "{a:?}");
+        }
+    }
 }
