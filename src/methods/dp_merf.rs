@@ -144,9 +144,9 @@ impl DpMerfConfig {
     // Session 37, two fresh runs at each ε: 93.4 % and 94.0 % at ε = 1, 93.6 % and 94.0 %
     // at ε = 10, trained in 24:30–26:44. Sampled with `--jitter` (the window's export
     // default for digits): 95.8–96.1 % at ε = 1 and at ε = 10 (three runs each).
-    // Sessions 40–42 (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
-    // ε = 1 (five runs), 95.7–96.4 % at ε = 10 (nine), trained in 24:37–38:15 as the
-    // host's speed varied.
+    // Sessions 40–43 (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
+    // ε = 1 (five runs), 95.3–96.4 % at ε = 10 (eleven), trained in 24:37–38:15 as the
+    // host's speed varied; 20:26 with session 43's faster step (same digits, bit for bit).
     fn mnist_local_long() -> Self {
         let mut c = Self::mnist_local();
         c.fit.steps = 12_000;
@@ -231,7 +231,7 @@ const PRESETS: [PresetOf<DpMerfConfig>; 10] = [
     },
     PresetOf {
         name: "mnist-local-long",
-        doc: "mnist-local fitted four times as long (12,000 steps of 200 digits, the rate on a cosine): 25-38 minutes on two cores, the best image quality, recommended for digits (CNN judge on 60,000 synthetic digits 93.2-94.0 % at ε = 1, 93.6-94.3 % at ε = 10; exported jittered 95.8-96.2 % at ε = 1, 95.7-96.4 % at ε = 10)",
+        doc: "mnist-local fitted four times as long (12,000 steps of 200 digits, the rate on a cosine): 20-38 minutes on two cores, the best image quality, recommended for digits (CNN judge on 60,000 synthetic digits 93.2-94.0 % at ε = 1, 93.6-94.3 % at ε = 10; exported jittered 95.8-96.2 % at ε = 1, 95.3-96.4 % at ε = 10)",
         settings: DpMerfConfig::mnist_local_long,
     },
     PresetOf {

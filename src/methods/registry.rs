@@ -32,7 +32,7 @@ const PLANNED: &[&str] = &[];
 /// on real rows, while the GANs' `quick` presets score 0.38–0.72 on the same tables.
 /// Images: DP-MERF's `mnist-local-long`, the best image model this product has (CNN judge
 /// on all 60,000 MNIST digits 93.2–94.0 % at ε = 1 as drawn, 95.8–96.2 % exported with
-/// `--jitter`, the window's default for digits), in 25–38 minutes on two cores;
+/// `--jitter`, the window's default for digits), in 20–38 minutes on two cores;
 /// `mnist-conv` stays the preset to try things in a few minutes (86.5 %).
 pub fn recommended(kind: DataKind) -> (&'static str, &'static str) {
     match kind {

@@ -11,9 +11,9 @@
 
 use std::sync::Arc;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 
-use super::host::with_host_f32;
+use super::host::on_values;
 use super::{NnError, Result};
 
 /// A gather map and its inverse, on the host and (for other devices) on the device.
@@ -94,10 +94,7 @@ impl Gather {
                     });
                 out
             };
-            let out = match with_host_f32(x, run) {
-                Some(out) => out,
-                None => run(&x.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?),
-            };
+            let out = on_values(x, run)?;
             return Ok(Tensor::from_vec(out, (bsz, m), x.device())?);
         }
         let padded = Tensor::cat(&[x, &Tensor::zeros((bsz, 1), x.dtype(), x.device())?], 1)?;
@@ -124,10 +121,7 @@ impl Gather {
                     });
                 out
             };
-            let out = match with_host_f32(cols, run) {
-                Some(out) => out,
-                None => run(&cols.flatten_all()?.to_vec1()?),
-            };
+            let out = on_values(cols, run)?;
             return Ok(Tensor::from_vec(out, (bsz, d), cols.device())?);
         }
         self.scatter_by_gathering(cols)

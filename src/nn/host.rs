@@ -7,7 +7,7 @@
 //! device, dtype or a strided layout), and its caller then takes the tensor path, which
 //! the tests hold it to.
 
-use candle_core::{CpuStorage, Storage, Tensor};
+use candle_core::{CpuStorage, DType, Storage, Tensor};
 use rayon::prelude::*;
 
 use super::Result;
@@ -28,6 +28,15 @@ pub(crate) fn with_host_f32<T>(t: &Tensor, f: impl FnOnce(&[f32]) -> T) -> Optio
         _ => return None,
     };
     Some(f(values))
+}
+
+/// Runs `f` on a CPU tensor's values: in place where [`with_host_f32`] can, else on an F32
+/// copy (a strided view, another dtype).
+pub(crate) fn on_values<T>(t: &Tensor, f: impl Fn(&[f32]) -> T) -> candle_core::Result<T> {
+    match with_host_f32(t, &f) {
+        Some(out) => Ok(out),
+        None => Ok(f(&t.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?)),
+    }
 }
 
 /// Runs `f` compiled for AVX2 when the CPU has it, else as built. The release is built for

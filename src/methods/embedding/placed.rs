@@ -18,7 +18,7 @@ use candle_core::{DType, Tensor};
 use super::squares::square_law;
 use crate::methods::Result;
 use crate::methods::image_nets::ImageLayout;
-use crate::nn::host::{with_avx2, with_host_f32};
+use crate::nn::host::{on_values, with_avx2};
 
 /// k local frequencies, each N(0, ℓ⁻²) on one `patch`×`patch` square at a uniformly drawn
 /// place, grouped by place.
@@ -126,10 +126,7 @@ impl PlacedFrequencies {
     pub fn project(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let b = x.dims()[0];
         if x.device().is_cpu() {
-            let out = match with_host_f32(x, |rows| self.project_rows(rows)) {
-                Some(out) => out,
-                None => self.project_rows(&x.flatten_all()?.to_vec1()?),
-            };
+            let out = on_values(x, |rows| self.project_rows(rows))?;
             return Tensor::from_vec(out, (b, self.k), x.device());
         }
         self.project_tensors(x)
@@ -156,10 +153,7 @@ impl PlacedFrequencies {
     pub fn project_back(&self, d: &Tensor) -> candle_core::Result<Tensor> {
         let b = d.dims()[0];
         if d.device().is_cpu() {
-            let out = match with_host_f32(d, |rows| self.back_rows(rows)) {
-                Some(out) => out,
-                None => self.back_rows(&d.flatten_all()?.to_vec1()?),
-            };
+            let out = on_values(d, |rows| self.back_rows(rows))?;
             return Tensor::from_vec(out, (b, self.width), d.device());
         }
         self.back_tensors(d)

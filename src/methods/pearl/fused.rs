@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::methods::Result;
 use crate::methods::embedding::Frequencies;
 use crate::methods::released::with_label;
-use crate::nn::host::{with_avx2, with_host_f32};
+use crate::nn::host::{on_values, with_avx2};
 
 use super::releases::Released;
 
@@ -97,10 +97,7 @@ pub(super) fn distance_grad_fused(
         (loss, g.back(proj, &pull, &wv, &a))
     };
     // The projections read where they lie (a copy of [B, k] saved every step).
-    let (loss, d_proj) = match with_host_f32(&proj, pass) {
-        Some(out) => out,
-        None => pass(&proj.flatten_all()?.to_vec1()?),
-    };
+    let (loss, d_proj) = on_values(&proj, pass)?;
     let d_proj = Tensor::from_vec(d_proj, (classes.len(), k), y.device())?;
     let d_yl = omega.project_back(&d_proj)?;
     let dy = match fix {
