@@ -186,34 +186,32 @@ impl PlacedFrequencies {
     /// loads per multiply: 16 % of a `mnist-local-long` step for a thirtieth of its
     /// arithmetic.)
     fn project_rows(&self, x: &[f32]) -> Vec<f32> {
-        use rayon::prelude::*;
         let (p2, most, k, width) = (self.patch2, self.most, self.k, self.width);
         let mut out = vec![0f32; x.len() / width * k];
-        out.par_chunks_mut(ROWS * k)
-            .zip(x.par_chunks(ROWS * width))
-            .for_each(|(o, block)| {
-                with_avx2(
-                    #[inline(always)]
-                    || {
-                        let r = block.len() / width;
-                        let xt = transposed(block, width);
-                        let mut ot = vec![0f32; k * r];
-                        for p in 0..self.places {
-                            let cols = &self.cols[p * p2..(p + 1) * p2];
-                            for slot in p * most..p * most + self.held[p] {
-                                let j = self.slots[slot] as usize;
-                                let acc = &mut ot[j * r..(j + 1) * r];
-                                let w = &self.wt[slot * p2..(slot + 1) * p2];
-                                for (col, wq) in cols.iter().zip(w) {
-                                    let c = *col as usize;
-                                    axpy(acc, &xt[c * r..(c + 1) * r], *wq);
-                                }
-                            }
+        in_blocks(
+            &mut out,
+            x,
+            (k, width),
+            #[inline(always)]
+            |o, block| {
+                let r = block.len() / width;
+                let xt = transposed(block, width);
+                let mut ot = vec![0f32; k * r];
+                for p in 0..self.places {
+                    let cols = &self.cols[p * p2..(p + 1) * p2];
+                    for slot in p * most..p * most + self.held[p] {
+                        let j = self.slots[slot] as usize;
+                        let acc = &mut ot[j * r..(j + 1) * r];
+                        let w = &self.wt[slot * p2..(slot + 1) * p2];
+                        for (col, wq) in cols.iter().zip(w) {
+                            let c = *col as usize;
+                            axpy(acc, &xt[c * r..(c + 1) * r], *wq);
                         }
-                        untransposed(&ot, r, o);
-                    },
-                )
-            });
+                    }
+                }
+                untransposed(&ot, r, o);
+            },
+        );
         out
     }
 
@@ -221,38 +219,36 @@ impl PlacedFrequencies {
     /// frequencies' shares summed on its square across the rows, added to the square's
     /// pixels, and the block transposed back to rows at the end.
     fn back_rows(&self, d: &[f32]) -> Vec<f32> {
-        use rayon::prelude::*;
         let (p2, most, k, width) = (self.patch2, self.most, self.k, self.width);
         let mut out = vec![0f32; d.len() / k * width];
-        out.par_chunks_mut(ROWS * width)
-            .zip(d.par_chunks(ROWS * k))
-            .for_each(|(g, block)| {
-                with_avx2(
-                    #[inline(always)]
-                    || {
-                        let r = block.len() / k;
-                        let dt = transposed(block, k);
-                        let mut gt = vec![0f32; width * r];
-                        let mut acc = vec![0f32; p2 * r];
-                        for p in 0..self.places {
-                            acc.iter_mut().for_each(|a| *a = 0.0);
-                            for slot in p * most..p * most + self.held[p] {
-                                let j = self.slots[slot] as usize;
-                                let dv = &dt[j * r..(j + 1) * r];
-                                let w = &self.wt[slot * p2..(slot + 1) * p2];
-                                for (a, wq) in acc.chunks_mut(r).zip(w) {
-                                    axpy(a, dv, *wq);
-                                }
-                            }
-                            for (a, col) in acc.chunks(r).zip(&self.cols[p * p2..(p + 1) * p2]) {
-                                let c = *col as usize;
-                                axpy(&mut gt[c * r..(c + 1) * r], a, 1.0);
-                            }
+        in_blocks(
+            &mut out,
+            d,
+            (width, k),
+            #[inline(always)]
+            |g, block| {
+                let r = block.len() / k;
+                let dt = transposed(block, k);
+                let mut gt = vec![0f32; width * r];
+                let mut acc = vec![0f32; p2 * r];
+                for p in 0..self.places {
+                    acc.iter_mut().for_each(|a| *a = 0.0);
+                    for slot in p * most..p * most + self.held[p] {
+                        let j = self.slots[slot] as usize;
+                        let dv = &dt[j * r..(j + 1) * r];
+                        let w = &self.wt[slot * p2..(slot + 1) * p2];
+                        for (a, wq) in acc.chunks_mut(r).zip(w) {
+                            axpy(a, dv, *wq);
                         }
-                        untransposed(&gt, r, g);
-                    },
-                )
-            });
+                    }
+                    for (a, col) in acc.chunks(r).zip(&self.cols[p * p2..(p + 1) * p2]) {
+                        let c = *col as usize;
+                        axpy(&mut gt[c * r..(c + 1) * r], a, 1.0);
+                    }
+                }
+                untransposed(&gt, r, g);
+            },
+        );
         out
     }
 
@@ -282,6 +278,26 @@ impl PlacedFrequencies {
 /// pixel's values across them vectorizes well, short enough that the block's transposed
 /// pixels stay in the cache and a batch of 200 splits over the cores.
 const ROWS: usize = 32;
+
+/// `f(out_block, in_block)` over [`ROWS`]-row blocks of `out` (rows of `out_w` values) and
+/// `input` (rows of `in_w`), in parallel, each block's work in the AVX2 copy where the CPU
+/// has it. Mark `f` `#[inline(always)]` so that it is compiled into that copy.
+fn in_blocks(
+    out: &mut [f32],
+    input: &[f32],
+    (out_w, in_w): (usize, usize),
+    f: impl Fn(&mut [f32], &[f32]) + Sync,
+) {
+    use rayon::prelude::*;
+    out.par_chunks_mut(ROWS * out_w)
+        .zip(input.par_chunks(ROWS * in_w))
+        .for_each(|(o, block)| {
+            with_avx2(
+                #[inline(always)]
+                || f(o, block),
+            )
+        });
+}
 
 /// `rows` [r, width] as [width, r]: each column's values across the rows, contiguous.
 #[inline(always)]
