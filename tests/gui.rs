@@ -50,6 +50,13 @@ fn strict() -> SnapshotOptions {
     SnapshotOptions::new().max_failed_pixels(40)
 }
 
+/// A few frames after a screen first appears. egui_plot sizes its axes from the frame
+/// before, so a figure's first frame has them misplaced: a snapshot there moved 101,500
+/// pixels (CI failed once when the results landed on the last of `wait_until`'s steps).
+fn settle(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
+    h.run_steps(10);
+}
+
 #[test]
 fn open_sample_change_columns_train_and_export() {
     let dir = tempfile::tempdir().unwrap();
@@ -195,10 +202,12 @@ fn open_sample_change_columns_train_and_export() {
     h.run_steps(3);
     h.get_by_label("Train (Ctrl+Enter)").click();
     wait_for(&mut h, "ETA", 120);
+    settle(&mut h);
     h.snapshot_options("training", &loose());
 
     // When the run finishes the window shows its results and evaluates it off-thread.
     common::wait_until(&mut h, "Mean distance from the line", "failed", 400);
+    settle(&mut h);
     h.snapshot_options("results", &loose());
     // Every result tab shows its figures.
     for (tab, expect) in [
