@@ -133,6 +133,20 @@ fn open_sample_change_columns_train_and_export() {
         h.query_by_label_contains("column kinds were guessed from the rows")
             .is_none()
     );
+    // A rule between columns, typed with the level completed from the column's list; the
+    // rows of the file that break it are counted here only (a local check).
+    common::click(&mut h, "Rules between columns");
+    h.run_steps(3);
+    common::click(&mut h, "Rules");
+    h.run_steps(2);
+    h.get_by_label("Rules")
+        .type_text("relationship = \"Husband\" => sex = \"Ma");
+    h.run_steps(3);
+    h.get_by_label_contains("not applied:");
+    common::click(&mut h, "Male\"");
+    h.run_steps(3);
+    wait_for(&mut h, "1 rule applies", 10);
+    h.get_by_label_contains("1 of 32561: relationship = \"Husband\" => sex = \"Male\"");
     h.run_steps(30);
     h.snapshot_options("data", &strict());
 
@@ -149,6 +163,10 @@ fn open_sample_change_columns_train_and_export() {
     assert_eq!(
         saved.column("workclass").unwrap().provenance,
         dpsynth::data::schema::Provenance::ToEstimate
+    );
+    assert_eq!(
+        saved.rules,
+        vec![r#"relationship = "Husband" => sex = "Male""#]
     );
     h.get_by_label("Load schema…").click();
     answer_prompt(&mut h, "Load a schema (JSON)", &schema_file);
@@ -211,6 +229,7 @@ fn open_sample_change_columns_train_and_export() {
     h.snapshot_options("results", &loose());
     // Every result tab shows its figures.
     for (tab, expect) in [
+        ("First look", "Random synthetic rows"),
         ("Dimension-wise prediction", "Mean distance from the line"),
         ("Dimension-wise probability", "share of its second value"),
         ("Histograms", "Total variation distance"),

@@ -25,6 +25,10 @@ pub struct EvaluateArgs {
     /// Schema (JSON) of the tables; default: inferred from the real rows.
     #[arg(long)]
     pub schema: Option<PathBuf>,
+    /// Rules (one per line, as `train --rules` takes them) whose broken rows the first
+    /// look counts, real against synthetic, besides the schema's own.
+    #[arg(long, value_name = "FILE", requires = "schema")]
+    pub rules: Option<PathBuf>,
     /// Binary or categorical column for the train-on-synthetic / test-on-real table.
     #[arg(long)]
     pub label: Option<String>,
@@ -74,7 +78,13 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     let train = load_table(&a.real_train, "real-train")?;
     let test = load_table(&a.real_test, "real-test")?;
     let syn = load_table(&a.synthetic, "synthetic")?;
-    let schema = a.schema.as_ref().map(|p| Schema::load(p)).transpose()?;
+    let mut schema = a.schema.as_ref().map(|p| Schema::load(p)).transpose()?;
+    if let (Some(s), Some(p)) = (schema.as_mut(), &a.rules) {
+        let text = std::fs::read_to_string(p).map_err(|e| JobError::file(p, e))?;
+        let stated = data::rules::parse_text(&text, &p.display().to_string())?;
+        data::rules::check(&stated, s).with_context(|| format!("--rules {}", p.display()))?;
+        s.rules.extend(stated.into_iter().map(|r| r.text));
+    }
     let spec = EvalSpec {
         rows: None,
         label: a.label.clone(),
@@ -201,6 +211,9 @@ fn print_summary(r: &report::Report) {
     for reason in &v.reasons {
         println!("  - {reason}");
     }
+    if let Some(l) = &r.first_look {
+        print_first_look(l);
+    }
     println!(
         "rows: real-train {} · real-test {} · synthetic {} (encoded width {})",
         r.sizes.real_train, r.sizes.real_test, r.sizes.synthetic, r.sizes.encoded_width
@@ -256,5 +269,33 @@ fn print_summary(r: &report::Report) {
             );
         }
         println!("  agreed ranking (AUROC): {}", f(t.agreed_ranking_auroc));
+    }
+}
+
+/// The first look's figures: exact values and precision per number column, broken rules.
+fn print_first_look(l: &crate::eval::results::FirstLook) {
+    let pct = |x: f64| format!("{:.1} %", 100.0 * x);
+    println!("first look (real → synthetic):");
+    for e in &l.exact {
+        let values: Vec<String> = e
+            .values
+            .iter()
+            .map(|v| format!("= {}: {} → {}", v.value, pct(v.real), pct(v.synthetic)))
+            .collect();
+        println!(
+            "  {:24} {} · decimals {} → {}",
+            e.column,
+            values.join(" · "),
+            e.real_decimals,
+            e.synthetic_decimals
+        );
+    }
+    for r in &l.rules {
+        println!(
+            "  rule {:60} broken {} → {}",
+            r.rule,
+            pct(r.real),
+            pct(r.synthetic)
+        );
     }
 }

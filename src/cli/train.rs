@@ -19,6 +19,12 @@ pub struct TrainArgs {
     /// run refuses unless --estimate-domains or --allow-data-domains; see `inspect`).
     #[arg(long)]
     pub schema: Option<PathBuf>,
+    /// Rules between columns, one per line, as public facts (no privacy cost; added to
+    /// the schema's `rules`): `education -> education-num`, `relationship = "Husband" =>
+    /// sex = "Male"`, `capital-gain > 0 => capital-loss = 0`, `age >= 17`. Every synthetic
+    /// row obeys them; how many real rows break each is shown here only.
+    #[arg(long, value_name = "FILE", requires = "schema")]
+    pub rules: Option<PathBuf>,
     /// Estimate every domain that was read off the rows privately, with a share of ε
     /// (--domain-share), charged like training.
     #[arg(long, conflicts_with = "allow_data_domains")]
@@ -181,6 +187,12 @@ pub struct SampleArgs {
     /// elastic bend (Simard et al.'s is 34,4).
     #[arg(long, value_parser = Jitter::parse, num_args = 0..=1, default_missing_value = "standard")]
     pub jitter: Option<Jitter>,
+    /// Keep only rows where this condition holds, e.g. `'sex = "Female" and age >= 60'`
+    /// (comparisons =, !=, <, <=, >, >=, `in {…}`, joined by `and`): rows are drawn until
+    /// --rows of them pass (post-processing, no privacy cost); the acceptance rate is
+    /// printed and written in the statement.
+    #[arg(long = "where", value_name = "CONDITION")]
+    pub condition: Option<String>,
 }
 
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
@@ -249,7 +261,7 @@ fn default_out(a: &TrainArgs) -> PathBuf {
 fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
     let out = default_out(a);
     Ok(RunConfig {
-        inline_schema: None,
+        inline_schema: with_rules(a)?,
         opened: None,
         data: a.data.clone(),
         schema: a.schema.clone(),
@@ -283,6 +295,32 @@ fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
             job::DomainPolicy::Refuse
         },
     })
+}
+
+/// The schema of `--schema` with the lines of `--rules` added to its rules (checked
+/// against it, errors naming the rules file's line); `None` without `--rules`.
+fn with_rules(a: &TrainArgs) -> anyhow::Result<Option<crate::data::schema::Schema>> {
+    let (Some(rules), Some(path)) = (&a.rules, &a.schema) else {
+        return Ok(None);
+    };
+    let mut schema =
+        crate::data::schema::Schema::load(path).map_err(|e| JobError::Usage(e.to_string()))?;
+    let text = std::fs::read_to_string(rules).map_err(|e| {
+        JobError::Usage(format!(
+            "cannot read the rules file {}: {e}",
+            rules.display()
+        ))
+    })?;
+    let name = rules.display().to_string();
+    let stated =
+        crate::data::rules::parse_text(&text, &name).map_err(|e| JobError::Usage(e.to_string()))?;
+    crate::data::rules::check(&stated, &schema)
+        .map_err(|e| JobError::Usage(format!("{name}: {e}")))?;
+    schema.rules.extend(stated.into_iter().map(|s| s.text));
+    schema
+        .validate()
+        .map_err(|e| JobError::Usage(e.to_string()))?;
+    Ok(Some(schema))
 }
 
 /// What the guarantee does not cover, and where the records were counted, on stderr.
@@ -391,8 +429,28 @@ pub(super) fn parse_overrides(
 
 pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
     let model = job::services::read_model(&a.model)?;
-    let side =
-        job::services::export_csv_jittered(&a.model, a.rows, a.seed, a.draw, a.jitter, &a.out)?;
+    let (side, acceptance) = job::services::export_csv_where(
+        &a.model,
+        a.rows,
+        a.seed,
+        a.draw,
+        a.jitter,
+        a.condition.as_deref(),
+        &a.out,
+    )?;
+    if acceptance.drawn > acceptance.kept {
+        eprintln!(
+            "dpsynth: kept {} of {} rows drawn ({:.1} %) to meet {}",
+            acceptance.kept,
+            acceptance.drawn,
+            100.0 * acceptance.rate(),
+            match (&a.condition, model.schema.rules.is_empty()) {
+                (Some(c), true) => format!("the condition '{c}'"),
+                (Some(c), false) => format!("the model's rules and the condition '{c}'"),
+                (None, _) => "the model's rules".to_string(),
+            }
+        );
+    }
     let drawn = a.draw.unwrap_or(model.draw);
     eprintln!(
         "dpsynth: wrote {} synthetic rows to {} (model: {}{}, ε = {} at δ = {}); statement: {}",

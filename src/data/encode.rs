@@ -6,6 +6,10 @@
 //!   column may be missing;
 //! - continuous → one column min-max scaled into [0, 1] with the domain's bounds; values
 //!   outside the bounds are clamped (and counted, so the user can widen the bounds);
+//! - a continuous column with point masses (values many rows hold exactly: 0 gains, a top
+//!   code) also gets a one-hot span right after its scaled column: one slot per point
+//!   mass, then one for "elsewhere". A row at a point mass sets that slot (its scaled
+//!   column holds the point's value); decoding a point's slot gives the point exactly;
 //! - binary or continuous columns that may be missing get one extra indicator column.
 //!
 //! Only the schema (public) shapes the layout; the data only fills it.
@@ -28,6 +32,9 @@ pub enum SpanKind {
     Continuous,
     /// 1 when the column's value is missing.
     MissingIndicator,
+    /// A continuous column's point masses: a one-hot block of `len` columns, one per point
+    /// mass of the schema in order, the last for "not at a point mass" (and for blanks).
+    PointMass,
 }
 
 /// A block of encoded columns that belongs to one table column.
@@ -105,6 +112,9 @@ impl Encoding {
                 }
                 Kind::Continuous => {
                     push(SpanKind::Continuous, 1);
+                    if !c.point_masses.is_empty() {
+                        push(SpanKind::PointMass, c.point_masses.len() + 1);
+                    }
                     if c.missing {
                         push(SpanKind::MissingIndicator, 1);
                     }
@@ -149,6 +159,7 @@ impl Encoding {
                         }
                     }
                 }
+                SpanKind::PointMass => encode_point_masses(spec, span, col, w, &mut values)?,
             }
         }
         Ok(EncodedData {
@@ -210,14 +221,10 @@ impl Encoding {
                     categorical_values(spec, cells)
                 }
                 Kind::Continuous => {
-                    let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
+                    let points = spans.iter().find(|s| s.kind == SpanKind::PointMass);
                     let mut cells = Vec::with_capacity(n);
                     for r in 0..n {
-                        let u = f64::from(values[r * self.width + main.start]).clamp(0.0, 1.0);
-                        let mut x = lo + u * (hi - lo);
-                        if spec.integer {
-                            x = x.round().clamp(lo.ceil(), hi.floor());
-                        }
+                        let x = self.number_at(spec, (values, r), (main, points), mode, rng);
                         cells.push(if missing_at(r, rng) { None } else { Some(x) });
                     }
                     fill_blanks(&mut cells, spec.blank_share, rng);
@@ -240,6 +247,35 @@ impl Encoding {
             });
         }
         Ok(Table { columns, n_rows: n })
+    }
+}
+
+impl Encoding {
+    /// Row `r`'s value of a continuous column: the scaled value mapped back into the
+    /// bounds (whole for an integer column), or the point mass its slot picks.
+    fn number_at<R: Rng + ?Sized>(
+        &self,
+        spec: &ColumnSpec,
+        (values, r): (&[f32], usize),
+        (main, points): (&Span, Option<&&Span>),
+        mode: DecodeMode,
+        rng: &mut R,
+    ) -> f64 {
+        let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
+        if let Some(p) = points {
+            let at = r * self.width + p.start;
+            let k = pick(&values[at..at + p.len], mode, rng);
+            if let Some(v) = spec.point_masses.get(k) {
+                return *v;
+            }
+        }
+        let u = f64::from(values[r * self.width + main.start]).clamp(0.0, 1.0);
+        let x = lo + u * (hi - lo);
+        if spec.integer {
+            x.round().clamp(lo.ceil(), hi.floor())
+        } else {
+            x
+        }
     }
 }
 
@@ -315,6 +351,31 @@ fn encode_numbers(
         }
     }
     Ok(clamped)
+}
+
+/// Sets each row's point-mass slot: the slot of the point its value is, else the last
+/// ("elsewhere", which blanks take too).
+fn encode_point_masses(
+    spec: &ColumnSpec,
+    span: &Span,
+    col: &Column,
+    w: usize,
+    values: &mut [f32],
+) -> Result<(), DataError> {
+    let owned;
+    let v: &[Option<f64>] = match &col.values {
+        Values::Number(v) => v,
+        Values::Text(_) => {
+            owned = spec.numbers(col)?;
+            &owned
+        }
+    };
+    let elsewhere = span.len - 1;
+    for (r, x) in v.iter().enumerate() {
+        let slot = x.and_then(|x| spec.point_mass_of(x)).unwrap_or(elsewhere);
+        values[r * w + span.start + slot] = 1.0;
+    }
+    Ok(())
 }
 
 /// Category values that all read as numbers come back as a numeric column, so a decoded
@@ -441,6 +502,72 @@ mod tests {
         assert_eq!(e.row(2)[..7], [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
         assert!((e.row(2)[7] - 2.0 / 3.0).abs() < 1e-6);
         assert_eq!(e.row(1)[7..], [0.0, 1.0]);
+    }
+
+    /// A point mass is its own one-hot slot beside the scaled value, and decoding its slot
+    /// gives the point exactly, whatever the scaled value says.
+    #[test]
+    fn point_masses_get_a_slot_and_come_back_exactly() {
+        use rand::SeedableRng;
+        let schema: Schema = serde_json::from_str(
+            r#"{"columns":[{"name":"gain","kind":"continuous","integer":true,"missing":true,
+                "point_masses":[0,99999],"domain":{"bounds":{"lower":0,"upper":99999}}}]}"#,
+        )
+        .unwrap();
+        let enc = Encoding::new(&schema).unwrap();
+        let kinds: Vec<(SpanKind, usize)> =
+            enc.spans.iter().map(|s| (s.kind.clone(), s.len)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (SpanKind::Continuous, 1),
+                (SpanKind::PointMass, 3),
+                (SpanKind::MissingIndicator, 1)
+            ]
+        );
+        let t = Table {
+            columns: vec![Column {
+                name: "gain".into(),
+                values: Values::Number(vec![Some(0.0), Some(99999.0), Some(2174.0), None]),
+            }],
+            n_rows: 4,
+        };
+        let e = enc.encode(&t).unwrap();
+        assert_eq!(e.row(0), [0.0, 1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(e.row(1), [1.0, 0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(e.row(2)[1..], [0.0, 0.0, 1.0, 0.0]);
+        assert_eq!(e.row(3)[1..], [0.0, 0.0, 1.0, 1.0]);
+        // A generator's row: the scaled value says 38 but the point slot says 0.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let out = enc
+            .decode(
+                &[0.00038, 0.9, 0.05, 0.05, 0.0, 0.6, 0.1, 0.1, 0.8, 0.0],
+                DecodeMode::Argmax,
+                &mut rng,
+            )
+            .unwrap();
+        let Values::Number(v) = &out.columns[0].values else {
+            panic!("a number column")
+        };
+        assert_eq!(v, &vec![Some(0.0), Some(59999.0)]);
+        // Point masses must sit inside the bounds and fit the column's kind.
+        let mut bad = schema.clone();
+        bad.columns[0].point_masses = vec![-1.0];
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("outside the bounds")
+        );
+        bad.columns[0].point_masses = vec![0.5];
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("whole number")
+        );
+        bad.columns[0].point_masses = vec![0.0, 0.0];
+        assert!(bad.validate().unwrap_err().to_string().contains("twice"));
     }
 
     /// Generated blanks beyond the column's estimated share are filled with its other

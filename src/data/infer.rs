@@ -63,6 +63,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         missing: kind != Kind::Ignored && col.missing_count() > 0,
         time_format: None,
         domain,
+        point_masses: Vec::new(),
         kind_from_data: true,
         blank_share: None,
         codebook: false,

@@ -28,6 +28,7 @@ pub mod estimate;
 pub mod export;
 pub mod image;
 pub mod infer;
+pub mod rules;
 pub mod schema;
 pub mod source;
 pub mod stat_files;

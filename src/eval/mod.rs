@@ -6,6 +6,7 @@
 
 pub mod cnn;
 pub mod dimwise;
+pub mod first_look;
 pub mod frame;
 pub mod html;
 pub mod images;

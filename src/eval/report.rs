@@ -105,10 +105,11 @@ pub fn evaluate(
     timings.push(("tstr".into(), secs(t)));
 
     let t = Instant::now();
-    progress("pMSE, MMD and privacy risk");
+    progress("pMSE, MMD, privacy risk and the first look (exact values, rules, rows)");
     let (pmse, mmd) = pmse_mmd(&f, opts.seed);
     let privacy_risk = privacy_risk(&f, opts.seed);
-    timings.push(("pmse, mmd, privacy".into(), secs(t)));
+    let first_look = super::first_look::first_look(&f.schema, real_train, synthetic, opts.seed);
+    timings.push(("pmse, mmd, privacy, first look".into(), secs(t)));
     timings.push(("total".into(), secs(t0)));
 
     Ok(Report {
@@ -127,6 +128,7 @@ pub fn evaluate(
         pmse,
         mmd,
         privacy_risk,
+        first_look: Some(first_look),
         timings,
     })
 }

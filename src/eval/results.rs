@@ -42,6 +42,46 @@ pub struct Sizes {
     pub encoded_width: usize,
 }
 
+/// One exact value of a number column: the share of rows holding it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExactShare {
+    pub value: String,
+    pub real: f64,
+    pub synthetic: f64,
+}
+
+/// A number column's commonest exact values and its precision, real against synthetic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExactValues {
+    pub column: String,
+    pub values: Vec<ExactShare>,
+    /// The most decimals a value of the column is written with (real rows / synthetic).
+    pub real_decimals: u32,
+    pub synthetic_decimals: u32,
+}
+
+/// The share of rows breaking one rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleShare {
+    pub rule: String,
+    pub real: f64,
+    pub synthetic: f64,
+}
+
+/// The first-look section of a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FirstLook {
+    pub exact: Vec<ExactValues>,
+    pub rules: Vec<RuleShare>,
+    /// The columns of the rows shown.
+    pub header: Vec<String>,
+    /// Random real rows (local only) and random synthetic rows, as text.
+    pub real_rows: Vec<Vec<String>>,
+    pub synthetic_rows: Vec<Vec<String>>,
+    /// The worst problem found, in a plain sentence (`None`: nothing stands out).
+    pub worst: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub dpsynth_version: String,
@@ -63,6 +103,9 @@ pub struct Report {
     pub pmse: PmseReport,
     pub mmd: MmdReport,
     pub privacy_risk: PrivacyRisk,
+    /// What a person sees in the rows first: exact values, precision, rules, rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_look: Option<FirstLook>,
     /// Seconds per section.
     pub timings: Vec<(String, f64)>,
 }

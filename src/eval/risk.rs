@@ -22,7 +22,7 @@ pub(crate) fn pmse_mmd(f: &Frame, seed: u64) -> (PmseReport, MmdReport) {
     // dropped slot), so the unpenalised fit is identifiable.
     let mut cols = Vec::new();
     for s in &f.encoding.spans {
-        let n = if s.kind == SpanKind::Categorical {
+        let n = if matches!(s.kind, SpanKind::Categorical | SpanKind::PointMass) {
             s.len.saturating_sub(1)
         } else {
             s.len

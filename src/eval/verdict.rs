@@ -84,6 +84,7 @@ fn pct(x: f64) -> String {
 pub fn verdict(r: &Report) -> Verdict {
     let mut f = Findings::default();
     f.collapsed(r);
+    f.first_look(r);
     f.columns(r);
     if let Some(t) = &r.tstr {
         f.prediction(t);
@@ -145,6 +146,14 @@ impl Findings {
                 pct(real)
             ));
             }
+        }
+    }
+
+    /// The worst thing a person sees first in the rows (a common exact value lost, a rule
+    /// broken, too many decimals), which aggregate scores hide.
+    fn first_look(&mut self, r: &Report) {
+        if let Some(w) = r.first_look.as_ref().and_then(|l| l.worst.as_ref()) {
+            self.mixed.push(format!("at first look, {w}"));
         }
     }
 

@@ -19,7 +19,7 @@ pub(crate) fn max_sq_distance(f: &Frame) -> f64 {
         .spans
         .iter()
         .map(|s| {
-            if s.kind == SpanKind::Categorical && s.len > 1 {
+            if matches!(s.kind, SpanKind::Categorical | SpanKind::PointMass) && s.len > 1 {
                 2.0
             } else {
                 s.len as f64

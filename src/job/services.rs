@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Draw, JobError, PrivacyStatement};
 use crate::data::Table;
 use crate::data::schema::Schema;
-use crate::methods::released::{Jitter, ReleasedModel};
+use crate::methods::released::{Acceptance, Jitter, ReleasedModel};
 
 /// What a model file says about itself.
 #[derive(Debug, Clone)]
@@ -123,6 +123,21 @@ pub fn export_csv_jittered(
     jitter: Option<Jitter>,
     out: &Path,
 ) -> Result<PathBuf, JobError> {
+    export_csv_where(model, rows, seed, draw, jitter, None, out).map(|(side, _)| side)
+}
+
+/// [`export_csv_jittered`] keeping only rows where `condition` holds (`sample --where
+/// 'sex = "Female" and age >= 60'`): rows are drawn until `rows` of them pass, and the
+/// statement says so with the acceptance rate. Post-processing: no charge.
+pub fn export_csv_where(
+    model: &Path,
+    rows: usize,
+    seed: Option<u64>,
+    draw: Option<Draw>,
+    jitter: Option<Jitter>,
+    condition: Option<&str>,
+    out: &Path,
+) -> Result<(PathBuf, Acceptance), JobError> {
     if out.as_os_str().is_empty() {
         return Err(JobError::Usage(
             "type a file path to export to first".into(),
@@ -130,10 +145,27 @@ pub fn export_csv_jittered(
     }
     let m = load(model)?;
     let draw = draw.unwrap_or_else(|| m.default_draw());
+    let cond = match condition {
+        Some(text) => Some(
+            crate::data::rules::condition(text, &m.header.schema)
+                .map_err(|e| JobError::Usage(e.to_string()))?,
+        ),
+        None => None,
+    };
+    if cond.is_some() && jitter.is_some() {
+        return Err(JobError::Usage(
+            "--where keeps table rows by a condition and --jitter warps images; use one of them"
+                .into(),
+        ));
+    }
+    let mut acceptance = Acceptance::default();
     // Streamed chunk by chunk into the file: any number of rows that fits on disk.
     let written = crate::data::export::write_csv_stream(out, |sink| match &jitter {
         Some(j) => m.sample_each_jittered(rows, seed, draw, j, sink),
-        None => m.sample_each(rows, seed, draw, sink),
+        None => {
+            acceptance = m.sample_where(rows, seed, draw, cond.as_ref(), sink)?;
+            Ok(())
+        }
     })
     .map_err(|e| match e {
         crate::data::export::StreamError::Produce(e) => sampling_error(model, e),
@@ -153,10 +185,26 @@ pub fn export_csv_jittered(
             });
         }
     }
+    if !m.header.schema.rules.is_empty() {
+        statement["rules"] = serde_json::json!({
+            "stated": m.header.schema.rules,
+            "what": "rules the user stated as public facts (no privacy cost); rows that broke one were repaired or dropped as they were drawn, so every row here obeys them",
+            "rows_drawn": acceptance.drawn,
+        });
+    }
+    if let (Some(c), Some(text)) = (&cond, condition) {
+        statement["condition"] = serde_json::json!({
+            "where": c.to_string(),
+            "as_given": text,
+            "what": "rows drawn from the model until this many met the condition; the rest were dropped (post-processing: no privacy cost)",
+            "rows_drawn": acceptance.drawn,
+            "acceptance_rate": acceptance.rate(),
+        });
+    }
     let text = serde_json::to_string_pretty(&statement).map_err(|e| JobError::write(&side, e))?;
     crate::util::atomic::write_atomic(&side, text.as_bytes())
         .map_err(|e| JobError::write(&side, e))?;
-    Ok(side)
+    Ok((side, acceptance))
 }
 
 /// Where an exported CSV's statement goes: `synthetic.csv` → `synthetic.csv.privacy.json`.
@@ -270,7 +318,29 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
             gaps.join("; nor ")
         )
     };
-    sentence + &dropped
+    let mut facts = Vec::new();
+    if !p.point_masses.is_empty() {
+        facts.push(format!(
+            "the exact values {} (named by the user)",
+            p.point_masses.join("; ")
+        ));
+    }
+    if !p.rules.is_empty() {
+        facts.push(format!(
+            "the rules {} (stated by the user; every row obeys them)",
+            p.rules
+                .iter()
+                .map(|r| format!("'{r}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let facts = if facts.is_empty() {
+        String::new()
+    } else {
+        format!(". Public facts, at no privacy cost: {}", facts.join("; "))
+    };
+    sentence + &dropped + &facts
 }
 
 /// Copies the released model file. It holds the generator and its privacy statement only

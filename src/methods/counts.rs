@@ -186,6 +186,17 @@ fn count_by_engine(
     domain: &Domain,
     maximal: &[Vec<usize>],
 ) -> Result<Vec<Vec<f64>>> {
+    if let Some(c) = enc
+        .schema
+        .columns
+        .iter()
+        .find(|c| !c.point_masses.is_empty())
+    {
+        return Err(MethodError::Plan(format!(
+            "column '{}' has point masses, which an engine does not count yet; remove them from the schema for a table an engine holds, or export the table to a file",
+            c.name
+        )));
+    }
     if enc.spans.len() != domain.attributes.len() {
         return Err(MethodError::Plan(
             "internal error: the domain does not follow the encoding".into(),
@@ -247,6 +258,9 @@ fn groupings(enc: &Encoding, domain: &Domain, m: &[usize]) -> Vec<(String, Group
                 }
             }
             (SpanKind::MissingIndicator, _) => Grouping::Missing,
+            // Folded into the continuous column's attribute; engines refuse point masses
+            // before grouping (see `count_by_engine`).
+            (SpanKind::PointMass, _) => Grouping::Missing,
         };
         match columns.iter_mut().find(|(c, _)| *c == span.column) {
             // A continuous column's bins hold its missing cells apart: they serve both.

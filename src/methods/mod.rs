@@ -403,7 +403,8 @@ pub fn heads_for(encoding: &Encoding, tau: f64) -> Vec<HeadSpan> {
             start: s.start,
             len: s.len,
             kind: match s.kind {
-                SpanKind::Categorical => HeadKind::GumbelSoftmax { tau },
+                // A point-mass block is a softmax over its points and "elsewhere".
+                SpanKind::Categorical | SpanKind::PointMass => HeadKind::GumbelSoftmax { tau },
                 SpanKind::Binary | SpanKind::MissingIndicator => HeadKind::GumbelSigmoid { tau },
                 SpanKind::Continuous => HeadKind::Sigmoid,
             },

@@ -76,6 +76,16 @@ pub(crate) fn statement(
         not_for_release: seeded_by_user,
         public_rows: None,
         counted_by: None,
+        rules: schema.rules.clone(),
+        point_masses: schema
+            .columns
+            .iter()
+            .filter(|c| !c.point_masses.is_empty())
+            .map(|c| {
+                let v: Vec<String> = c.point_masses.iter().map(|p| c.show_value(*p)).collect();
+                format!("{} ({})", c.name, v.join(", "))
+            })
+            .collect(),
     }
 }
 

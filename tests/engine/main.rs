@@ -16,6 +16,7 @@ mod bad_input;
 mod distributed;
 mod dpsgd;
 mod evaluate;
+mod first_look;
 mod formats;
 mod fuzz;
 mod inspect;

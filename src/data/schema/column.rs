@@ -9,6 +9,8 @@ use crate::data::table::Values;
 
 /// Most categories a categorical column may have.
 pub const MAX_CATEGORIES: usize = 5_000;
+/// Most point masses a continuous column may have.
+pub const MAX_POINT_MASSES: usize = 32;
 /// The tag written into every schema file.
 pub const SCHEMA_FORMAT: &str = "dpsynth-schema/1";
 
@@ -132,6 +134,15 @@ pub struct ColumnSpec {
     pub time_format: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<Domain>,
+    /// Values of a continuous column that many rows hold exactly (0 gains, a top code such
+    /// as 99999, a "not applicable" code). Each is its own cell of every method's encoding
+    /// ([`crate::data::encode`]: a one-hot slot beside the scaled value) and comes back
+    /// exactly, where a bin decoded uniformly would turn the 0 most people have into 38,
+    /// 991, 2,174 …. They are part of the domain: public when the user names them (the
+    /// schema, the window's column editor), estimated privately with the domain otherwise
+    /// (the column's `provenance` covers them), never read off the rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub point_masses: Vec<f64>,
     /// The kind (and a date column's format) was guessed from the private rows by
     /// [`crate::data::infer`], not given by the user. A guess is a deterministic function of the
     /// rows — one added record turns a 0–9 column continuous or an identifier categorical —
@@ -256,6 +267,59 @@ impl ColumnSpec {
         }
     }
 
+    /// The slot of `x` among the point masses, when it is one of them. Values are compared
+    /// at a relative tolerance of 1e-9 so that a value read back from text or from an f32
+    /// scaling still finds its slot.
+    pub fn point_mass_of(&self, x: f64) -> Option<usize> {
+        self.point_masses
+            .iter()
+            .position(|p| (p - x).abs() <= 1e-9 * p.abs().max(1.0))
+    }
+
+    /// Point masses are finite, distinct, inside the bounds, and only on continuous columns.
+    fn check_point_masses(&self) -> Result<(), DataError> {
+        if self.point_masses.is_empty() {
+            return Ok(());
+        }
+        let err = |m: String| Err(DataError::column(&self.name, m));
+        if self.kind != Kind::Continuous {
+            return err(format!(
+                "'point_masses' apply to continuous columns only, but the kind is {}",
+                self.kind.label()
+            ));
+        }
+        if self.point_masses.len() > MAX_POINT_MASSES {
+            return err(format!(
+                "has {} point masses; at most {MAX_POINT_MASSES} are supported (a column with that many common values is better categorical)",
+                self.point_masses.len()
+            ));
+        }
+        for (i, p) in self.point_masses.iter().enumerate() {
+            if !p.is_finite() {
+                return err(format!("point mass {p} is not a finite number"));
+            }
+            if let Some((lo, hi)) = self.bounds() {
+                if *p < lo || *p > hi {
+                    return err(format!(
+                        "point mass {} is outside the bounds [{}, {}]; widen the bounds or remove it",
+                        self.show_value(*p),
+                        self.show_value(lo),
+                        self.show_value(hi)
+                    ));
+                }
+            }
+            if self.integer && p.fract() != 0.0 {
+                return err(format!(
+                    "point mass {p} is not a whole number, but the column is integer"
+                ));
+            }
+            if self.point_masses[..i].iter().any(|q| q == p) {
+                return err(format!("point mass {p} is listed twice"));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks this column's spec on its own.
     pub fn validate(&self) -> Result<(), DataError> {
         let err = |m: String| Err(DataError::column(&self.name, m));
@@ -281,6 +345,7 @@ impl ColumnSpec {
                 return err(m);
             }
         }
+        self.check_point_masses()?;
         if let Provenance::DpEstimated { epsilon, .. } = self.provenance {
             if !(epsilon.is_finite() && epsilon > 0.0) {
                 return err(format!(

@@ -13,7 +13,8 @@ use super::table::{Table, Values};
 
 mod column;
 pub use column::{
-    ColumnSpec, Domain, EstimateMechanism, Kind, MAX_CATEGORIES, Provenance, SCHEMA_FORMAT,
+    ColumnSpec, Domain, EstimateMechanism, Kind, MAX_CATEGORIES, MAX_POINT_MASSES, Provenance,
+    SCHEMA_FORMAT,
 };
 
 /// The kinds and domains of every column of a table.
@@ -23,6 +24,11 @@ pub struct Schema {
     #[serde(default = "format_tag")]
     pub format: String,
     pub columns: Vec<ColumnSpec>,
+    /// Rules between columns the user states as public facts, one per entry in the
+    /// grammar of [`crate::data::rules`] (`education -> education-num`,
+    /// `capital-gain > 0 => capital-loss = 0`). They change no charge; a release obeys them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
 }
 
 fn format_tag() -> String {
@@ -34,6 +40,7 @@ impl Schema {
         Self {
             format: format_tag(),
             columns,
+            rules: Vec::new(),
         }
     }
 
@@ -85,6 +92,9 @@ impl Schema {
                 return Err(DataError::column(&c.name, "appears twice in the schema"));
             }
             c.validate()?;
+        }
+        if !self.rules.is_empty() {
+            super::rules::of_schema(self)?;
         }
         if self.columns.iter().all(|c| c.kind == Kind::Ignored) {
             return Err(DataError::Schema(

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::report::{Report, Scores};
 
 mod charts;
+mod first_look;
 use charts::*;
 
 /// Where the compared tables came from (shown in the report's header).
@@ -26,6 +27,9 @@ pub fn render_with_audit(r: &Report, inputs: &Inputs, audit: Option<&AuditFigure
     let mut h = String::new();
     header_section(&mut h, r, inputs);
     summary_section(&mut h, r);
+    if let Some(l) = &r.first_look {
+        first_look::first_look_section(&mut h, l);
+    }
     tstr_section(&mut h, r);
     dimwise_section(&mut h, r);
     marginals_section(&mut h, r);

@@ -148,6 +148,58 @@ impl DataPanel {
         true
     }
 
+    /// A number column's point masses: values many rows hold exactly (0, a top code), typed
+    /// as public facts ("0, 99999"). Applied once every value reads as a number inside the
+    /// bounds (a whole one for an integer column); red until then. True when applied.
+    fn point_masses_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        name: &str,
+        (lower, upper, integer): (f64, f64, bool),
+        points: &mut Vec<f64>,
+    ) -> bool {
+        let text = self.point_text.entry(name.to_string()).or_insert_with(|| {
+            points
+                .iter()
+                .map(|p| crate::util::fmt::number(*p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        let parsed: Option<Vec<f64>> = text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                crate::util::fmt::parse_number(w)
+                    .filter(|x| *x >= lower && *x <= upper && (!integer || x.fract() == 0.0))
+            })
+            .collect();
+        let mut edit = egui::TextEdit::singleline(text)
+            .desired_width(90.0)
+            .hint_text("exact values");
+        if parsed.is_none() {
+            edit = edit.text_color(ui.visuals().error_fg_color);
+        }
+        let r = ui
+            .add(edit)
+            .accessible_name(format!("exact values of {name}"))
+            .on_hover_text("Values many rows hold exactly (0 gains, 40 hours, a top code such as 99999), separated by commas: a public fact like the bounds. Each comes back exactly in the synthetic rows instead of being smeared over its bin.");
+        match parsed {
+            Some(typed) if r.changed() => {
+                let mut p: Vec<f64> = Vec::new();
+                for x in typed {
+                    if !p.contains(&x) {
+                        p.push(x);
+                    }
+                }
+                p.truncate(crate::data::schema::MAX_POINT_MASSES);
+                let changed = *points != p;
+                *points = p;
+                changed
+            }
+            _ => false,
+        }
+    }
+
     /// A column's domain: two bound fields, or the category summary with its editor.
     pub(super) fn domain_cell(&mut self, ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
         let mut changed = false;
@@ -171,8 +223,14 @@ impl DataPanel {
                         .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
                         .accessible_name(format!("upper bound of {name}"))
                         .changed();
+                    changed |= self.point_masses_ui(
+                        ui,
+                        &name,
+                        (*lower, *upper, spec.integer),
+                        &mut spec.point_masses,
+                    );
                 });
-                changed = self.mark_typed(&name, typed, &mut spec.provenance);
+                changed |= self.mark_typed(&name, typed, &mut spec.provenance);
             }
             Some(Domain::Categories(levels)) => {
                 let summary = spec_summary(levels, 40);

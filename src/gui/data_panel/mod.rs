@@ -7,6 +7,7 @@ use std::path::Path;
 use eframe::egui;
 
 mod columns;
+mod rules;
 mod summary;
 
 pub use summary::ColumnStats;
@@ -32,6 +33,10 @@ pub struct DataPanel {
     sheets: Option<(std::path::PathBuf, Vec<String>)>,
     /// A sheet the user picked: the window opens it after this frame.
     open_request: Option<std::path::PathBuf>,
+    /// Rules between columns, as public facts.
+    rules: rules::RulesEditor,
+    /// The text of a number column's point-mass field while the user types.
+    point_text: std::collections::HashMap<String, String>,
 }
 
 impl DataPanel {
@@ -140,6 +145,7 @@ impl DataPanel {
                         *notes = inf.notes;
                         self.typed.clear();
                         self.date_text.clear();
+                        self.point_text.clear();
                         self.message = Some(Ok("guessed the kinds and domains from the file again".into()));
                         changed = true;
                     }
@@ -254,6 +260,8 @@ impl DataPanel {
                     .max_height(half)
                     .show(ui, |ui| {
                         changed |= self.columns_ui(ui, table, schema, stats);
+                        ui.add_space(6.0);
+                        changed |= self.rules.ui(ui, table, schema);
                     });
                 ui.separator();
                 ui.strong("Preview");
@@ -328,6 +336,7 @@ impl DataPanel {
                         *schema = s;
                         self.message = Some(Ok(format!("loaded the schema {}", path.display())));
                         self.date_text.clear();
+                        self.point_text.clear();
                         true
                     }
                     Err(e) => {
@@ -479,6 +488,7 @@ mod tests {
             missing: false,
             time_format: None,
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
+            point_masses: Vec::new(),
             kind_from_data: false,
             blank_share: None,
             codebook: false,

@@ -10,6 +10,7 @@ mod audit;
 mod compare;
 mod eval_state;
 mod figures;
+mod first_look;
 mod glossary;
 mod kept;
 mod plots;
@@ -34,6 +35,7 @@ const SYNTHETIC: egui::Color32 = egui::Color32::from_rgb(230, 120, 40);
 enum View {
     #[default]
     Prediction,
+    FirstLook,
     Probability,
     Histograms,
     Pca,
@@ -47,7 +49,8 @@ enum View {
 }
 
 impl View {
-    const ALL: [(View, &'static str); 11] = [
+    const ALL: [(View, &'static str); 12] = [
+        (View::FirstLook, "First look"),
         (View::Prediction, "Dimension-wise prediction"),
         (View::Probability, "Dimension-wise probability"),
         (View::Histograms, "Histograms"),
@@ -478,6 +481,7 @@ impl ResultsPanel {
                     View::Pca => pca_ui(ui, rep),
                     View::Tstr => tstr_ui(ui, rep),
                     View::PrivacyRisk => risk_ui(ui, rep),
+                    View::FirstLook => first_look::first_look_ui(ui, rep.first_look.as_ref()),
                     View::Statement
                     | View::Compare
                     | View::SideBySide
@@ -522,6 +526,8 @@ fn empty_statement() -> PrivacyStatement {
         not_for_release: false,
         public_rows: None,
         counted_by: None,
+        rules: vec![],
+        point_masses: vec![],
     }
 }
 

@@ -368,7 +368,30 @@ fn check_table(
     let estimated = domain_plan.map(|d| d.columns.clone()).unwrap_or_default();
     schema
         .check_fits(table, &estimated)
-        .map_err(|e| JobError::file(&cfg.data, e))
+        .map_err(|e| JobError::file(&cfg.data, e))?;
+    rules_diagnostic(schema, table, send).map_err(|e| JobError::file(&cfg.data, e))
+}
+
+/// How many real rows break each of the schema's rules: a local diagnostic for the data's
+/// owner (a notice on this machine, never in a released file). The release obeys the rules
+/// whatever the rows do.
+fn rules_diagnostic(
+    schema: &crate::data::schema::Schema,
+    table: &crate::data::Table,
+    send: &(dyn Fn(Event) + Sync),
+) -> Result<(), crate::data::DataError> {
+    if schema.rules.is_empty() {
+        return Ok(());
+    }
+    let rules = crate::data::rules::of_schema(schema)?;
+    let broken = crate::data::rules::broken_counts(&rules, schema, table)?;
+    for (r, b) in rules.iter().zip(broken).filter(|(_, b)| *b > 0) {
+        send(Event::Notice(format!(
+            "local diagnostic, never released: {b} of {} real rows break the rule '{}'; the synthetic rows will obey it",
+            table.n_rows, r.text
+        )));
+    }
+    Ok(())
 }
 
 /// Reserves a private run's whole plan in the ledger (saying when that set the dataset's

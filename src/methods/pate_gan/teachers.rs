@@ -244,14 +244,14 @@ pub fn anchor_rows(
     for row in v.chunks_mut(width.max(1)) {
         for sp in &encoding.spans {
             match sp.kind {
-                SpanKind::Categorical if sp.len > 0 => {
+                SpanKind::Categorical | SpanKind::PointMass if sp.len > 0 => {
                     row[sp.start + rng.random_range(0..sp.len)] = 1.0;
                 }
                 SpanKind::Binary | SpanKind::MissingIndicator => {
                     row[sp.start] = f32::from(u8::from(rng.random_bool(0.5)));
                 }
                 SpanKind::Continuous => row[sp.start] = rng.random::<f32>(),
-                SpanKind::Categorical => {}
+                SpanKind::Categorical | SpanKind::PointMass => {}
             }
         }
     }

@@ -10,6 +10,12 @@
 //! Bins come from the bounds the user gave, never from the rows (no quantiles), so the
 //! domain is a public fact and costs nothing. Decoding draws a value uniformly within its
 //! bin, so a synthetic column is not a staircase of bin centres.
+//!
+//! A binned column with point masses (the schema's values many rows hold exactly: 0
+//! gains, a top code) takes one more level per point, after its bins: a bin then holds the
+//! column's other values, and a point's level decodes to the point exactly. An integer
+//! column with one level per whole number already holds its points as levels; its
+//! point-mass slots are only kept in step when decoding.
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -25,8 +31,13 @@ pub enum Coding {
     OneHot { start: usize },
     /// One 0/1 column (binary values and missing indicators).
     Flag { at: usize },
-    /// A [0, 1]-scaled continuous column cut into equal-width bins.
-    Bins { at: usize },
+    /// A [0, 1]-scaled continuous column cut into equal-width bins, then one level per
+    /// point mass.
+    Bins {
+        at: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        points: Option<Points>,
+    },
     /// A [0, 1]-scaled integer column with one level per whole number: level k is the
     /// value `first + k` of the public range [lower, upper].
     Integers {
@@ -34,7 +45,43 @@ pub enum Coding {
         first: f64,
         lower: f64,
         upper: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        points: Option<Points>,
     },
+}
+
+/// A continuous column's point-mass slots ([`SpanKind::PointMass`]): `scaled.len() + 1`
+/// one-hot columns from `start`, one per point (its value scaled into [0, 1]) and the
+/// last for "elsewhere".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Points {
+    pub start: usize,
+    pub scaled: Vec<f64>,
+}
+
+impl Points {
+    /// The point slot a row sets (`None`: elsewhere).
+    fn slot(&self, row: &[f32]) -> Option<usize> {
+        let span = &row[self.start..=self.start + self.scaled.len()];
+        let mut best = 0;
+        for (i, v) in span.iter().enumerate() {
+            if *v > span[best] {
+                best = i;
+            }
+        }
+        (best < self.scaled.len()).then_some(best)
+    }
+
+    /// Sets the slot of point `k` (`None`: elsewhere).
+    fn write(&self, k: Option<usize>, row: &mut [f32]) {
+        let slot = k.unwrap_or(self.scaled.len()).min(self.scaled.len());
+        row[self.start + slot] = 1.0;
+    }
+
+    /// The point whose scaled value is `u`, if any.
+    fn at(&self, u: f64) -> Option<usize> {
+        self.scaled.iter().position(|p| (p - u).abs() < 1e-9)
+    }
 }
 
 /// One discrete attribute.
@@ -76,30 +123,9 @@ impl Domain {
                     Coding::Flag { at: span.start },
                     format!("{} (missing)", spec.name),
                 ),
-                SpanKind::Continuous => {
-                    let (lower, upper) = spec.bounds().unwrap_or((0.0, 1.0));
-                    let first = lower.ceil();
-                    let whole = (upper.floor() - first + 1.0).max(0.0);
-                    if spec.kind == Kind::Continuous
-                        && spec.integer
-                        && whole >= 1.0
-                        && whole <= max_bins as f64
-                        && upper > lower
-                    {
-                        (
-                            whole as usize,
-                            Coding::Integers {
-                                at: span.start,
-                                first,
-                                lower,
-                                upper,
-                            },
-                            spec.name.clone(),
-                        )
-                    } else {
-                        (max_bins, Coding::Bins { at: span.start }, spec.name.clone())
-                    }
-                }
+                // Folded into the column's own attribute (see the Continuous arm).
+                SpanKind::PointMass => continue,
+                SpanKind::Continuous => continuous(enc, span, max_bins),
             };
             if size == 0 {
                 return Err(format!("column '{name}' has no values to take"));
@@ -124,13 +150,22 @@ impl Domain {
     /// file must not make decoding write out of range).
     pub fn check(&self) -> Result<(), String> {
         for a in &self.attributes {
-            let end = match a.coding {
+            let end = match &a.coding {
                 Coding::OneHot { start } => start.checked_add(a.size),
-                Coding::Flag { at } | Coding::Bins { at } | Coding::Integers { at, .. } => {
+                Coding::Flag { at } | Coding::Bins { at, .. } | Coding::Integers { at, .. } => {
                     at.checked_add(1)
                 }
             };
-            let bad_range = match a.coding {
+            let points_end = match &a.coding {
+                Coding::Bins {
+                    points: Some(p), ..
+                }
+                | Coding::Integers {
+                    points: Some(p), ..
+                } => p.start.checked_add(p.scaled.len() + 1),
+                _ => Some(0),
+            };
+            let bad_range = match &a.coding {
                 Coding::Integers {
                     lower,
                     upper,
@@ -140,8 +175,12 @@ impl Domain {
                     !(lower.is_finite() && upper.is_finite() && first.is_finite() && upper > lower)
                 }
                 Coding::Flag { .. } => a.size != 2,
+                Coding::Bins {
+                    points: Some(p), ..
+                } => a.size <= p.scaled.len(),
                 _ => false,
             };
+            let end = end.zip(points_end).map(|(e, p)| e.max(p));
             if a.size == 0 || a.size > MAX_LEVELS || end.is_none_or(|e| e > self.width) || bad_range
             {
                 return Err(format!(
@@ -215,11 +254,66 @@ impl Domain {
     }
 }
 
+/// The attribute of a continuous span: one level per whole number where an integer
+/// column's range fits in `max_bins`, else `max_bins` equal-width bins; then one level per
+/// point mass of a binned column.
+fn continuous(
+    enc: &Encoding,
+    span: &crate::data::encode::Span,
+    max_bins: usize,
+) -> (usize, Coding, String) {
+    let spec = &enc.schema.columns[span.column];
+    let (lower, upper) = spec.bounds().unwrap_or((0.0, 1.0));
+    let points = enc
+        .spans
+        .iter()
+        .find(|s| s.column == span.column && s.kind == SpanKind::PointMass)
+        .map(|s| Points {
+            start: s.start,
+            scaled: spec
+                .point_masses
+                .iter()
+                .map(|p| f64::from(((p - lower) / (upper - lower)) as f32))
+                .collect(),
+        });
+    let first = lower.ceil();
+    let whole = (upper.floor() - first + 1.0).max(0.0);
+    if spec.kind == Kind::Continuous
+        && spec.integer
+        && whole >= 1.0
+        && whole <= max_bins as f64
+        && upper > lower
+    {
+        (
+            whole as usize,
+            Coding::Integers {
+                at: span.start,
+                first,
+                lower,
+                upper,
+                points,
+            },
+            spec.name.clone(),
+        )
+    } else {
+        let size = max_bins + points.as_ref().map_or(0, |p| p.scaled.len());
+        (
+            size,
+            Coding::Bins {
+                at: span.start,
+                points,
+            },
+            spec.name.clone(),
+        )
+    }
+}
+
 impl Attribute {
     fn level_of(&self, row: &[f32]) -> usize {
         let last = self.size - 1;
-        match self.coding {
+        match &self.coding {
             Coding::OneHot { start } => {
+                let start = *start;
                 let span = &row[start..start + self.size];
                 let mut best = 0;
                 for (i, v) in span.iter().enumerate() {
@@ -229,40 +323,69 @@ impl Attribute {
                 }
                 best
             }
-            Coding::Flag { at } => usize::from(row[at] >= 0.5),
-            Coding::Bins { at } => {
-                let u = f64::from(row[at]).clamp(0.0, 1.0);
-                ((u * self.size as f64).floor() as usize).min(last)
+            Coding::Flag { at } => usize::from(row[*at] >= 0.5),
+            Coding::Bins { at, points } => {
+                let bins = self.bins();
+                if let Some(k) = points.as_ref().and_then(|p| p.slot(row)) {
+                    return bins + k;
+                }
+                let u = f64::from(row[*at]).clamp(0.0, 1.0);
+                ((u * bins as f64).floor() as usize).min(bins - 1)
             }
             Coding::Integers {
                 at,
                 first,
                 lower,
                 upper,
+                ..
             } => {
-                let x = lower + f64::from(row[at]).clamp(0.0, 1.0) * (upper - lower);
+                let x = lower + f64::from(row[*at]).clamp(0.0, 1.0) * (upper - lower);
                 ((x.round() - first).max(0.0) as usize).min(last)
             }
         }
     }
 
+    /// The equal-width bins of a binned attribute (its levels less its points).
+    fn bins(&self) -> usize {
+        match &self.coding {
+            Coding::Bins {
+                points: Some(p), ..
+            } => (self.size - p.scaled.len()).max(1),
+            _ => self.size,
+        }
+    }
+
     fn write(&self, level: usize, row: &mut [f32], rng: &mut impl Rng) {
         let level = level.min(self.size - 1);
-        match self.coding {
+        match &self.coding {
             Coding::OneHot { start } => row[start + level] = 1.0,
-            Coding::Flag { at } => row[at] = level as f32,
-            Coding::Bins { at } => {
-                let u = (level as f64 + rng.random::<f64>()) / self.size as f64;
-                row[at] = u.clamp(0.0, 1.0) as f32;
+            Coding::Flag { at } => row[*at] = level as f32,
+            Coding::Bins { at, points } => {
+                let bins = self.bins();
+                if let Some(p) = points {
+                    let k = level.checked_sub(bins);
+                    p.write(k, row);
+                    if let Some(k) = k {
+                        row[*at] = p.scaled[k] as f32;
+                        return;
+                    }
+                }
+                let u = (level as f64 + rng.random::<f64>()) / bins as f64;
+                row[*at] = u.clamp(0.0, 1.0) as f32;
             }
             Coding::Integers {
                 at,
                 first,
                 lower,
                 upper,
+                points,
             } => {
                 let x = first + level as f64;
-                row[at] = ((x - lower) / (upper - lower)).clamp(0.0, 1.0) as f32;
+                let u = ((x - lower) / (upper - lower)).clamp(0.0, 1.0);
+                row[*at] = u as f32;
+                if let Some(p) = points {
+                    p.write(p.at(f64::from(u as f32)), row);
+                }
             }
         }
     }
@@ -305,5 +428,62 @@ mod tests {
         assert_eq!(d.discretise(&rows, 3), levels);
         // Integer levels decode to exactly their value: 17 + 13 = 30 is the top.
         assert_eq!(rows[enc.width], 1.0);
+    }
+
+    /// A binned column's point masses are levels after its bins, and decode exactly; an
+    /// integer column keeps one level per whole number and sets the point slots in step.
+    #[test]
+    fn point_masses_are_levels_of_their_own() {
+        let schema: Schema = serde_json::from_str(
+            r#"{"columns":[
+            {"name":"gain","kind":"continuous","integer":true,"point_masses":[0,99999],"domain":{"bounds":{"lower":0,"upper":99999}}},
+            {"name":"hours","kind":"continuous","integer":true,"point_masses":[40],"domain":{"bounds":{"lower":1,"upper":99}}}]}"#,
+        )
+        .unwrap();
+        let enc = Encoding::new(&schema).unwrap();
+        assert_eq!(enc.width, 1 + 3 + 1 + 2);
+        let d = Domain::of_encoding(&enc, 100).unwrap();
+        d.check().unwrap();
+        // gain: 100 bins + 2 points; hours: 99 whole numbers.
+        assert_eq!(d.sizes(), vec![102, 99]);
+        let t = crate::data::Table {
+            columns: vec![
+                crate::data::Column {
+                    name: "gain".into(),
+                    values: crate::data::Values::Number(vec![
+                        Some(0.0),
+                        Some(99999.0),
+                        Some(2174.0),
+                    ]),
+                },
+                crate::data::Column {
+                    name: "hours".into(),
+                    values: crate::data::Values::Number(vec![Some(40.0), Some(41.0), Some(1.0)]),
+                },
+            ],
+            n_rows: 3,
+        };
+        let e = enc.encode(&t).unwrap();
+        let levels = d.discretise(&e.values, 3);
+        assert_eq!(levels, vec![vec![100, 101, 2], vec![39, 40, 0]]);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let rows = d.encode(&levels, &mut rng);
+        assert_eq!(d.discretise(&rows, 3), levels);
+        let back = enc
+            .decode(&rows, crate::data::encode::DecodeMode::Sample, &mut rng)
+            .unwrap();
+        let gain = back.column("gain").unwrap();
+        let hours = back.column("hours").unwrap();
+        assert_eq!(gain.text(0).as_deref(), Some("0"));
+        assert_eq!(gain.text(1).as_deref(), Some("99999"));
+        // Bin 2 holds [2000, 3000): never a point.
+        let g2: f64 = gain.text(2).unwrap().parse().unwrap();
+        assert!((1999.0..3000.0).contains(&g2), "{g2}");
+        assert_eq!(hours.text(0).as_deref(), Some("40"));
+        assert_eq!(hours.text(1).as_deref(), Some("41"));
+        // The point slot of hours is set only where the level is 40.
+        let w = enc.width;
+        assert_eq!(&rows[5..7], &[1.0, 0.0]);
+        assert_eq!(&rows[w + 5..w + 7], &[0.0, 1.0]);
     }
 }

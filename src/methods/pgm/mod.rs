@@ -265,7 +265,10 @@ mod tests {
                 .map(|(i, s)| domain::Attribute {
                     name: format!("a{i}"),
                     size: *s,
-                    coding: domain::Coding::Bins { at: i },
+                    coding: domain::Coding::Bins {
+                        at: i,
+                        points: None,
+                    },
                 })
                 .collect(),
             width: 3,

@@ -226,8 +226,8 @@ pub fn concrete(enc: &Encoding, raw: &[f32], rng: &mut (impl Rng + ?Sized)) -> V
                         *x = f32::from(rng.random::<f32>() < p);
                     }
                 }
-                SpanKind::Categorical if v.is_empty() => {}
-                SpanKind::Categorical => {
+                SpanKind::Categorical | SpanKind::PointMass if v.is_empty() => {}
+                SpanKind::Categorical | SpanKind::PointMass => {
                     let total: f32 = v.iter().filter(|x| x.is_finite()).map(|x| x.max(0.0)).sum();
                     let pick = if total > 0.0 {
                         let mut u = rng.random::<f32>() * total;

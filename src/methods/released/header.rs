@@ -53,6 +53,14 @@ pub struct PrivacyStatement {
     /// was added here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_by: Option<String>,
+    /// Rules between columns the user stated as public facts (no privacy cost): every
+    /// released row obeys them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+    /// Columns with point masses the user named (values many rows hold exactly, kept
+    /// exact): public facts, like their bounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub point_masses: Vec<String>,
 }
 
 /// A class-conditional generator: its input is the latent vector followed by a one-hot

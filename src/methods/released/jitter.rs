@@ -249,7 +249,8 @@ impl ReleasedModel {
         let warp = |rows: &mut [f32], width: usize, rng: &mut rand::rngs::StdRng| {
             jitter.apply(rows, width, &layout, rng)
         };
-        self.sample_chunks(n, seed, draw, Some(&warp), sink)
+        self.sample_chunks(n, seed, draw, Some(&warp), None, sink)
+            .map(|_| ())
     }
 }
 

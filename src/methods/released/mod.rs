@@ -34,12 +34,14 @@ mod jitter;
 mod labeller;
 mod mixture;
 mod net_file;
+mod obey;
 pub(crate) use header::with_label;
 pub use header::{Conditioning, ModelHeader, PrivacyStatement};
 pub use jitter::Jitter;
 pub use labeller::{Labeller, LabellerHeader};
 pub use mixture::{Draw, Mixture, MixtureSet};
 pub use net_file::{load_net, save_net};
+pub use obey::Acceptance;
 
 pub const MODEL_FORMAT: &str = "dpsynth-model/1";
 /// Rows generated and decoded at a time when streaming samples.
@@ -252,9 +254,32 @@ impl ReleasedModel {
                 enc.width
             )));
         }
+        if !self.header.schema.rules.is_empty() {
+            let mut parts = Vec::new();
+            self.sample_chunks(n, seed, draw, None, None, &mut |t| {
+                parts.push(t);
+                Ok(())
+            })?;
+            let parts: Vec<&Table> = parts.iter().collect();
+            return Table::concat(&parts).map_err(MethodError::Model);
+        }
         let mut rng = sampling_rng(seed);
         let values = self.values(n, draw, &enc, &mut rng)?;
         Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
+    }
+
+    /// [`Self::sample_each`] keeping only rows where `cond` holds (`sample --where`; the
+    /// schema's rules are kept too): rows are drawn until `n` pass. How many were drawn
+    /// tells the acceptance rate; too low a rate is an error, never fewer rows.
+    pub fn sample_where(
+        &self,
+        n: usize,
+        seed: Option<u64>,
+        draw: Draw,
+        cond: Option<&crate::data::rules::Cond>,
+        sink: &mut dyn FnMut(Table) -> Result<()>,
+    ) -> Result<Acceptance> {
+        self.sample_chunks(n, seed, draw, None, cond, sink)
     }
 
     /// Generates `n` rows by `draw` in chunks of [`SAMPLE_CHUNK`], handing each decoded
@@ -266,7 +291,8 @@ impl ReleasedModel {
         draw: Draw,
         sink: &mut dyn FnMut(Table) -> Result<()>,
     ) -> Result<()> {
-        self.sample_chunks(n, seed, draw, None, sink)
+        self.sample_chunks(n, seed, draw, None, None, sink)
+            .map(|_| ())
     }
 
     /// [`Self::sample_each`], each chunk's encoded rows (`width` each) passed through
@@ -277,21 +303,20 @@ impl ReleasedModel {
         seed: Option<u64>,
         draw: Draw,
         warp: Option<&dyn Fn(&mut [f32], usize, &mut StdRng)>,
+        cond: Option<&crate::data::rules::Cond>,
         sink: &mut dyn FnMut(Table) -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<Acceptance> {
         let enc = Encoding::new(&self.header.schema)?;
+        let keep = obey::Keep::new(&self.header.schema, cond)?;
         let mut rng = sampling_rng(seed);
-        let mut done = 0usize;
-        while done < n {
-            let m = SAMPLE_CHUNK.min(n - done);
+        let mut draw_rows = |m: usize| -> Result<Table> {
             let mut values = self.values(m, draw, &enc, &mut rng)?;
             if let Some(w) = warp {
                 w(&mut values, enc.width, &mut rng);
             }
-            sink(enc.decode(&values, DecodeMode::Sample, &mut rng)?)?;
-            done += m;
-        }
-        Ok(())
+            Ok(enc.decode(&values, DecodeMode::Sample, &mut rng)?)
+        };
+        keep.run(n, SAMPLE_CHUNK, &mut draw_rows, sink)
     }
 
     /// `n` encoded rows by `draw`, before decoding.

@@ -1,0 +1,86 @@
+//! The report's first-look section: exact values and decimals per number column, the
+//! rules' broken rows, and random rows side by side.
+
+use std::fmt::Write as _;
+
+use super::charts::esc;
+use crate::eval::results::FirstLook;
+
+fn pct(x: f64) -> String {
+    format!("{:.1} %", 100.0 * x)
+}
+
+pub(super) fn first_look_section(h: &mut String, l: &FirstLook) {
+    let _ = write!(
+        h,
+        "<h2>First look</h2><p>What a reader who knows the data sees in the rows before any score. {}</p>",
+        match &l.worst {
+            Some(w) => format!("<b>The worst:</b> {}.", esc(w)),
+            None =>
+                "Nothing stands out: common exact values, decimals and rules match within 3 points."
+                    .into(),
+        }
+    );
+    if !l.exact.is_empty() {
+        h.push_str("<table><tr><th>column</th><th>value</th><th>real</th><th>synthetic</th><th>decimals (real → synthetic)</th></tr>");
+        for e in &l.exact {
+            for (i, v) in e.values.iter().enumerate() {
+                let _ = write!(
+                    h,
+                    "<tr><td>{}</td><td>= {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    if i == 0 {
+                        esc(&e.column)
+                    } else {
+                        String::new()
+                    },
+                    esc(&v.value),
+                    pct(v.real),
+                    pct(v.synthetic),
+                    if i == 0 {
+                        format!("{} → {}", e.real_decimals, e.synthetic_decimals)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+        h.push_str("</table>");
+    }
+    if !l.rules.is_empty() {
+        h.push_str("<h3>Rules: share of rows that break each</h3><table><tr><th>rule</th><th>real</th><th>synthetic</th></tr>");
+        for r in &l.rules {
+            let _ = write!(
+                h,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                esc(&r.rule),
+                pct(r.real),
+                pct(r.synthetic)
+            );
+        }
+        h.push_str("</table>");
+    }
+    for (title, rows) in [
+        ("Random synthetic rows", &l.synthetic_rows),
+        (
+            "Random real rows (local: this report shows real rows)",
+            &l.real_rows,
+        ),
+    ] {
+        let _ = write!(
+            h,
+            "<h3>{title}</h3><div style=\"overflow-x:auto\"><table><tr>"
+        );
+        for c in &l.header {
+            let _ = write!(h, "<th>{}</th>", esc(c));
+        }
+        h.push_str("</tr>");
+        for row in rows {
+            h.push_str("<tr>");
+            for c in row {
+                let _ = write!(h, "<td>{}</td>", esc(c));
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</table></div>");
+    }
+}

@@ -1,0 +1,183 @@
+//! Rows that survive a first look, end to end on the bundled Adult: point masses come back
+//! exactly, a release obeys the schema's rules, `sample --where` keeps only rows that meet
+//! its condition (exactly the model's conditional), and the CLI refuses bad rules with the
+//! line at fault.
+
+use crate::common;
+
+use dpsynth::data::Table;
+use dpsynth::data::rules;
+use dpsynth::data::schema::Schema;
+use dpsynth::methods::released::ReleasedModel;
+
+fn share(t: &Table, column: &str, f: impl Fn(&str) -> bool) -> f64 {
+    let c = t.column(column).unwrap();
+    (0..t.n_rows)
+        .filter(|r| c.text(*r).is_some_and(|v| f(&v)))
+        .count() as f64
+        / t.n_rows as f64
+}
+
+fn adult_rules() -> Vec<String> {
+    std::fs::read_to_string(common::repo("assets/adult/adult.rules"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// AIM (tiny) on Adult with the public schema's point masses and the six codebook rules:
+/// most synthetic people have exactly 0 gains and 0 losses, nobody has both, and no row
+/// breaks a rule.
+#[test]
+fn aim_keeps_point_masses_and_obeys_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::adult_run("aim", "tiny", 1.0, dir.path().join("aim.dpsynth"));
+    let mut schema = Schema::load(&common::repo("assets/adult/adult.schema.json")).unwrap();
+    schema.rules = adult_rules();
+    cfg.inline_schema = Some(schema.clone());
+    let s = common::run_job(cfg, &dir.path().join("l.sqlite3"), None).unwrap();
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    assert_eq!(m.header.privacy.rules.len(), 6);
+    assert!(m.header.privacy.point_masses[0].starts_with("capital-gain (0, 99999)"));
+    let t = m.sample(4_000, Some(7)).unwrap();
+    assert_eq!(t.n_rows, 4_000);
+    let zero_gain = share(&t, "capital-gain", |v| v == "0");
+    let zero_loss = share(&t, "capital-loss", |v| v == "0");
+    // The real rows: 91.7 % and 95.3 %.
+    assert!(zero_gain > 0.85, "capital-gain is 0 in {zero_gain}");
+    assert!(zero_loss > 0.88, "capital-loss is 0 in {zero_loss}");
+    let stated = rules::of_schema(&m.header.schema).unwrap();
+    let broken = rules::broken_counts(&stated, &m.header.schema, &t).unwrap();
+    assert!(broken.iter().all(|b| *b == 0), "{broken:?}");
+}
+
+/// Rejection from the model is its exact conditional: the share of husbands among rows
+/// drawn `--where sex = "Male"` matches that share among the model's own male rows.
+#[test]
+fn sample_where_draws_the_models_conditional() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::adult_run("mst", "tiny", 1.0, dir.path().join("mst.dpsynth"));
+    let s = common::run_job(cfg, &dir.path().join("l.sqlite3"), None).unwrap();
+    let model = s.model.display().to_string();
+    let out = dir.path().join("men.csv");
+    let o = common::dpsynth(&[
+        "sample",
+        "--model",
+        &model,
+        "--rows",
+        "3000",
+        "--where",
+        r#"sex = "Male" and age >= 30"#,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("to meet the condition"),
+        "{}",
+        common::stderr(&o)
+    );
+    let men = dpsynth::data::csv::load_csv(&out, &Default::default()).unwrap();
+    assert_eq!(men.n_rows, 3000);
+    assert_eq!(share(&men, "sex", |v| v == "Male"), 1.0);
+    assert_eq!(
+        share(&men, "age", |v| v.parse::<f64>().unwrap() < 30.0),
+        0.0
+    );
+    let side = std::fs::read_to_string(dir.path().join("men.csv.privacy.json")).unwrap();
+    assert!(side.contains("acceptance_rate"), "{side}");
+    // The model's own rows, filtered here: the same conditional.
+    let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
+    let all = m.sample(40_000, Some(11)).unwrap();
+    let cond = rules::condition(r#"sex = "Male" and age >= 30"#, &m.header.schema).unwrap();
+    let reference = rules::select(&cond, &m.header.schema, all).unwrap();
+    let husband = |t: &Table| share(t, "relationship", |v| v == "Husband");
+    let (p, q) = (husband(&men), husband(&reference));
+    // Two independent draws of about 3,000 and 20,000 rows: 4 standard errors apart at most.
+    let se = (p * (1.0 - p) / 3000.0 + q * (1.0 - q) / reference.n_rows as f64).sqrt();
+    assert!((p - q).abs() < 4.0 * se + 1e-3, "{p} vs {q} (se {se})");
+    // A condition no row meets is an error, never fewer rows.
+    let o = common::dpsynth(&[
+        "sample",
+        "--model",
+        &model,
+        "--rows",
+        "10",
+        "--where",
+        "age > 200",
+        "--out",
+        dir.path().join("none.csv").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        common::stderr(&o).contains("meet the condition"),
+        "{}",
+        common::stderr(&o)
+    );
+    // An unknown level is refused before drawing, naming it.
+    let o = common::dpsynth(&[
+        "sample",
+        "--model",
+        &model,
+        "--rows",
+        "10",
+        "--where",
+        r#"sex = "male""#,
+        "--out",
+        dir.path().join("bad.csv").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("not a level of 'sex'"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
+/// `train --rules` refuses a bad rule before anything is reserved, with the file's line.
+#[test]
+fn train_refuses_a_bad_rules_file_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("bad.rules");
+    std::fs::write(
+        &rules,
+        "# rules\nage >= 17\nrelationship = \"Husbnd\" => sex = \"Male\"\n",
+    )
+    .unwrap();
+    let ledger = dir.path().join("l.sqlite3");
+    let o = common::dpsynth(&[
+        "train",
+        "--data",
+        common::repo("assets/adult/adult_train.csv")
+            .to_str()
+            .unwrap(),
+        "--schema",
+        common::repo("assets/adult/adult.schema.json")
+            .to_str()
+            .unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--method",
+        "aim",
+        "--preset",
+        "tiny",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--out",
+        dir.path().join("m.dpsynth").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    let e = common::stderr(&o);
+    assert!(
+        e.contains("line 3") && e.contains("not a level of 'relationship'"),
+        "{e}"
+    );
+    // Refused while reading the arguments: the ledger was never opened.
+    assert!(!ledger.exists());
+}
