@@ -317,9 +317,8 @@ fn with_rules(a: &TrainArgs) -> anyhow::Result<Option<crate::data::schema::Schem
     crate::data::rules::check(&stated, &schema)
         .map_err(|e| JobError::Usage(format!("{name}: {e}")))?;
     schema.rules.extend(stated.into_iter().map(|s| s.text));
-    schema
-        .validate()
-        .map_err(|e| JobError::Usage(e.to_string()))?;
+    // The schema's own rules and the file's, together (two that no row can meet at once).
+    crate::data::rules::of_schema(&schema).map_err(|e| JobError::Usage(format!("{name}: {e}")))?;
     Ok(Some(schema))
 }
 

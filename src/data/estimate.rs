@@ -211,14 +211,19 @@ fn estimate_bounds(
     let Some((lower, upper)) = d.bounds else {
         spec.kind = Kind::Ignored;
         spec.domain = None;
+        spec.point_masses.clear();
         spec.time_format = None;
         spec.integer = false;
         spec.missing = false;
         spec.blank_share = None;
         return false;
     };
+    // Point masses the user named are public: the bounds reach them, and a fractional one
+    // makes the column fractional (post-processing of the estimate with public facts).
+    let lower = spec.point_masses.iter().fold(lower, |l, p| l.min(*p));
+    let upper = spec.point_masses.iter().fold(upper, |u, p| u.max(*p));
     spec.domain = Some(Domain::Bounds { lower, upper });
-    spec.integer = d.integer;
+    spec.integer = d.integer && spec.point_masses.iter().all(|p| p.fract() == 0.0);
     spec.missing = true;
     spec.blank_share = Some(d.blank_share);
     true

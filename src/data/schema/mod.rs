@@ -27,6 +27,9 @@ pub struct Schema {
     /// Rules between columns the user states as public facts, one per entry in the
     /// grammar of [`crate::data::rules`] (`education -> education-num`,
     /// `capital-gain > 0 => capital-loss = 0`). They change no charge; a release obeys them.
+    /// Checked against the columns by `rules::of_schema` where they are used (a run's
+    /// check before it reserves anything, sampling, the window's editor), not here: the
+    /// rules read the schema, so the schema does not read them back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<String>,
 }
@@ -92,9 +95,6 @@ impl Schema {
                 return Err(DataError::column(&c.name, "appears twice in the schema"));
             }
             c.validate()?;
-        }
-        if !self.rules.is_empty() {
-            super::rules::of_schema(self)?;
         }
         if self.columns.iter().all(|c| c.kind == Kind::Ignored) {
             return Err(DataError::Schema(

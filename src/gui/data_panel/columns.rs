@@ -71,6 +71,7 @@ impl DataPanel {
                             spec.kind_from_data = chosen.1;
                             retarget(spec, col);
                             self.date_text.remove(&spec.name);
+                            self.point_text.remove(&spec.name);
                             changed = true;
                         }
                     }
@@ -329,6 +330,7 @@ pub(super) fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
     use crate::data::Values;
     spec.provenance = Provenance::FromData;
     spec.integer = false;
+    spec.point_masses.clear();
     spec.domain = match spec.kind {
         Kind::Ignored => None,
         Kind::Binary | Kind::Categorical => {
