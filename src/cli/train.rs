@@ -437,17 +437,18 @@ pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
         a.condition.as_deref(),
         &a.out,
     )?;
-    if acceptance.drawn > acceptance.kept {
+    if acceptance.passed < acceptance.drawn {
         eprintln!(
-            "dpsynth: kept {} of {} rows drawn ({:.1} %) to meet {}",
-            acceptance.kept,
+            "dpsynth: {} of {} rows drawn ({:.1} %) met {}; wrote {} of them",
+            acceptance.passed,
             acceptance.drawn,
             100.0 * acceptance.rate(),
             match (&a.condition, model.schema.rules.is_empty()) {
                 (Some(c), true) => format!("the condition '{c}'"),
                 (Some(c), false) => format!("the model's rules and the condition '{c}'"),
                 (None, _) => "the model's rules".to_string(),
-            }
+            },
+            acceptance.kept
         );
     }
     let drawn = a.draw.unwrap_or(model.draw);

@@ -190,6 +190,7 @@ pub fn export_csv_where(
             "stated": m.header.schema.rules,
             "what": "rules the user stated as public facts (no privacy cost); rows that broke one were repaired or dropped as they were drawn, so every row here obeys them",
             "rows_drawn": acceptance.drawn,
+            "acceptance_rate": acceptance.rate(),
         });
     }
     if let (Some(c), Some(text)) = (&cond, condition) {

@@ -75,7 +75,7 @@ fn sample_where_draws_the_models_conditional() {
     ]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert!(
-        common::stderr(&o).contains("to meet the condition"),
+        common::stderr(&o).contains("met the condition"),
         "{}",
         common::stderr(&o)
     );

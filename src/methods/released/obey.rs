@@ -20,20 +20,23 @@ const MIN_TRIES: usize = 200_000;
 /// A sampling is given up past this many rows drawn per row asked for.
 const MAX_DRAWS_PER_ROW: usize = 100;
 
-/// How many rows were drawn to keep how many.
+/// How many rows were drawn, how many of them met the rules and the condition, and how
+/// many of those were handed out (the last chunk may pass more than are asked for).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Acceptance {
     pub drawn: usize,
+    pub passed: usize,
     pub kept: usize,
 }
 
 impl Acceptance {
-    /// The share of drawn rows kept (1 when nothing was drawn).
+    /// The share of drawn rows that met the rules and the condition (1 when nothing was
+    /// drawn).
     pub fn rate(&self) -> f64 {
         if self.drawn == 0 {
             1.0
         } else {
-            self.kept as f64 / self.drawn as f64
+            self.passed as f64 / self.drawn as f64
         }
     }
 }
@@ -75,6 +78,7 @@ impl<'a> Keep<'a> {
                 acc.kept += m;
             }
             acc.drawn = acc.kept;
+            acc.passed = acc.kept;
             return Ok(acc);
         }
         let determines = self
@@ -100,6 +104,7 @@ impl<'a> Keep<'a> {
                 t = rules::select(c, self.schema, t)?;
             }
             acc.drawn += m;
+            acc.passed += t.n_rows;
             let take = t.n_rows.min(need);
             if take > 0 {
                 let idx: Vec<usize> = (0..take).collect();
@@ -121,7 +126,7 @@ impl<'a> Keep<'a> {
         };
         MethodError::Usage(format!(
             "only {} of {} drawn rows ({:.4} %) meet {what}, too few to keep the {n} rows asked for; loosen it, or ask for fewer rows",
-            acc.kept,
+            acc.passed,
             acc.drawn,
             100.0 * acc.rate()
         ))
