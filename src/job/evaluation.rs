@@ -114,6 +114,25 @@ pub fn evaluate_tables(
     })
 }
 
+/// The first look alone ([`crate::eval::first_look`]), ahead of the full report: the same
+/// seeded synthetic rows and real sample as [`evaluate_model`] uses, in well under a second,
+/// so the window shows what a person sees first while the classifiers train. A local
+/// diagnostic like the report: it reads the real rows.
+pub fn first_look_of(
+    model: &Path,
+    real: &Table,
+    schema: &Schema,
+    spec: &EvalSpec,
+) -> Result<crate::eval::results::FirstLook, JobError> {
+    let rows = spec.rows.unwrap_or(real.n_rows).max(1);
+    let seed = spec.options.seed;
+    let syn = super::services::sample_with(model, rows, Some(seed.wrapping_add(2)), spec.draw)?;
+    let train = subsample(real, spec.rows, seed.wrapping_add(1));
+    Ok(crate::eval::first_look::first_look(
+        schema, &train, &syn, seed,
+    ))
+}
+
 /// The window's evaluation of a finished run: samples the model, scores it against the
 /// table it trained on and the held-out file beside it when there is one.
 pub fn evaluate_model(

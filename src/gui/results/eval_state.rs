@@ -12,6 +12,8 @@ use crate::job::evaluation::{EvalSpec, Evaluated, evaluate_model};
 
 pub(super) enum Msg {
     Progress(String),
+    /// The first look, computed before the rest of the report.
+    FirstLook(Box<crate::eval::results::FirstLook>),
     Done(Result<Box<Evaluated>, String>),
 }
 
@@ -20,6 +22,8 @@ pub(super) enum EvalState {
         rx: Receiver<Msg>,
         line: String,
         started: std::time::Instant,
+        /// The first look, shown while the other figures are computed.
+        early: Option<Box<crate::eval::results::FirstLook>>,
     },
     /// The report, what it was computed on, and which rows it scored.
     Done(Box<Evaluated>),
@@ -118,6 +122,10 @@ pub(super) fn evaluate_in_background(
             draw,
             ..EvalSpec::quick()
         };
+        progress("first look: exact values, rules and rows");
+        if let Ok(l) = crate::job::evaluation::first_look_of(&model, &real, &schema, &spec) {
+            send(Msg::FirstLook(Box::new(l)));
+        }
         let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress);
         if let (Ok(ev), Some(k)) = (&result, &key) {
             // Best effort: a report that cannot be kept is recomputed next time.
@@ -129,5 +137,6 @@ pub(super) fn evaluate_in_background(
         rx,
         line: "starting".into(),
         started: std::time::Instant::now(),
+        early: None,
     }
 }

@@ -297,10 +297,17 @@ impl ResultsPanel {
     fn drain(&mut self) {
         for r in &mut self.runs {
             let mut next = None;
-            if let EvalState::Running { rx, line, started } = &mut r.state {
+            if let EvalState::Running {
+                rx,
+                line,
+                started,
+                early,
+            } = &mut r.state
+            {
                 while let Ok(m) = rx.try_recv() {
                     match m {
                         Msg::Progress(l) => *line = l,
+                        Msg::FirstLook(l) => *early = Some(l),
                         Msg::Done(Ok(rep)) => {
                             self.last_eval_seconds = Some(started.elapsed().as_secs_f64());
                             next = Some(EvalState::Done(rep))
@@ -442,7 +449,12 @@ impl ResultsPanel {
                 let preset = run.config.as_deref().map(|c| c.preset.as_str());
                 images_ui(ui, generated, real.as_ref(), scores, preset);
             }
-            EvalState::Running { line, started, .. } => {
+            EvalState::Running {
+                line,
+                started,
+                early,
+                ..
+            } => {
                 let expect = match self.last_eval_seconds {
                     Some(s) => format!(
                         " (the last evaluation took {})",
@@ -458,6 +470,11 @@ impl ResultsPanel {
                     "{} so far{expect}. The scores are kept with the run: reopening the file or restarting shows them at once.",
                     crate::job::resources::duration(started.elapsed().as_secs_f64())
                 ));
+                if let Some(l) = early {
+                    ui.separator();
+                    ui.strong("First look, ready before the other figures");
+                    first_look::first_look_ui(ui, Some(l.as_ref()));
+                }
             }
             EvalState::Failed(e) => {
                 ui.colored_label(
