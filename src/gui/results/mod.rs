@@ -454,28 +454,7 @@ impl ResultsPanel {
                 started,
                 early,
                 ..
-            } => {
-                let expect = match self.last_eval_seconds {
-                    Some(s) => format!(
-                        " (the last evaluation took {})",
-                        crate::job::resources::duration(s)
-                    ),
-                    None => String::new(),
-                };
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label(format!("evaluating: {line}"));
-                });
-                ui.label(format!(
-                    "{} so far{expect}. The scores are kept with the run: reopening the file or restarting shows them at once.",
-                    crate::job::resources::duration(started.elapsed().as_secs_f64())
-                ));
-                if let Some(l) = early {
-                    ui.separator();
-                    ui.strong("First look, ready before the other figures");
-                    first_look::first_look_ui(ui, Some(l.as_ref()));
-                }
-            }
+            } => running_ui(ui, line, *started, early.as_deref(), self.last_eval_seconds),
             EvalState::Failed(e) => {
                 ui.colored_label(
                     ui.visuals().error_fg_color,
@@ -507,6 +486,37 @@ impl ResultsPanel {
                 }
             }
         }
+    }
+}
+
+/// An evaluation in progress: what it is doing, for how long, and the first look as soon
+/// as it is ready.
+fn running_ui(
+    ui: &mut egui::Ui,
+    line: &str,
+    started: std::time::Instant,
+    early: Option<&crate::eval::results::FirstLook>,
+    last_seconds: Option<f64>,
+) {
+    let expect = match last_seconds {
+        Some(s) => format!(
+            " (the last evaluation took {})",
+            crate::job::resources::duration(s)
+        ),
+        None => String::new(),
+    };
+    ui.horizontal(|ui| {
+        ui.spinner();
+        ui.label(format!("evaluating: {line}"));
+    });
+    ui.label(format!(
+        "{} so far{expect}. The scores are kept with the run: reopening the file or restarting shows them at once.",
+        crate::job::resources::duration(started.elapsed().as_secs_f64())
+    ));
+    if let Some(l) = early {
+        ui.separator();
+        ui.strong("First look, ready before the other figures");
+        first_look::first_look_ui(ui, Some(l));
     }
 }
 
