@@ -273,6 +273,11 @@ impl Encoding {
         let x = lo + u * (hi - lo);
         if spec.integer {
             x.round().clamp(lo.ceil(), hi.floor())
+        } else if let Some(d) = spec.decimals {
+            let scale = 10f64.powi(d as i32);
+            let (a, b) = ((lo * scale).ceil() / scale, (hi * scale).floor() / scale);
+            let r = (x * scale).round() / scale;
+            if a <= b { r.clamp(a, b) } else { r }
         } else {
             x
         }
@@ -568,6 +573,38 @@ mod tests {
         );
         bad.columns[0].point_masses = vec![0.0, 0.0];
         assert!(bad.validate().unwrap_err().to_string().contains("twice"));
+    }
+
+    /// A column written to the cent comes back to the cent, inside its bounds.
+    #[test]
+    fn decimals_are_kept_on_the_way_back() {
+        use rand::SeedableRng;
+        let schema: Schema = serde_json::from_str(
+            r#"{"columns":[{"name":"pay","kind":"continuous","decimals":2,
+                "domain":{"bounds":{"lower":0.001,"upper":99.999}}}]}"#,
+        )
+        .unwrap();
+        let enc = Encoding::new(&schema).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let out = enc
+            .decode(&[0.123_456_7, 0.0, 1.0], DecodeMode::Argmax, &mut rng)
+            .unwrap();
+        let Values::Number(v) = &out.columns[0].values else {
+            panic!("a number column")
+        };
+        let cents: Vec<String> = v
+            .iter()
+            .map(|x| crate::util::fmt::number(x.unwrap()))
+            .collect();
+        assert_eq!(cents, vec!["12.35", "0.01", "99.99"]);
+        let mut bad = schema.clone();
+        bad.columns[0].decimals = Some(13);
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("at most 12")
+        );
     }
 
     /// Generated blanks beyond the column's estimated share are filled with its other

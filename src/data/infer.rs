@@ -64,6 +64,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         time_format: None,
         domain,
         point_masses: Vec::new(),
+        decimals: None,
         kind_from_data: true,
         blank_share: None,
         codebook: false,

@@ -9,6 +9,8 @@ use crate::data::table::Values;
 
 /// Most categories a categorical column may have.
 pub const MAX_CATEGORIES: usize = 5_000;
+/// Most decimals a continuous column may keep (past this an f64 holds no more).
+pub const MAX_DECIMALS: u32 = 12;
 /// Most point masses a continuous column may have.
 pub const MAX_POINT_MASSES: usize = 32;
 /// The tag written into every schema file.
@@ -124,6 +126,11 @@ pub struct ColumnSpec {
     /// Continuous values are whole numbers (decoded values are rounded).
     #[serde(default, skip_serializing_if = "is_false")]
     pub integer: bool,
+    /// Continuous values are written with at most this many decimals (a column of money
+    /// written to the cent: 2), a public fact like `integer`: decoded values are rounded to
+    /// it, so a synthetic 12.3456789 never sits beside real 12.35.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decimals: Option<u32>,
     /// The column may be missing; encoded as its own category or an indicator column.
     #[serde(default, skip_serializing_if = "is_false")]
     pub missing: bool,
@@ -346,6 +353,19 @@ impl ColumnSpec {
             }
         }
         self.check_point_masses()?;
+        if let Some(d) = self.decimals {
+            if self.kind != Kind::Continuous {
+                return err(format!(
+                    "'decimals' applies to continuous columns only, but the kind is {}",
+                    self.kind.label()
+                ));
+            }
+            if d > MAX_DECIMALS {
+                return err(format!(
+                    "'decimals' is {d}; at most {MAX_DECIMALS} are kept"
+                ));
+            }
+        }
         if let Provenance::DpEstimated { epsilon, .. } = self.provenance {
             if !(epsilon.is_finite() && epsilon > 0.0) {
                 return err(format!(

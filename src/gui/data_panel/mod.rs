@@ -489,6 +489,7 @@ mod tests {
             time_format: None,
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
             point_masses: Vec::new(),
+            decimals: None,
             kind_from_data: false,
             blank_share: None,
             codebook: false,
