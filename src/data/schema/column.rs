@@ -283,6 +283,24 @@ impl ColumnSpec {
             .position(|p| (p - x).abs() <= 1e-9 * p.abs().max(1.0))
     }
 
+    /// Decimals apply to continuous columns, at most [`MAX_DECIMALS`].
+    fn check_decimals(&self) -> Result<(), DataError> {
+        let Some(d) = self.decimals else {
+            return Ok(());
+        };
+        let m = if self.kind != Kind::Continuous {
+            format!(
+                "'decimals' applies to continuous columns only, but the kind is {}",
+                self.kind.label()
+            )
+        } else if d > MAX_DECIMALS {
+            format!("'decimals' is {d}; at most {MAX_DECIMALS} are kept")
+        } else {
+            return Ok(());
+        };
+        Err(DataError::column(&self.name, m))
+    }
+
     /// Point masses are finite, distinct, inside the bounds, and only on continuous columns.
     fn check_point_masses(&self) -> Result<(), DataError> {
         if self.point_masses.is_empty() {
@@ -353,19 +371,7 @@ impl ColumnSpec {
             }
         }
         self.check_point_masses()?;
-        if let Some(d) = self.decimals {
-            if self.kind != Kind::Continuous {
-                return err(format!(
-                    "'decimals' applies to continuous columns only, but the kind is {}",
-                    self.kind.label()
-                ));
-            }
-            if d > MAX_DECIMALS {
-                return err(format!(
-                    "'decimals' is {d}; at most {MAX_DECIMALS} are kept"
-                ));
-            }
-        }
+        self.check_decimals()?;
         if let Provenance::DpEstimated { epsilon, .. } = self.provenance {
             if !(epsilon.is_finite() && epsilon > 0.0) {
                 return err(format!(
