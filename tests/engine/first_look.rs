@@ -181,3 +181,104 @@ fn train_refuses_a_bad_rules_file_with_its_line() {
     // Refused while reading the arguments: the ledger was never opened.
     assert!(!ledger.exists());
 }
+
+/// A point mass is its own one-hot slot beside the scaled value, and decoding its slot
+/// gives the point exactly, whatever the scaled value says.
+#[test]
+fn point_masses_get_a_slot_and_come_back_exactly() {
+    use dpsynth::data::encode::{DecodeMode, Encoding, SpanKind};
+    use dpsynth::data::{Column, Values};
+    use rand::SeedableRng;
+    let schema: Schema = serde_json::from_str(
+        r#"{"columns":[{"name":"gain","kind":"continuous","integer":true,"missing":true,
+            "point_masses":[0,99999],"domain":{"bounds":{"lower":0,"upper":99999}}}]}"#,
+    )
+    .unwrap();
+    let enc = Encoding::new(&schema).unwrap();
+    let kinds: Vec<(SpanKind, usize)> = enc.spans.iter().map(|s| (s.kind.clone(), s.len)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (SpanKind::Continuous, 1),
+            (SpanKind::PointMass, 3),
+            (SpanKind::MissingIndicator, 1)
+        ]
+    );
+    let t = Table {
+        columns: vec![Column {
+            name: "gain".into(),
+            values: Values::Number(vec![Some(0.0), Some(99999.0), Some(2174.0), None]),
+        }],
+        n_rows: 4,
+    };
+    let e = enc.encode(&t).unwrap();
+    assert_eq!(e.row(0), [0.0, 1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(e.row(1), [1.0, 0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(e.row(2)[1..], [0.0, 0.0, 1.0, 0.0]);
+    assert_eq!(e.row(3)[1..], [0.0, 0.0, 1.0, 1.0]);
+    // A generator's row: the scaled value says 38 but the point slot says 0.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let out = enc
+        .decode(
+            &[0.00038, 0.9, 0.05, 0.05, 0.0, 0.6, 0.1, 0.1, 0.8, 0.0],
+            DecodeMode::Argmax,
+            &mut rng,
+        )
+        .unwrap();
+    let Values::Number(v) = &out.columns[0].values else {
+        panic!("a number column")
+    };
+    assert_eq!(v, &vec![Some(0.0), Some(59999.0)]);
+    // Point masses must sit inside the bounds and fit the column's kind.
+    let mut bad = schema.clone();
+    bad.columns[0].point_masses = vec![-1.0];
+    assert!(
+        bad.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("outside the bounds")
+    );
+    bad.columns[0].point_masses = vec![0.5];
+    assert!(
+        bad.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("whole number")
+    );
+    bad.columns[0].point_masses = vec![0.0, 0.0];
+    assert!(bad.validate().unwrap_err().to_string().contains("twice"));
+}
+
+/// A column written to the cent comes back to the cent, inside its bounds.
+#[test]
+fn decimals_are_kept_on_the_way_back() {
+    use dpsynth::data::encode::{DecodeMode, Encoding, SpanKind};
+    use dpsynth::data::{Column, Values};
+    use rand::SeedableRng;
+    let schema: Schema = serde_json::from_str(
+        r#"{"columns":[{"name":"pay","kind":"continuous","decimals":2,
+            "domain":{"bounds":{"lower":0.001,"upper":99.999}}}]}"#,
+    )
+    .unwrap();
+    let enc = Encoding::new(&schema).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let out = enc
+        .decode(&[0.123_456_7, 0.0, 1.0], DecodeMode::Argmax, &mut rng)
+        .unwrap();
+    let Values::Number(v) = &out.columns[0].values else {
+        panic!("a number column")
+    };
+    let cents: Vec<String> = v
+        .iter()
+        .map(|x| dpsynth::util::fmt::number(x.unwrap()))
+        .collect();
+    assert_eq!(cents, vec!["12.35", "0.01", "99.99"]);
+    let mut bad = schema.clone();
+    bad.columns[0].decimals = Some(13);
+    assert!(
+        bad.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("at most 12")
+    );
+}
