@@ -327,6 +327,18 @@ fn encode_categories(
     Ok(unknown)
 }
 
+/// A continuous column's cells as numbers: as they are, or date/time text read as days
+/// (check_table vouched for it).
+fn numbers_of<'a>(
+    spec: &ColumnSpec,
+    col: &'a Column,
+) -> Result<std::borrow::Cow<'a, [Option<f64>]>, DataError> {
+    Ok(match &col.values {
+        Values::Number(v) => std::borrow::Cow::Borrowed(v.as_slice()),
+        Values::Text(_) => std::borrow::Cow::Owned(spec.numbers(col)?),
+    })
+}
+
 /// Writes a continuous column's values, scaled to [0, 1] over its bounds, into `values`;
 /// numbers outside the bounds are clamped. The number clamped.
 fn encode_numbers(
@@ -337,15 +349,7 @@ fn encode_numbers(
     values: &mut [f32],
 ) -> Result<usize, DataError> {
     let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
-    // Numbers, or date/time text read as days (check_table vouched for it).
-    let owned;
-    let v: &[Option<f64>] = match &col.values {
-        Values::Number(v) => v,
-        Values::Text(_) => {
-            owned = spec.numbers(col)?;
-            &owned
-        }
-    };
+    let v = numbers_of(spec, col)?;
     let mut clamped = 0;
     for (r, x) in v.iter().enumerate() {
         if let Some(x) = x {
@@ -367,14 +371,7 @@ fn encode_point_masses(
     w: usize,
     values: &mut [f32],
 ) -> Result<(), DataError> {
-    let owned;
-    let v: &[Option<f64>] = match &col.values {
-        Values::Number(v) => v,
-        Values::Text(_) => {
-            owned = spec.numbers(col)?;
-            &owned
-        }
-    };
+    let v = numbers_of(spec, col)?;
     let elsewhere = span.len - 1;
     for (r, x) in v.iter().enumerate() {
         let slot = x.and_then(|x| spec.point_mass_of(x)).unwrap_or(elsewhere);
