@@ -201,6 +201,7 @@ fn workbooks_survey_files_and_the_guide(h: &mut egui_kittest::Harness<'_, dpsynt
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     wait_for(h, "50 rows × 15 columns", 60);
+    a_hopeless_run_asks_first(h);
 
     type_into(
         h,
@@ -225,4 +226,25 @@ fn workbooks_survey_files_and_the_guide(h: &mut egui_kittest::Harness<'_, dpsynt
     h.get_by_label("Command line").click();
     h.run_steps(3);
     h.get_by_label_contains("dpsynth train --data");
+}
+
+/// (The open 50-row sheet.) Estimating every domain privately on 50 rows drops nearly
+/// every column: the preview says so, and Train asks before spending anything; "Not now"
+/// starts nothing.
+fn a_hopeless_run_asks_first(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
+    click(h, "Estimate all privately");
+    h.run_steps(3);
+    h.get_by_label("2 · Train and export").click();
+    wait_for(h, "will be dropped", 30);
+    click(h, "Train (Ctrl+Enter)");
+    wait_for(h, "The private domain estimate will drop", 30);
+    click(h, "Not now");
+    h.run_steps(5);
+    assert!(h.query_by_label("Train anyway").is_none());
+    assert!(
+        h.query_by_label_contains("Cancel…").is_none(),
+        "no run started"
+    );
+    h.get_by_label("1 · Data").click();
+    h.run_steps(3);
 }

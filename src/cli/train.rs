@@ -453,9 +453,10 @@ pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
     }
     let drawn = a.draw.unwrap_or(model.draw);
     eprintln!(
-        "dpsynth: wrote {} synthetic rows to {} (model: {}{}, ε = {} at δ = {}); statement: {}",
+        "dpsynth: wrote {} synthetic rows to {} ({}; model: {}{}, ε = {} at δ = {}); statement: {}",
         a.rows,
         a.out.display(),
+        job::services::export_holds(&a.model),
         model.method,
         if model.boosted {
             format!(", drawn from: {}", drawn.name())

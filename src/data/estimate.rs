@@ -53,7 +53,7 @@ pub struct DomainPlan {
 }
 
 /// Whether a column's domain is estimated as numbers (bounds) or as text (categories).
-fn is_number(spec: &ColumnSpec) -> bool {
+pub(crate) fn is_number(spec: &ColumnSpec) -> bool {
     spec.kind == Kind::Continuous
 }
 
@@ -261,106 +261,6 @@ fn estimate_levels(
     true
 }
 
-/// Most level counts a [`LevelProfile`] keeps (the commonest).
-const PROFILE_LEVELS: usize = 256;
-
-/// One column's level counts, read off the rows for the data owner's diagnostic
-/// ([`diagnose`]): shown to the person who holds the data before any budget is spent,
-/// never released, never part of a model.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct LevelProfile {
-    pub column: String,
-    /// Cells that are not missing.
-    pub present: u64,
-    /// Distinct values.
-    pub levels: u64,
-    /// The commonest values' counts, most frequent first (at most [`PROFILE_LEVELS`]).
-    pub top: Vec<u64>,
-}
-
-/// The level profile of every column of `table`.
-pub fn profile(table: &Table) -> Vec<LevelProfile> {
-    table
-        .columns
-        .iter()
-        .map(|col| {
-            let mut counts: Vec<u64> = level_counts(col).into_iter().map(|(_, c)| c).collect();
-            counts.sort_unstable_by(|a, b| b.cmp(a));
-            let levels = counts.len() as u64;
-            let present = counts.iter().sum();
-            counts.truncate(PROFILE_LEVELS);
-            LevelProfile {
-                column: col.name.clone(),
-                present,
-                levels,
-                top: counts,
-            }
-        })
-        .collect()
-}
-
-/// What `plan` will do to the columns it estimates, in words, computed on the rows'
-/// profile: which columns no value survives in (they will be dropped), which lose their
-/// rarer values, and the fixes. `None` when every estimated column keeps all it has.
-///
-/// A category survives when its noisy count passes the threshold τ, which a value held
-/// by about τ rows does half the time; a number column keeps bounds when its values
-/// outnumber the noise summed over the grid (3σ·√cells). This reads the rows: it is a
-/// diagnostic for the data's owner, shown before anything is spent, never released.
-pub fn diagnose(schema: &Schema, plan: &DomainPlan, profiles: &[LevelProfile]) -> Option<String> {
-    let tau = crate::privacy::estimators::category_threshold(plan.std, plan.delta_inf);
-    let cells = crate::privacy::estimators::bound_grid().len() as f64 + 1.0;
-    let spread = 3.0 * plan.std * cells.sqrt();
-    let mut lost = Vec::new();
-    let mut thinned = Vec::new();
-    for name in &plan.columns {
-        let (Some(spec), Some(p)) = (
-            schema.column(name),
-            profiles.iter().find(|p| &p.column == name),
-        ) else {
-            continue;
-        };
-        if is_number(spec) {
-            if p.present as f64 <= spread {
-                lost.push(name.clone());
-            }
-            continue;
-        }
-        let kept = p.top.iter().filter(|c| **c as f64 >= tau).count() as u64;
-        if kept == 0 {
-            lost.push(name.clone());
-        } else if kept < p.levels {
-            thinned.push(format!("{name} keeps about {kept} of {}", p.levels));
-        }
-    }
-    if lost.is_empty() && thinned.is_empty() {
-        return None;
-    }
-    let mut s = format!(
-        "The private domain estimate (noise σ = {:.1}) keeps a value only if about {:.0} rows or more hold it.",
-        plan.std, tau
-    );
-    if !lost.is_empty() {
-        s.push_str(&format!(
-            " {} of the {} estimated columns have no value that common and will be dropped: {}.",
-            lost.len(),
-            plan.columns.len(),
-            lost.join(", ")
-        ));
-    }
-    if !thinned.is_empty() {
-        let shown: Vec<&str> = thinned.iter().take(4).map(String::as_str).collect();
-        s.push_str(&format!(
-            " {} more lose their rarer values ({}{}); rows holding a dropped value are synthesized as the column's commoner values.",
-            thinned.len(),
-            shown.join("; "),
-            if thinned.len() > shown.len() { "; …" } else { "" }
-        ));
-    }
-    s.push_str(" Fixes: give the categories or bounds as public facts (type them, or load the codebook's schema), raise the domain share of ε, or leave columns out (kind: ignored). This check reads the rows: it is shown to you and never released.");
-    Some(s)
-}
-
 /// A digest of one column's spec (kind, domain, flags, provenance): what the ledger keeps
 /// to recognise a DP estimate when a schema file brings it back.
 pub fn spec_digest(spec: &ColumnSpec) -> String {
@@ -387,7 +287,7 @@ pub fn distrust_unrecorded(schema: &mut Schema, trusted: impl Fn(&str) -> bool) 
 }
 
 /// Each level of a text column and how many rows hold it (missing cells left out).
-fn level_counts(col: &super::table::Column) -> Vec<(String, u64)> {
+pub(crate) fn level_counts(col: &super::table::Column) -> Vec<(String, u64)> {
     let mut map: std::collections::BTreeMap<String, u64> = Default::default();
     for r in 0..col.values.len() {
         if let Some(v) = col.text(r) {
@@ -398,13 +298,13 @@ fn level_counts(col: &super::table::Column) -> Vec<(String, u64)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::data::infer::infer_schema;
     use rand::SeedableRng;
     use rand::rngs::StdRng;
 
-    fn adult() -> Table {
+    pub(crate) fn adult() -> Table {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/adult/adult_train.csv");
         match crate::data::open(&path, &Default::default()).unwrap() {
@@ -445,42 +345,6 @@ mod tests {
         // The estimated schema encodes the same rows without error.
         let enc = crate::data::encode::Encoding::new(&out).unwrap();
         enc.encode(&t).unwrap();
-    }
-
-    /// Issue #44, item 1: before anything is spent, the owner is told which columns a
-    /// private estimate will leave with nothing (a small table, many columns).
-    #[test]
-    fn the_diagnostic_names_the_columns_an_estimate_will_drop() {
-        let t = adult();
-        let rows: Vec<usize> = (0..1_000).collect();
-        let small = Table {
-            columns: t
-                .columns
-                .iter()
-                .map(|c| crate::data::table::Column {
-                    name: c.name.clone(),
-                    values: match &c.values {
-                        Values::Number(v) => Values::Number(v[..1_000].to_vec()),
-                        Values::Text(v) => Values::Text(v.select(&rows)),
-                    },
-                })
-                .collect(),
-            n_rows: 1_000,
-        };
-        let schema = infer_schema(&small).unwrap().schema;
-        let budget = Budget {
-            epsilon: 1.0,
-            delta: 1e-5,
-        };
-        let plan = plan_domains(&schema, budget, 0.1, true).unwrap().unwrap();
-        let d = diagnose(&schema, &plan, &profile(&small)).expect("a small table loses columns");
-        assert!(d.contains("will be dropped"), "{d}");
-        assert!(d.contains("never released"), "{d}");
-        // With the whole table and a generous share, nothing is lost outright.
-        let whole = infer_schema(&t).unwrap().schema;
-        let plan = plan_domains(&whole, budget, 0.5, true).unwrap().unwrap();
-        let d = diagnose(&whole, &plan, &profile(&t)).unwrap_or_default();
-        assert!(!d.contains("will be dropped"), "{d}");
     }
 
     /// With a public record count, the integer flag's rule reads it, not the file's row

@@ -17,10 +17,12 @@
 //! Layering: this module may use `privacy` (to charge DP domain estimates) but never
 //! `nn`, `methods`, `gui` or `cli`. Polars types stay inside [`csv`].
 
+pub mod bound_trials;
 pub mod cells;
 pub mod columnar;
 pub mod csv;
 pub mod digest;
+pub mod domain_check;
 pub mod encode;
 pub mod engine;
 pub mod error;

@@ -21,7 +21,7 @@ pub enum Opened {
         schema: Schema,
         notes: Vec<(String, String)>,
         stats: Vec<super::data_panel::ColumnStats>,
-        profile: std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>,
+        profile: std::sync::Arc<Vec<crate::data::domain_check::LevelProfile>>,
     },
     Images {
         count: usize,
@@ -137,7 +137,7 @@ impl Loading {
                             kept_runs = super::results::find_kept(&p);
                             Opened::Table {
                                 stats: super::data_panel::ColumnStats::of(table),
-                                profile: Arc::new(data::estimate::profile(table)),
+                                profile: Arc::new(data::domain_check::profile(table)),
                                 table: table.clone(),
                                 schema: inf.schema,
                                 notes: inf.notes,

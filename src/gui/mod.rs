@@ -94,7 +94,7 @@ pub enum Content {
         stats: Vec<data_panel::ColumnStats>,
         /// Level counts for the private domain estimate's diagnostic (computed with the
         /// load, off the UI thread).
-        profile: std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>,
+        profile: std::sync::Arc<Vec<crate::data::domain_check::LevelProfile>>,
     },
     Images {
         count: usize,

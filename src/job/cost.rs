@@ -29,9 +29,9 @@ pub struct CostRequest {
     /// The fixed schema of data that has no editable one (an image set): used for the
     /// memory and time estimate only.
     pub fixed_schema: Option<crate::data::schema::Schema>,
-    /// The table's level counts ([`crate::data::estimate::profile`]), for the diagnostic
+    /// The table's level counts ([`crate::data::domain_check::profile`]), for the diagnostic
     /// of what a private domain estimate will drop (shown to the data's owner only).
-    pub profile: Option<std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>>,
+    pub profile: Option<std::sync::Arc<Vec<crate::data::domain_check::LevelProfile>>>,
     /// Where the run will train (the preview says which device `auto` picks).
     pub device: super::DeviceChoice,
     /// Rows the run holds in memory at once when it does not hold them all: one part of
@@ -64,9 +64,12 @@ pub struct Cost {
     pub resources: Option<super::resources::Resources>,
     /// Why the result will likely be noise ([`crate::methods::Plan::noise_warning`]).
     pub warning: Option<String>,
-    /// What the private domain estimate will drop ([`crate::data::estimate::diagnose`]):
+    /// What the private domain estimate will drop ([`crate::data::domain_check::diagnose`]):
     /// read off the rows, for the data's owner, never released.
     pub domain_diagnostic: Option<String>,
+    /// Set when that estimate drops most of the table ([`crate::data::domain_check::Diagnosis`]):
+    /// the window asks before training.
+    pub hopeless: Option<String>,
     /// What the release will not cover, said before anything is spent: domains read off
     /// the rows, kinds guessed from them.
     pub not_covered: Vec<String>,
@@ -155,7 +158,10 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
         c.not_covered = not_covered(schema, req.domains);
     }
     if let (Some(d), Some(schema), Some(profile)) = (&domain_plan, &req.schema, &req.profile) {
-        c.domain_diagnostic = crate::data::estimate::diagnose(schema, d, profile);
+        if let Some(found) = crate::data::domain_check::diagnosis(schema, d, profile) {
+            c.domain_diagnostic = Some(found.message);
+            c.hopeless = found.hopeless;
+        }
     }
     let (plan, charges) =
         super::plan::method_plan(method.as_ref(), req.rows, budget, domain_plan.as_ref())?;

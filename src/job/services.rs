@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Draw, JobError, PrivacyStatement};
 use crate::data::Table;
-use crate::data::schema::Schema;
+use crate::data::schema::{Kind, Schema};
 use crate::methods::released::{Acceptance, Jitter, ReleasedModel};
 
 /// What a model file says about itself.
@@ -37,6 +37,33 @@ pub fn read_statement(path: &Path) -> Result<PrivacyStatement, JobError> {
     ReleasedModel::read_header(path)
         .map(|h| h.privacy)
         .map_err(|e| JobError::file(path, e))
+}
+
+/// What an export of the model holds, in words for the line after "wrote N rows": its
+/// columns, and the ones the private domain estimate dropped (read from the header).
+pub fn export_holds(path: &Path) -> String {
+    let Ok(h) = ReleasedModel::read_header(path) else {
+        return String::new();
+    };
+    let columns = &h.schema.columns;
+    let kept = columns.iter().filter(|c| c.kind != Kind::Ignored).count();
+    let dropped: Vec<&str> = columns
+        .iter()
+        .filter(|c| {
+            c.kind == Kind::Ignored
+                && matches!(c.provenance, crate::data::schema::Provenance::DpEstimated { .. })
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut s = format!("{kept} column(s)");
+    if !dropped.is_empty() {
+        s.push_str(&format!(
+            "; the private domain estimate found too few values to keep {} column(s), left out: {}",
+            dropped.len(),
+            dropped.join(", ")
+        ));
+    }
+    s
 }
 
 /// Reads a model file's header (and checks its weights load).

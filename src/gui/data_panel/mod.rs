@@ -423,7 +423,7 @@ mod tests {
         let table = crate::data::csv::load_csv(&path, &Default::default()).unwrap();
         let inf = crate::data::infer::infer_schema(&table).unwrap();
         let stats = ColumnStats::of(&table);
-        let profile = std::sync::Arc::new(crate::data::estimate::profile(&table));
+        let profile = std::sync::Arc::new(crate::data::domain_check::profile(&table));
         (
             Loaded {
                 key: None,

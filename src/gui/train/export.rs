@@ -131,13 +131,14 @@ impl ExportView {
             move || match job::services::export_csv_jittered(&model, rows, None, None, jitter, &out)
             {
                 Ok(side) => format!(
-                    "wrote {rows} {} to {}, and its privacy statement to {}",
+                    "wrote {rows} {} to {} ({}), and its privacy statement to {}",
                     if jitter.is_some() {
                         "jittered digits"
                     } else {
                         "rows"
                     },
                     out.display(),
+                    job::services::export_holds(&model),
                     side.display()
                 ),
                 Err(e) => format!("export failed: {e}"),

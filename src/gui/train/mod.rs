@@ -3,6 +3,7 @@
 //! panel only draws what it reports.
 
 pub(crate) mod export;
+mod ask;
 mod form;
 mod method_cards;
 mod run_view;
@@ -55,6 +56,8 @@ pub struct TrainPanel {
     queued: bool,
     /// Cancel was pressed: the question (keep the partial model or not) is showing.
     cancel_asked: bool,
+    /// Train was pressed on a run the preview calls hopeless: the question is showing.
+    ask: ask::Ask,
     /// The user chose to stop and discard the partial model.
     discard: bool,
 }
@@ -402,7 +405,7 @@ impl TrainPanel {
             match self.form.verdict() {
                 form::Verdict::Ready => {
                     self.queued = false;
-                    self.start(loaded, ui.ctx());
+                    self.start_or_ask(loaded, ui.ctx());
                 }
                 form::Verdict::Refused(_) => self.queued = false,
                 form::Verdict::Pending => {}
@@ -482,7 +485,7 @@ impl TrainPanel {
             let shortcut = ui.input(|i| i.modifiers.command && i.key_pressed(egui::Key::Enter));
             if train.clicked() || (can && shortcut) {
                 if verdict == form::Verdict::Ready {
-                    self.start(loaded, ui.ctx());
+                    self.start_or_ask(loaded, ui.ctx());
                 } else {
                     // Pressed within the frames the job takes to price the form.
                     self.queued = true;
@@ -506,6 +509,21 @@ impl TrainPanel {
         });
         if running && self.cancel_asked {
             self.cancel_ui(ui);
+        }
+        match self.ask.ui(ui) {
+            Some(ask::Answer::TrainAnyway) => self.start(loaded, ui.ctx()),
+            Some(ask::Answer::NotNow) | None => {}
+        }
+    }
+
+    /// Starts the run, or first asks when the preview calls it hopeless.
+    fn start_or_ask(&mut self, loaded: &Loaded, ctx: &egui::Context) {
+        match self.form.hopeless() {
+            Some(why) => self.ask.open(why),
+            None => {
+                self.ask.close();
+                self.start(loaded, ctx);
+            }
         }
     }
 

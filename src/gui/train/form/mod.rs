@@ -186,7 +186,7 @@ pub(super) struct Form {
     /// An image set's fixed schema (for the memory and time estimate).
     pub image_schema: Option<crate::data::schema::Schema>,
     /// The open table's level counts, for the domain estimate's diagnostic.
-    pub profile: Option<std::sync::Arc<Vec<crate::data::estimate::LevelProfile>>>,
+    pub profile: Option<std::sync::Arc<Vec<crate::data::domain_check::LevelProfile>>>,
     cost: Latest<CostRequest, Result<Cost, JobError>>,
     /// The dataset's total ε as the user edits it, and what setting it said.
     total_input: String,
@@ -403,6 +403,14 @@ impl Form {
             },
             Some(Err(e)) if self.cost.is_current(&req) => Verdict::Refused(e.to_string()),
             _ => Verdict::Pending,
+        }
+    }
+
+    /// The preview's sentence when the run is hopeless ([`job::cost::Cost::hopeless`]).
+    pub fn hopeless(&self) -> Option<String> {
+        match self.cost.value() {
+            Some(Ok(c)) => c.hopeless.clone(),
+            _ => None,
         }
     }
 
