@@ -81,7 +81,11 @@ pub struct Diagnosis {
 }
 
 /// See [`diagnose`].
-pub fn diagnosis(schema: &Schema, plan: &DomainPlan, profiles: &[LevelProfile]) -> Option<Diagnosis> {
+pub fn diagnosis(
+    schema: &Schema,
+    plan: &DomainPlan,
+    profiles: &[LevelProfile],
+) -> Option<Diagnosis> {
     let tau = crate::privacy::estimators::category_threshold(plan.std, plan.delta_inf);
     let mut found = Findings::default();
     for name in &plan.columns {
@@ -188,8 +192,6 @@ impl Findings {
     }
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,8 +234,7 @@ mod tests {
         assert!(d.contains("will be dropped"), "{d}");
         assert!(d.contains("never released"), "{d}");
         // Most columns dropped: the run is hopeless, and the window asks before training.
-        assert!(diagnosis(&schema, &plan, &profile(&small))
-            .is_some_and(|d| d.hopeless.is_some()));
+        assert!(diagnosis(&schema, &plan, &profile(&small)).is_some_and(|d| d.hopeless.is_some()));
         // 3,382 rows keep most columns, but the numbers' bounds, tried on trial noise,
         // lose their tails: the words say so.
         let head = first_rows(&t, 3_382);
@@ -241,7 +242,10 @@ mod tests {
         let plan = plan_domains(&schema, budget, 0.1, true).unwrap().unwrap();
         let found = diagnosis(&schema, &plan, &profile(&head)).unwrap();
         assert!(found.hopeless.is_none(), "{found:?}");
-        assert!(found.message.contains("The noise swamps the bounds of age"), "{found:?}");
+        assert!(
+            found.message.contains("The noise swamps the bounds of age"),
+            "{found:?}"
+        );
         assert!(found.message.contains("of the values outside"), "{found:?}");
         // With the whole table and a generous share, nothing is lost outright.
         let whole = infer_schema(&t).unwrap().schema;
@@ -249,5 +253,4 @@ mod tests {
         let d = diagnose(&whole, &plan, &profile(&t)).unwrap_or_default();
         assert!(!d.contains("will be dropped"), "{d}");
     }
-
 }

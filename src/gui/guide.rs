@@ -1,22 +1,23 @@
-//! Help → Guide: the README and the `docs/` pages, built into the binary so the guide
-//! always matches the version that shows it and needs no network, browser or installed
-//! documentation. The pages are shown with a small Markdown reader (headings, paragraphs,
-//! lists, code and tables); egui_commonmark, the usual crate, did not support this egui
-//! version when this was written.
+//! Help → Guide: the user's guide (`guide/*.md`, written for someone using the installed
+//! app, not for a contributor: the README and `docs/` are the developers' pages), built
+//! into the binary so the guide always matches the version that shows it and needs no
+//! network, browser or installed documentation. Only these pages are compiled in, so a
+//! change to the developers' docs rebuilds nothing. The pages are shown with a small
+//! Markdown reader (headings, paragraphs, lists, code and tables drawn as grids);
+//! egui_commonmark, the usual crate, did not support this egui version when this was
+//! written. Every character of every page has a glyph in the window's fonts (a test).
 
 use eframe::egui;
 
 /// (title, Markdown) of each page, in reading order.
 const PAGES: &[(&str, &str)] = &[
-    ("Start here", include_str!("../../README.md")),
-    ("The window", include_str!("../../docs/window.md")),
-    ("Privacy", include_str!("../../docs/privacy.md")),
-    ("Data and schemas", include_str!("../../docs/data.md")),
-    ("Results", include_str!("../../docs/results.md")),
-    ("Teaching", include_str!("../../docs/teaching.md")),
-    ("Audit", include_str!("../../docs/audit.md")),
-    ("Command line", include_str!("../../docs/cli.md")),
-    ("Development", include_str!("../../docs/development.md")),
+    ("Start here", include_str!("../../guide/start.md")),
+    ("Your data", include_str!("../../guide/data.md")),
+    ("Privacy", include_str!("../../guide/privacy.md")),
+    ("Methods", include_str!("../../guide/methods.md")),
+    ("Results", include_str!("../../guide/results.md")),
+    ("Teaching", include_str!("../../guide/teaching.md")),
+    ("Command line", include_str!("../../guide/cli.md")),
 ];
 
 /// The guide's window: whether it is open and which page it shows.
@@ -66,6 +67,8 @@ enum Block {
     Paragraph(String),
     Item(String),
     Code(String),
+    /// Rows of cells, the header first (the `|---|` line dropped).
+    Table(Vec<Vec<String>>),
 }
 
 /// Splits Markdown into blocks; tables stay as code (their columns line up in monospace).
@@ -80,7 +83,7 @@ fn blocks(md: &str) -> Vec<Block> {
             para.clear();
         }
         if !table.is_empty() {
-            out.push(Block::Code(table.join("\n")));
+            out.push(Block::Table(table_rows(table)));
             table.clear();
         }
     };
@@ -138,6 +141,21 @@ fn blocks(md: &str) -> Vec<Block> {
     }
     flush(&mut para, &mut table, &mut out);
     out
+}
+
+/// The cells of a Markdown table's lines, without the header's `|---|` rule.
+fn table_rows(lines: &[&str]) -> Vec<Vec<String>> {
+    lines
+        .iter()
+        .filter(|l| !l.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ')))
+        .map(|l| {
+            l.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| inline(c.trim()))
+                .collect()
+        })
+        .collect()
 }
 
 /// The text of a list item (`- `, `* ` or `1. `), if the line is one.
@@ -198,6 +216,7 @@ fn render(ui: &mut egui::Ui, md: &str) {
                     ui.label(text);
                 });
             }
+            Block::Table(rows) => table_ui(ui, &rows),
             Block::Code(text) => {
                 egui::Frame::group(ui.style()).show(ui, |ui| {
                     egui::ScrollArea::horizontal()
@@ -207,6 +226,26 @@ fn render(ui: &mut egui::Ui, md: &str) {
             }
         }
     }
+}
+
+/// A table as a striped grid, its header row strong.
+fn table_ui(ui: &mut egui::Ui, rows: &[Vec<String>]) {
+    egui::Grid::new(("guide-table", rows.len(), rows.first().map(Vec::len)))
+        .striped(true)
+        .spacing([12.0, 4.0])
+        .show(ui, |ui| {
+            for (i, row) in rows.iter().enumerate() {
+                for cell in row {
+                    if i == 0 {
+                        ui.strong(cell);
+                    } else {
+                        ui.add(egui::Label::new(cell).wrap());
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    ui.add_space(4.0);
 }
 
 #[cfg(test)]
@@ -224,9 +263,33 @@ mod tests {
                 Block::Item("one more".into()),
                 Block::Item("two".into()),
                 Block::Code("cargo test".into()),
-                Block::Code("| a | b |\n|---|---|".into()),
+                Block::Table(vec![vec!["a".into(), "b".into()]]),
             ]
         );
+    }
+
+    /// The guide is a user's: no build steps, no contributors' talk, and every character
+    /// drawable (a missing glyph shows as an empty box).
+    #[test]
+    fn every_page_speaks_to_a_user_and_draws() {
+        let ctx = egui::Context::default();
+        let _ = ctx.run_ui(Default::default(), |_| {});
+        for (title, md) in PAGES {
+            for word in ["cargo ", "session ", "issue #", "CI ", "git "] {
+                assert!(!md.contains(word), "{title} mentions '{word}'");
+            }
+            let font = egui::FontId::proportional(14.0);
+            let missing: Vec<char> = md
+                .chars()
+                .filter(|c| !c.is_control())
+                .filter(|c| !ctx.fonts_mut(|f| f.has_glyph(&font, *c)))
+                .collect();
+            assert!(missing.is_empty(), "{title} has no glyph for {missing:?}");
+            assert!(
+                !ctx.fonts_mut(|f| f.has_glyph(&font, '⟶')),
+                "the check sees a missing glyph"
+            );
+        }
     }
 
     #[test]

@@ -51,7 +51,10 @@ pub fn export_holds(path: &Path) -> String {
         .iter()
         .filter(|c| {
             c.kind == Kind::Ignored
-                && matches!(c.provenance, crate::data::schema::Provenance::DpEstimated { .. })
+                && matches!(
+                    c.provenance,
+                    crate::data::schema::Provenance::DpEstimated { .. }
+                )
         })
         .map(|c| c.name.as_str())
         .collect();

@@ -224,12 +224,7 @@ pub fn blank_share(noisy_missing: f64, noisy_present: f64, std: f64) -> f64 {
 /// cumulative count passes the low percentile, the upper edge of the cell where it passes
 /// the high one. `None` when the cells that cleared the floor hold no more than `least`
 /// (twice the floor: one empty cell's noise reaches that about once in 10¹⁵ draws).
-fn bounds_from_cells(
-    grid: &[f64],
-    per_cell: &[f64],
-    total: f64,
-    least: f64,
-) -> Option<(f64, f64)> {
+fn bounds_from_cells(grid: &[f64], per_cell: &[f64], total: f64, least: f64) -> Option<(f64, f64)> {
     if total <= least || total <= 0.0 {
         return None;
     }

@@ -2,8 +2,8 @@
 //! ([`run_view`]) and exporting its results ([`export`]). The job does the work; this
 //! panel only draws what it reports.
 
-pub(crate) mod export;
 mod ask;
+pub(crate) mod export;
 mod form;
 mod method_cards;
 mod run_view;

@@ -361,7 +361,11 @@ fn check_table(
         return Ok(());
     };
     if let Some(d) = domain_plan {
-        if let Some(m) = crate::data::domain_check::diagnose(schema, d, &crate::data::domain_check::profile(table)) {
+        if let Some(m) = crate::data::domain_check::diagnose(
+            schema,
+            d,
+            &crate::data::domain_check::profile(table),
+        ) {
             send(Event::Notice(m));
         }
     }
