@@ -17,7 +17,7 @@ use common::wait_for;
 use dpsynth::data::schema::{Kind, Schema};
 use eframe::egui;
 use egui_kittest::SnapshotOptions;
-use egui_kittest::kittest::Queryable as _;
+use egui_kittest::kittest::{NodeT as _, Queryable as _};
 
 /// Answers the window's own path prompt (no system dialog on this desktop): types `path`
 /// into the field titled `title` and presses OK.
@@ -153,6 +153,22 @@ fn open_sample_change_columns_train_and_export() {
     // Every open and save from here on goes through the window's own path prompt, as on a
     // desktop with no system file dialog (a plain X server).
     h.state_mut().use_path_prompt();
+    // Ctrl+O opens the prompt with its field taking the keyboard: typed text lands in it.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::O);
+    h.run_steps(3);
+    h.event(egui::Event::Text("typed-at-once.csv".into()));
+    h.run_steps(2);
+    let open_title =
+        "Open a table (CSV, Excel, ODS, Parquet, SPSS, Stata), MNIST digits or a released model:";
+    let typed = h
+        .get_by_label(open_title)
+        .accesskit_node()
+        .value()
+        .unwrap_or_default()
+        .to_string();
+    assert!(typed.contains("typed-at-once.csv"), "{typed}");
+    h.get_by_label("Cancel").click();
+    h.run_steps(3);
     let schema_file = dir.path().join("schemas").join("adult-schema.json");
     h.get_by_label("Save schema…").click();
     answer_prompt(&mut h, "Save the schema (JSON)", &schema_file);

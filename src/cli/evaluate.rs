@@ -87,7 +87,11 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     }
     let spec = EvalSpec {
         rows: None,
-        label: a.label.clone(),
+        // The flag, else the target the schema names.
+        label: a
+            .label
+            .clone()
+            .or_else(|| schema.as_ref().and_then(|s| s.target.clone())),
         options: Options {
             label: None,
             seed: a.seed,

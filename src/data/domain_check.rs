@@ -187,7 +187,7 @@ impl Findings {
                 if self.thinned.len() > shown.len() { "; …" } else { "" }
             ));
         }
-        s.push_str(" Fixes: give the categories or bounds as public facts (type them, or load the codebook's schema), raise the domain share of ε, or leave columns out (kind: ignored). This check reads the rows: it is shown to you and never released.");
+        s.push_str(" Fixes: give the categories or bounds as public facts (type them, or load the codebook's schema), raise the domain share of ε (Advanced settings in the window, --domain-share on the command line), or leave columns out (kind: ignored). This check reads the rows: it is shown to you and never released.");
         Some(s)
     }
 }

@@ -311,6 +311,20 @@ impl Table {
         self.rows(&idx)
     }
 
+    /// A seeded split into (the rest, `share` of the rows held out), each in file order:
+    /// for scoring on rows a classifier did not train on when no held-out file exists.
+    pub fn split_off(&self, share: f64, seed: u64) -> (Table, Table) {
+        use rand::SeedableRng as _;
+        use rand::seq::SliceRandom as _;
+        let held = ((self.n_rows as f64 * share).round() as usize).min(self.n_rows);
+        let mut idx: Vec<usize> = (0..self.n_rows).collect();
+        idx.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+        let (out, rest) = idx.split_at_mut(held);
+        out.sort_unstable();
+        rest.sort_unstable();
+        (self.rows(rest), self.rows(out))
+    }
+
     /// The first `n` rows (for previews and quick tests).
     pub fn head(&self, n: usize) -> Table {
         let idx: Vec<usize> = (0..n.min(self.n_rows)).collect();

@@ -101,6 +101,9 @@ struct Prompt {
     /// A save to an existing file, asked about: the path it was asked for.
     replace: Option<PathBuf>,
     error: Option<String>,
+    /// The field took the keyboard when the prompt opened (what is typed after Ctrl+O
+    /// lands in it).
+    focused: bool,
 }
 
 /// At most one dialog at a time.
@@ -152,6 +155,7 @@ impl Dialogs {
             text,
             replace: None,
             error: None,
+            focused: false,
         });
     }
 
@@ -309,6 +313,10 @@ impl Dialogs {
                             .desired_width(ui.available_width().clamp(200.0, 560.0) - 140.0),
                     )
                     .labelled_by(l.id);
+                if !p.focused {
+                    r.request_focus();
+                    p.focused = true;
+                }
                 if r.changed() {
                     p.replace = None;
                     p.error = None;

@@ -133,6 +133,9 @@ pub fn first_look_of(
     ))
 }
 
+/// Share of the rows held out for scoring when no held-out file exists.
+pub const HELD_OUT_SHARE: f64 = 0.2;
+
 /// The window's evaluation of a finished run: samples the model, scores it against the
 /// table it trained on and the held-out file beside it when there is one.
 pub fn evaluate_model(
@@ -156,12 +159,23 @@ pub fn evaluate_model(
             Ok(Dataset::Table(t)) => Some((t, p)),
             _ => None,
         });
-    let (test, test_name) = match &held_out {
-        Some((t, p)) => (t, format!("held-out file {}", p.display())),
-        None => (
-            real,
-            "rows of the training data (no held-out file was found beside it: optimistic for the real row)".to_string(),
+    // Without a held-out file, a fifth of the rows is held out: every classifier is
+    // scored on rows it did not train on, so the real-row ceiling is not an in-sample
+    // score. (The synthesizer saw every row; its rows carry the guarantee.)
+    let split = held_out
+        .is_none()
+        .then(|| real.split_off(HELD_OUT_SHARE, spec.options.seed.wrapping_add(3)));
+    let (train, test, test_name) = match (&held_out, &split) {
+        (Some((t, p)), _) => (real, t, format!("held-out file {}", p.display())),
+        (None, Some((rest, out))) => (
+            rest,
+            out,
+            format!(
+                "{} rows held out of the data (a fifth, chosen at random; no held-out file was found beside it)",
+                out.n_rows
+            ),
         ),
+        (None, None) => (real, real, "rows of the training data".to_string()),
     };
     let spec = &EvalSpec {
         label: spec.label.clone().or_else(|| default_label(schema)),
@@ -170,7 +184,7 @@ pub fn evaluate_model(
     let mut ev = evaluate_tables(
         Some(schema.clone()),
         Named {
-            table: real,
+            table: train,
             name: data_path.display().to_string(),
         },
         Named {
@@ -185,8 +199,9 @@ pub fn evaluate_model(
         progress,
     )?;
     if held_out.is_none() {
-        ev.rows_note
-            .push_str("; no held-out file was found, so real-test is the training data");
+        ev.rows_note.push_str(
+            "; no held-out file was found, so a fifth of the rows was held out for scoring (a local evaluation, never released)",
+        );
     }
     Ok(ev)
 }
@@ -213,21 +228,44 @@ pub fn open_table(
     Ok((table, schema))
 }
 
-/// The column the TSTR table predicts: a binary or categorical column named like a label,
-/// else the last such column.
+/// The column the TSTR table predicts: the schema's target when the user picked one; else
+/// a binary or categorical column named like a label; else the table's last column when it
+/// is one (files usually end with the outcome); else the last binary column; else the
+/// categorical column with the fewest levels (many levels make a poor task to score).
 pub fn default_label(schema: &Schema) -> Option<String> {
-    let discrete: Vec<&str> = schema
+    let is_discrete = |k: Kind| matches!(k, Kind::Binary | Kind::Categorical);
+    if let Some(t) = schema
+        .target
+        .as_ref()
+        .filter(|t| schema.column(t).is_some_and(|c| is_discrete(c.kind)))
+    {
+        return Some(t.clone());
+    }
+    let discrete: Vec<&crate::data::schema::ColumnSpec> = schema
         .columns
         .iter()
-        .filter(|c| matches!(c.kind, Kind::Binary | Kind::Categorical))
-        .map(|c| c.name.as_str())
+        .filter(|c| is_discrete(c.kind))
         .collect();
     for want in ["income", "label", "class", "target", "y", "outcome"] {
-        if let Some(c) = discrete.iter().find(|c| c.eq_ignore_ascii_case(want)) {
-            return Some(c.to_string());
+        if let Some(c) = discrete.iter().find(|c| c.name.eq_ignore_ascii_case(want)) {
+            return Some(c.name.clone());
         }
     }
-    discrete.last().map(|c| c.to_string())
+    let last = schema
+        .columns
+        .iter()
+        .rev()
+        .find(|c| c.kind != Kind::Ignored);
+    if let Some(c) = last.filter(|c| is_discrete(c.kind)) {
+        return Some(c.name.clone());
+    }
+    if let Some(c) = discrete.iter().rev().find(|c| c.kind == Kind::Binary) {
+        return Some(c.name.clone());
+    }
+    discrete
+        .iter()
+        .min_by_key(|c| c.categories().map_or(usize::MAX, |l| l.len()))
+        .map(|c| c.name.clone())
 }
 
 /// A held-out file beside the data (`…train…` → `…test…`), if there is one.
@@ -279,4 +317,86 @@ pub fn score_images(
     let syn = data::image::from_pixel_table(&t, "generated")
         .map_err(|e| JobError::Training(e.to_string()))?;
     crate::eval::images::evaluate(train, test, &syn, seed.unwrap_or(0)).map_err(JobError::Training)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::schema::{ColumnSpec, Domain, Provenance};
+
+    fn column(name: &str, kind: Kind, levels: &[&str]) -> ColumnSpec {
+        ColumnSpec {
+            name: name.into(),
+            kind,
+            integer: false,
+            missing: false,
+            time_format: None,
+            domain: Some(if levels.is_empty() {
+                Domain::Bounds {
+                    lower: 0.0,
+                    upper: 1.0,
+                }
+            } else {
+                Domain::Categories(levels.iter().map(|l| l.to_string()).collect())
+            }),
+            point_masses: Vec::new(),
+            decimals: None,
+            kind_from_data: false,
+            blank_share: None,
+            codebook: false,
+            provenance: Provenance::UserProvided,
+        }
+    }
+
+    /// The classifiers predict the user's pick; else the last column when it is discrete;
+    /// else a binary column; else the categorical column with the fewest levels.
+    #[test]
+    fn the_target_is_the_users_pick_else_a_sensible_column() {
+        let mut s = Schema::new(vec![
+            column("occupation", Kind::Categorical, &["a", "b", "c", "d"]),
+            column("region", Kind::Categorical, &["n", "s"]),
+            column("hours", Kind::Continuous, &[]),
+        ]);
+        assert_eq!(default_label(&s).as_deref(), Some("region"));
+        s.columns
+            .push(column("smoker", Kind::Binary, &["no", "yes"]));
+        assert_eq!(default_label(&s).as_deref(), Some("smoker"));
+        s.columns.push(column("age", Kind::Continuous, &[]));
+        assert_eq!(default_label(&s).as_deref(), Some("smoker"));
+        s.target = Some("occupation".into());
+        assert!(s.validate().is_ok());
+        assert_eq!(default_label(&s).as_deref(), Some("occupation"));
+        s.target = Some("hours".into());
+        assert!(
+            s.validate().is_err(),
+            "a number column is no classification target"
+        );
+    }
+
+    /// Without a held-out file, a fifth of the rows is held out and the note says so:
+    /// the real-row ceiling is never an in-sample score.
+    #[test]
+    fn split_off_holds_out_a_fifth_disjoint_from_the_rest() {
+        let t = Table {
+            columns: vec![crate::data::table::Column {
+                name: "x".into(),
+                values: crate::data::table::Values::Number(
+                    (0..1_000).map(|i| Some(i as f64)).collect(),
+                ),
+            }],
+            n_rows: 1_000,
+        };
+        let (rest, out) = t.split_off(HELD_OUT_SHARE, 9);
+        assert_eq!((rest.n_rows, out.n_rows), (800, 200));
+        let values = |t: &Table| match &t.columns[0].values {
+            crate::data::table::Values::Number(v) => {
+                v.iter().map(|x| x.unwrap() as i64).collect::<Vec<_>>()
+            }
+            _ => unreachable!(),
+        };
+        let (a, b) = (values(&rest), values(&out));
+        assert!(a.iter().all(|x| !b.contains(x)));
+        assert_eq!(t.split_off(HELD_OUT_SHARE, 9).1.n_rows, 200);
+        assert_eq!(values(&t.split_off(HELD_OUT_SHARE, 9).1), b, "seeded");
+    }
 }

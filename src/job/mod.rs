@@ -174,6 +174,9 @@ pub enum DomainPolicy {
     Estimate { share: f64 },
     /// Keep them as read, and say in the model's statement that they are not covered.
     AllowData,
+    /// As `AllowData`, with the columns marked `to_estimate` estimated at `share` of the
+    /// run's ε instead of the default share (the window's "domain share of ε").
+    AllowDataWithShare { share: f64 },
 }
 
 fn default_preset() -> String {

@@ -37,6 +37,7 @@ pub(super) fn domains(
             )));
         }
         DomainPolicy::Estimate { share } => (share, true),
+        DomainPolicy::AllowDataWithShare { share } => (share, false),
         _ => (estimate::DEFAULT_SHARE, false),
     };
     let plan = estimate::plan_domains(schema, budget, share, all)

@@ -26,7 +26,14 @@ pub struct ReportKey {
     /// The column settings, as JSON.
     schema: String,
     draw: Option<String>,
+    /// How the scores are computed ([`SCORING`]): a report of an older protocol (one that
+    /// scored the real-row ceiling on its own training rows) is recomputed.
+    #[serde(default)]
+    scoring: u32,
 }
+
+/// The scoring protocol: 2 holds out a fifth of the rows when no held-out file exists.
+const SCORING: u32 = 2;
 
 /// A file as it was: path, size and modification time (nanoseconds since 1970).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,6 +82,7 @@ impl ReportKey {
             held_out: sibling_test(data).and_then(|p| FileStamp::of(&p)),
             schema: serde_json::to_string(schema).ok()?,
             draw: draw.map(|d| d.name().to_string()),
+            scoring: SCORING,
         })
     }
 }

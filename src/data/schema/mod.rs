@@ -32,6 +32,11 @@ pub struct Schema {
     /// rules read the schema, so the schema does not read them back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<String>,
+    /// The binary or categorical column the evaluation's classifiers predict (train on
+    /// synthetic, test on real), when the user picked one; else a default is chosen
+    /// (`job::evaluation::default_label`). A choice about scoring, not about the rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 fn format_tag() -> String {
@@ -44,6 +49,7 @@ impl Schema {
             format: format_tag(),
             columns,
             rules: Vec::new(),
+            target: None,
         }
     }
 
@@ -100,6 +106,22 @@ impl Schema {
             return Err(DataError::Schema(
                 "every column is ignored: nothing is left to synthesize".into(),
             ));
+        }
+        if let Some(t) = &self.target {
+            match self.column(t) {
+                None => {
+                    return Err(DataError::Schema(format!(
+                        "the target '{t}' is not a column of the schema"
+                    )));
+                }
+                Some(c) if !matches!(c.kind, Kind::Binary | Kind::Categorical) => {
+                    return Err(DataError::column(
+                        t,
+                        "is the target, which classifiers predict: it must be binary or categorical",
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ use eframe::egui;
 mod columns;
 mod rules;
 mod summary;
+mod target;
 
 pub use summary::ColumnStats;
 use summary::*;
@@ -262,6 +263,7 @@ impl DataPanel {
                         changed |= self.columns_ui(ui, table, schema, stats);
                         ui.add_space(6.0);
                         changed |= self.rules.ui(ui, table, schema);
+                        changed |= target::target_ui(ui, schema);
                     });
                 ui.separator();
                 ui.strong("Preview");

@@ -322,7 +322,7 @@ impl TrainPanel {
             overrides: self.form.advanced.overrides(),
             checkpoints: None,
             // The window shows uncovered domains in the statement before and after a run.
-            domains: job::DomainPolicy::AllowData,
+            domains: self.form.advanced.domain_policy()?,
             force_delta: false,
             force_memory: false,
             public_rows: self.form.advanced.public_rows()?,

@@ -21,6 +21,9 @@ pub(super) struct Advanced {
     pub device: job::DeviceChoice,
     /// The number of records as a public fact (empty: the file's count, treated as public).
     pub public_rows: String,
+    /// The share of ε that estimates the domains marked "estimate privately", as typed
+    /// (empty: the default share).
+    pub domain_share: String,
 }
 
 impl Advanced {
@@ -65,6 +68,23 @@ impl Advanced {
         })
     }
 
+    /// The domain policy of the window's runs: domains read off the rows are let through
+    /// (and named as not covered); the marked ones are estimated at the typed share.
+    pub fn domain_policy(&self) -> Result<job::DomainPolicy, String> {
+        let t = self.domain_share.trim();
+        if t.is_empty() {
+            return Ok(job::DomainPolicy::AllowData);
+        }
+        match t.parse::<f64>() {
+            Ok(share) if share > 0.0 && share < 1.0 => {
+                Ok(job::DomainPolicy::AllowDataWithShare { share })
+            }
+            _ => Err(format!(
+                "the domain share of ε must be a number between 0 and 1, e.g. 0.2 (got '{t}')"
+            )),
+        }
+    }
+
     pub fn public_rows(&self) -> Result<Option<usize>, String> {
         let t = self.public_rows.trim();
         if t.is_empty() {
@@ -95,6 +115,17 @@ impl Advanced {
             .labelled_by(l.id)
             .on_hover_text(
                 "A count you know from a public source (e.g. a census table). Sampling rates and noise are then computed from it, and the file's exact row count is not revealed. Empty: the file's count is used and treated as public, the usual convention.",
+            );
+            ui.end_row();
+            let l = ui.label("domain share of ε");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.domain_share)
+                    .hint_text(format!("{}", crate::data::estimate::DEFAULT_SHARE))
+                    .desired_width(120.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(
+                "The share of this run's ε spent estimating the domains of columns marked \"Estimate privately\" (the rest trains the model). More keeps rarer categories and steadier bounds on a small table; the cost preview's diagnostic follows.",
             );
             ui.end_row();
             let l = ui.label("seed");
@@ -363,7 +394,7 @@ impl Form {
             rows: self.records(),
             overrides: self.advanced.overrides(),
             schema: self.schema.clone(),
-            domains: job::DomainPolicy::AllowData,
+            domains: self.advanced.domain_policy()?,
             boost: if self.sweep_mode {
                 None
             } else {
