@@ -106,6 +106,7 @@ fn open_sample_change_columns_train_and_export() {
         14,
         "one typed bound leaves the other a data extreme: still unprotected"
     );
+    h.get_by_label_contains("type the upper bound too");
     h.get_by_label("upper bound of age").click();
     h.run_steps(2);
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
@@ -117,13 +118,24 @@ fn open_sample_change_columns_train_and_export() {
         13,
         "the ignored column and the typed range are no longer the data's"
     );
+    // Bounds typed equal to the ones shown (the codebook's 1 to 99 hours) are the user's.
+    for (field, value) in [("lower", "1"), ("upper", "99")] {
+        let label = format!("{field} bound of hours-per-week");
+        h.get_by_label(&label).click();
+        h.run_steps(2);
+        h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+        h.get_by_label(&label).type_text(value);
+        h.key_press(egui::Key::Enter);
+        h.run_steps(3);
+    }
+    assert_eq!(h.query_all_by_label("Estimate privately").count(), 12);
     // Mark one more for a private estimate by hand.
     h.query_all_by_label("Estimate privately")
         .next()
         .unwrap()
         .click();
     h.run_steps(3);
-    assert_eq!(h.query_all_by_label("Estimate privately").count(), 12);
+    assert_eq!(h.query_all_by_label("Estimate privately").count(), 11);
     // The kinds were guessed from the rows: the window says so until the user confirms
     // them as public facts (the Adult codebook gives them).
     h.get_by_label_contains("column kinds were guessed from the rows");

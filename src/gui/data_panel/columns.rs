@@ -149,6 +149,23 @@ impl DataPanel {
         true
     }
 
+    /// Says what is missing when one bound of a column was typed and the other is still
+    /// the data's (the domain becomes public only with both).
+    fn other_bound_hint(&self, ui: &mut egui::Ui, name: &str, provenance: Provenance) {
+        if provenance.is_private() {
+            return;
+        }
+        let missing = match self.typed.get(name) {
+            Some([true, false]) => "upper",
+            Some([false, true]) => "lower",
+            _ => return,
+        };
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!("type the {missing} bound too: a domain is public once both bounds are typed"),
+        );
+    }
+
     /// A number column's point masses: values many rows hold exactly (0, a top code), typed
     /// as public facts ("0, 99999"). Applied once every value reads as a number inside the
     /// bounds (a whole one for an integer column); red until then. True when applied.
@@ -216,20 +233,21 @@ impl DataPanel {
                 let mut typed = [false; 2];
                 ui.horizontal(|ui| {
                     let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
-                    typed[0] = ui
+                    let r = ui
                         .add(egui::DragValue::new(lower).prefix("from ").speed(speed))
-                        .accessible_name(format!("lower bound of {name}"))
-                        .changed();
-                    typed[1] = ui
+                        .accessible_name(format!("lower bound of {name}"));
+                    typed[0] = typed_into(ui, &r);
+                    let r = ui
                         .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
-                        .accessible_name(format!("upper bound of {name}"))
-                        .changed();
+                        .accessible_name(format!("upper bound of {name}"));
+                    typed[1] = typed_into(ui, &r);
                     changed |= self.point_masses_ui(
                         ui,
                         &name,
                         (*lower, *upper, spec.integer),
                         &mut spec.point_masses,
                     );
+                    self.other_bound_hint(ui, &name, spec.provenance);
                 });
                 changed |= self.mark_typed(&name, typed, &mut spec.provenance);
             }
@@ -263,6 +281,18 @@ impl DataPanel {
         }
         changed
     }
+}
+
+/// Whether the user typed into a bound's field this frame: a changed value, or keys typed
+/// while it has the keyboard (a typed value equal to the one shown is still the user's).
+fn typed_into(ui: &egui::Ui, r: &egui::Response) -> bool {
+    r.changed()
+        || (r.has_focus()
+            && ui.input(|i| {
+                i.events
+                    .iter()
+                    .any(|e| matches!(e, egui::Event::Text(t) if !t.trim().is_empty()))
+            }))
 }
 
 /// A column's provenance badge, missing count and "Estimate privately" button.
