@@ -284,7 +284,7 @@ impl Dialogs {
             return;
         };
         ui.horizontal(|ui| {
-            ui.spinner();
+            crate::gui::busy::spinner(ui);
             ui.label(format!(
                 "A file dialog is open: {}. If none appeared, type the path instead.",
                 purpose.title()

@@ -255,7 +255,7 @@ impl Loading {
             _ => (0.95, "inferring each column's kind and domain".to_string()),
         };
         ui.horizontal(|ui| {
-            ui.spinner();
+            crate::gui::busy::spinner(ui);
             let verb = if self.stage.load(Ordering::Relaxed) == SURVEYING {
                 "Connecting to"
             } else {

@@ -11,6 +11,7 @@
 //!   with tabs for every figure of the evaluation suite and a comparison of runs.
 
 mod background;
+mod busy;
 mod category_editor;
 mod chrome;
 mod connect;

@@ -78,7 +78,7 @@ impl ModelView {
             .show(ctx, |ui| match &self.model {
                 Model::Reading(_) => {
                     ui.horizontal(|ui| {
-                        ui.spinner();
+                        crate::gui::busy::spinner(ui);
                         ui.label("reading the model…");
                     });
                 }

@@ -107,7 +107,7 @@ impl AuditView {
                 return;
             };
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::gui::busy::spinner(ui);
                 ui.label(line.as_str());
                 if ui.button("Stop").clicked() {
                     handle.cancel();
@@ -145,7 +145,7 @@ impl AuditView {
             let handle = spawn_audit(
                 cfg,
                 crate::job::paths::default_ledger_path(),
-                Some(Box::new(move || ctx.request_repaint())),
+                Some(Box::new(move || crate::gui::busy::wake(&ctx))),
             );
             self.state = State::Running {
                 handle,

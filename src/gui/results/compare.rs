@@ -62,7 +62,7 @@ impl ResultsPanel {
                         Err(line) => {
                             ui.horizontal(|ui| {
                                 if line.starts_with("evaluating") {
-                                    ui.spinner();
+                                    crate::gui::busy::spinner(ui);
                                 }
                                 ui.label(line);
                             });
@@ -255,7 +255,7 @@ fn side_ui(ui: &mut egui::Ui, run: &RunResult, view: View, column: &mut usize) {
         }
         EvalState::Running { line, .. } => {
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::gui::busy::spinner(ui);
                 ui.label(format!("evaluating: {line}"));
             });
         }

@@ -34,7 +34,7 @@ pub(super) fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores, preset: O
     match scores {
         ImageScores::Running(_) => {
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::gui::busy::spinner(ui);
                 ui.label("scoring: training classifiers on generated digits and testing them on the real test digits…");
             });
         }

@@ -506,7 +506,7 @@ fn running_ui(
         None => String::new(),
     };
     ui.horizontal(|ui| {
-        ui.spinner();
+        crate::gui::busy::spinner(ui);
         ui.label(format!("evaluating: {line}"));
     });
     ui.label(format!(

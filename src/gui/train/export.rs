@@ -224,7 +224,7 @@ impl ExportView {
                     }
                 }
                 if self.task.is_some() {
-                    ui.spinner();
+                    crate::gui::busy::spinner(ui);
                 }
             });
             if !self.standalone {

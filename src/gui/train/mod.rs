@@ -363,7 +363,7 @@ impl TrainPanel {
         self.job = Some(job::spawn(
             cfg,
             job::paths::default_ledger_path(),
-            Some(Box::new(move || ctx.request_repaint())),
+            Some(Box::new(move || crate::gui::busy::wake(&ctx))),
         ));
         self.result = None;
         self.export.msg = None;
@@ -492,7 +492,7 @@ impl TrainPanel {
                 }
             }
             if self.queued {
-                ui.spinner();
+                crate::gui::busy::spinner(ui);
                 ui.label("starting as soon as the cost is known…");
             }
             if running && !self.cancel_asked {

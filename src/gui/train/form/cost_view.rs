@@ -23,7 +23,7 @@ impl Form {
                 if updating {
                     // The figures below are the last ones until the job has priced the
                     // form as it stands (Train waits for them).
-                    ui.spinner();
+                    crate::gui::busy::spinner(ui);
                 }
             });
             match (&req, &shown) {

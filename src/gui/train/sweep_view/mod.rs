@@ -235,7 +235,7 @@ impl SweepView {
         let handle = job::sweep::spawn_sweep(
             cfg,
             job::paths::default_ledger_path(),
-            Some(Box::new(move || ctx.request_repaint())),
+            Some(Box::new(move || crate::gui::busy::wake(&ctx))),
         );
         self.points.clear();
         self.export_msg = None;
@@ -355,7 +355,7 @@ impl SweepView {
                             None => {
                                 can = false;
                                 ui.horizontal(|ui| {
-                                    ui.spinner();
+                                    crate::gui::busy::spinner(ui);
                                     ui.label("reading the ledger…");
                                 });
                             }
@@ -400,7 +400,7 @@ impl SweepView {
                 }
             }
             if let State::Running { handle, line } = &self.state {
-                ui.spinner();
+                crate::gui::busy::spinner(ui);
                 ui.label(line.as_str());
                 if ui
                     .button("Stop")
