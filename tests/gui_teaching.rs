@@ -139,6 +139,22 @@ fn risk_sweep_and_side_by_side() {
     wait_for(&mut h, "2 of these runs finished in an earlier sweep", 20);
     h.get_by_label("Save figure (SVG)");
     assert_eq!(h.query_all_by_label("Open results").count(), 2);
+
+    // Stop answers at once (the button says so and stays put), and the sweep ends.
+    click(&mut h, "ε values");
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("ε values").type_text("0.5");
+    h.run_steps(3);
+    click(&mut h, "Run the sweep");
+    h.run_steps(2);
+    let before = h.get_by_label("Stop").rect();
+    h.get_by_label("Stop").click();
+    h.run_steps(2);
+    let after = h.get_by_label("Stopping…").rect();
+    assert_eq!(before.min.x, after.min.x, "Stop did not move");
+    h.get_by_label_contains("stopping: the run in progress ends");
+    common::wait_until(&mut h, "the sweep stopped", "Save figure (SVG)", 120);
 }
 
 /// DP-MERF at its tiny preset, ε = 1 and ∞, one repeat: a sweep the test can afford.

@@ -72,7 +72,12 @@ impl Metric {
 
 enum State {
     Idle,
-    Running { handle: SweepHandle, line: String },
+    /// `stopping`: Stop was pressed; the worker ends at its next check.
+    Running {
+        handle: SweepHandle,
+        line: String,
+        stopping: bool,
+    },
     Done(Box<SweepReport>),
     Failed(String),
 }
@@ -185,7 +190,7 @@ impl SweepView {
     }
 
     fn drain(&mut self) {
-        let State::Running { handle, line } = &mut self.state else {
+        let State::Running { handle, line, .. } = &mut self.state else {
             return;
         };
         let mut done = None;
@@ -243,6 +248,7 @@ impl SweepView {
         self.state = State::Running {
             handle,
             line: "starting".into(),
+            stopping: false,
         };
     }
 
@@ -399,20 +405,30 @@ impl SweepView {
                     action = Some(Action::Start(Box::new(p)));
                 }
             }
-            if let State::Running { handle, line } = &self.state {
-                crate::gui::busy::spinner(ui);
-                ui.label(line.as_str());
+            // Stop comes first, so that the status text after it cannot move it.
+            if let State::Running {
+                handle,
+                line,
+                stopping,
+            } = &mut self.state
+            {
+                let label = if *stopping { "Stopping…" } else { "Stop" };
                 if ui
-                    .button("Stop")
+                    .add_enabled(!*stopping, egui::Button::new(label))
                     .on_hover_text(
                         "Stops the run in progress; finished runs stay charged and listed.",
                     )
                     .clicked()
                 {
                     handle.cancel();
+                    *stopping = true;
                 }
-                ui.ctx()
-                    .request_repaint_after(std::time::Duration::from_millis(250));
+                crate::gui::busy::spinner(ui);
+                if *stopping {
+                    ui.label("stopping: the run in progress ends at its next step or score; finished runs stay listed");
+                } else {
+                    ui.label(line.as_str());
+                }
             }
         });
         if let State::Failed(e) = &self.state {
