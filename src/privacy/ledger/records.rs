@@ -67,15 +67,25 @@ impl Ledger {
                 params![content_key, e, d, now()],
             )
             .map_err(db)?;
-            for table in ["entry", "exposure", "budget_change", "estimate"] {
-                tx.execute(
-                    &format!("UPDATE {table} SET dataset_id = ?2 WHERE dataset_id = ?1"),
-                    params![old_key, content_key],
-                )
-                .map_err(db)?;
+            if old_key == byte_key {
+                // A book an older ledger kept under the bytes' own key: those bytes are
+                // these rows, so the book moves.
+                for table in ["entry", "exposure", "budget_change", "estimate"] {
+                    tx.execute(
+                        &format!("UPDATE {table} SET dataset_id = ?2 WHERE dataset_id = ?1"),
+                        params![old_key, content_key],
+                    )
+                    .map_err(db)?;
+                }
+                tx.execute("DELETE FROM dataset WHERE id = ?1", params![old_key])
+                    .map_err(db)?;
+            } else {
+                // Another content key of the same bytes (a new digest version, other
+                // parse options): other files may still hold those rows, so the old book
+                // stays and the new key gets a copy of its spending. Spending is never
+                // moved away from rows it covers.
+                copy_book(&tx, old_key, content_key).map_err(db)?;
             }
-            tx.execute("DELETE FROM dataset WHERE id = ?1", params![old_key])
-                .map_err(db)?;
         }
         tx.commit().map_err(db)?;
         Ok(())
@@ -129,4 +139,32 @@ impl Ledger {
             .map_err(self.db())?;
         rows.collect::<rusqlite::Result<_>>().map_err(self.db())
     }
+}
+
+/// Copies every entry, exposure, budget change and estimate of the book `from` into the
+/// book `to` (both keep theirs), but those `to` already holds (a file read back and forth
+/// between two keys): a reserved entry's copy stays reserved at its plan, which only
+/// charges more.
+fn copy_book(tx: &rusqlite::Transaction<'_>, from: &str, to: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO entry(dataset_id, state, planned_rdp, spent_rdp, description, created, settled, planned_charges, spent_charges, owner, touched)
+         SELECT ?2, state, planned_rdp, spent_rdp, description, created, settled, planned_charges, spent_charges, owner, touched FROM entry AS e WHERE dataset_id = ?1
+         AND NOT EXISTS (SELECT 1 FROM entry AS c WHERE c.dataset_id = ?2 AND c.created = e.created AND c.description = e.description AND c.planned_rdp = e.planned_rdp)",
+        params![from, to],
+    )?;
+    tx.execute(
+        "INSERT INTO exposure(dataset_id, description, created) SELECT ?2, description, created FROM exposure AS e WHERE dataset_id = ?1
+         AND NOT EXISTS (SELECT 1 FROM exposure AS c WHERE c.dataset_id = ?2 AND c.created = e.created AND c.description = e.description)",
+        params![from, to],
+    )?;
+    tx.execute(
+        "INSERT INTO budget_change(dataset_id, epsilon, delta, was_epsilon, was_delta, was_default, created)
+         SELECT ?2, epsilon, delta, was_epsilon, was_delta, was_default, created FROM budget_change WHERE dataset_id = ?1",
+        params![from, to],
+    )?;
+    tx.execute(
+        "INSERT OR IGNORE INTO estimate(dataset_id, digest, created) SELECT ?2, digest, created FROM estimate WHERE dataset_id = ?1",
+        params![from, to],
+    )?;
+    Ok(())
 }

@@ -129,7 +129,52 @@ fn a_new_digest_version_carries_the_file_s_spend_to_its_new_key() {
     l.adopt_key("bytes", "content-v2").unwrap();
     assert_eq!(l.standing("content-v2").unwrap().entries.len(), 1);
     assert!((l.spent("content-v2").unwrap().epsilon - spent).abs() < 1e-12);
-    assert!(l.standing("content-v1").unwrap().entries.is_empty());
+    // The old key keeps its book: another file may still hold those rows.
+    assert_eq!(l.standing("content-v1").unwrap().entries.len(), 1);
+    assert!((l.spent("content-v1").unwrap().epsilon - spent).abs() < 1e-12);
+    // Seen again under the new key: nothing is copied twice.
+    l.adopt_key("bytes", "content-v2").unwrap();
+    assert_eq!(l.standing("content-v2").unwrap().entries.len(), 1);
+}
+
+/// The same bytes read as other rows (other parse options) move to another content key;
+/// a copy of the old rows (the same people in another file) must still find their
+/// spending under the old key, never a fresh budget.
+#[test]
+fn spending_never_leaves_the_rows_it_covers_when_a_file_gets_a_new_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let plan = [Charge {
+        mechanism: Mechanism::SubsampledGaussian {
+            q: 0.01,
+            sigma: 2.0,
+        },
+        count: 100,
+    }];
+    l.adopt_key("bytes", "rows-a").unwrap();
+    l.set_budget(
+        "rows-a",
+        crate::privacy::Budget {
+            epsilon: 2.0,
+            delta: 1e-6,
+        },
+    )
+    .unwrap();
+    l.reserve("rows-a", &plan, "run on rows a").unwrap();
+    l.record_exposure("rows-a", "gan").unwrap();
+    let spent = l.spent("rows-a").unwrap().epsilon;
+    l.adopt_key("bytes", "rows-b").unwrap();
+    let a = l.standing("rows-a").unwrap();
+    assert_eq!(a.entries.len(), 1, "the old rows keep their book");
+    assert!(!a.budget_is_default);
+    assert!((l.spent("rows-a").unwrap().epsilon - spent).abs() < 1e-12);
+    assert_eq!(l.exposures("rows-a").unwrap(), vec!["gan".to_string()]);
+    assert!((l.spent("rows-b").unwrap().epsilon - spent).abs() < 1e-12);
+    // Read back and forth: the books do not grow.
+    l.adopt_key("bytes", "rows-a").unwrap();
+    l.adopt_key("bytes", "rows-b").unwrap();
+    assert_eq!(l.standing("rows-a").unwrap().entries.len(), 1);
+    assert_eq!(l.standing("rows-b").unwrap().entries.len(), 1);
 }
 
 #[test]
