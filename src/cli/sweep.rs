@@ -31,8 +31,9 @@ pub struct SweepArgs {
     /// charge nothing. Without it every run is charged to the dataset's ledger.
     #[arg(long)]
     pub public: bool,
-    /// Folder for the models (default: `sweeps/<file name>` in the app's folder, never
-    /// beside the data: a bundled sample may be read-only).
+    /// Folder for the models (default: `sweeps/<file name>`, or `sweeps/<file name>-public`
+    /// with --public, in the app's folder, never beside the data: a bundled sample may be
+    /// read-only). A private sweep reuses only points that were charged.
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[arg(long)]
@@ -60,7 +61,13 @@ pub fn run(a: SweepArgs) -> anyhow::Result<()> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "data".into());
-        job::paths::data_dir().join("sweeps").join(stem)
+        // Public and charged sweeps never share a folder (nor, so, kept points).
+        let folder = if a.public {
+            format!("{stem}-public")
+        } else {
+            stem
+        };
+        job::paths::data_dir().join("sweeps").join(folder)
     });
     let cfg = SweepConfig {
         base: RunConfig {

@@ -18,6 +18,10 @@ pub(super) struct KeptPoints {
     seed: Option<u64>,
     #[serde(default)]
     overrides: serde_json::Map<String, serde_json::Value>,
+    /// The points were charged to the dataset's ledger (a private sweep), not to a scratch
+    /// one; a file without it predates the distinction and counts as uncharged.
+    #[serde(default)]
+    charged: bool,
     pub(super) points: Vec<SweepPoint>,
     pub(super) real_accuracy: Option<f64>,
     pub(super) real_auroc: Option<f64>,
@@ -32,6 +36,7 @@ impl KeptPoints {
             preset: cfg.base.preset.clone(),
             seed: cfg.base.seed,
             overrides: cfg.base.overrides.clone(),
+            charged: !cfg.public,
             points: Vec::new(),
             real_accuracy: None,
             real_auroc: None,
@@ -39,8 +44,14 @@ impl KeptPoints {
         }
     }
 
+    /// Same sweep, and its points may stand for this one's: a private sweep reuses only
+    /// points charged to the dataset's ledger (a public sweep's were charged to a scratch
+    /// book, and would pass off uncharged runs as charged); a public one may reuse either.
     fn matches(&self, cfg: &SweepConfig) -> bool {
         let me = Self::of(cfg);
+        if me.charged && !self.charged {
+            return false;
+        }
         (
             &self.data,
             self.delta,
@@ -52,7 +63,7 @@ impl KeptPoints {
 }
 
 /// The finished points a previous sweep with the same data, δ, preset, seed and settings
-/// left in `cfg.out_dir`, whose models are still there (failed points are tried again).
+/// (and, for a private sweep, charged as this one will be) left in `cfg.out_dir`, whose models are still there (failed points are tried again).
 pub fn kept_points(cfg: &SweepConfig) -> Vec<SweepPoint> {
     read_kept(cfg).map(|k| k.points).unwrap_or_default()
 }
@@ -147,4 +158,35 @@ pub fn folder_name(
         data.file_stem()
             .map_or("data".into(), |s| s.to_string_lossy().into_owned())
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::RunConfig;
+
+    fn cfg(dir: &std::path::Path, public: bool) -> SweepConfig {
+        SweepConfig {
+            base: RunConfig::new(dir.join("data.csv"), "aim", 1.0, 1e-5),
+            methods: vec!["aim".into()],
+            epsilons: vec![1.0],
+            repeats: 1,
+            public,
+            out_dir: dir.to_path_buf(),
+        }
+    }
+
+    /// A public sweep's points were charged to a scratch ledger: a private sweep in the
+    /// same folder must run (and charge) them again, never reuse them as charged.
+    #[test]
+    fn a_private_sweep_never_reuses_a_public_sweeps_points() {
+        let dir = tempfile::tempdir().unwrap();
+        save(&cfg(dir.path(), true), &[], (Some(0.8), None, None)).unwrap();
+        assert!(read_kept(&cfg(dir.path(), true)).is_some());
+        assert!(read_kept(&cfg(dir.path(), false)).is_none());
+        // A private sweep's points may stand for a public one's.
+        save(&cfg(dir.path(), false), &[], (Some(0.8), None, None)).unwrap();
+        assert!(read_kept(&cfg(dir.path(), false)).is_some());
+        assert!(read_kept(&cfg(dir.path(), true)).is_some());
+    }
 }
