@@ -188,6 +188,11 @@ fn open_sample_change_columns_train_and_export() {
     let saved = Schema::load(&schema_file).unwrap();
     assert_eq!(saved.column("fnlwgt").unwrap().kind, Kind::Ignored);
     assert_eq!(saved.column("age").unwrap().bounds(), Some((16.0, 100.0)));
+    // Typed domains take public defaults for the flags a guess read off the rows: blanks
+    // allowed, whole numbers because both typed bounds are.
+    let hours = saved.column("hours-per-week").unwrap();
+    assert!(hours.missing && hours.integer, "{hours:?}");
+    assert!(saved.column("age").unwrap().missing);
     assert_eq!(
         saved.column("workclass").unwrap().provenance,
         dpsynth::data::schema::Provenance::ToEstimate

@@ -71,6 +71,9 @@ pub(super) fn category_window(
     };
     let mut candidate = spec.clone();
     candidate.domain = Some(Domain::Categories(levels));
+    if candidate.provenance != Provenance::UserProvided {
+        candidate.made_public();
+    }
     candidate.provenance = Provenance::UserProvided;
     match candidate.validate() {
         Ok(()) => {

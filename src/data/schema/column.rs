@@ -180,6 +180,22 @@ pub struct ColumnSpec {
 }
 
 impl ColumnSpec {
+    /// The domain just became the user's (typed in the window): the two flags a guess
+    /// read off the rows take public defaults, so no fact of the rows rides along with a
+    /// domain the statement calls public. Blanks are allowed (the model learns their share
+    /// under the guarantee), and the column holds whole numbers exactly when both typed
+    /// bounds (and exact values) are whole. One added row with a fraction or a blank would otherwise flip them.
+    pub fn made_public(&mut self) {
+        self.missing = true;
+        self.blank_share = None;
+        if let Some(Domain::Bounds { lower, upper }) = self.domain {
+            self.integer = [lower, upper]
+                .iter()
+                .chain(&self.point_masses)
+                .all(|x| x.fract() == 0.0);
+        }
+    }
+
     /// The category list of a binary or categorical column.
     pub fn categories(&self) -> Option<&[String]> {
         match &self.domain {

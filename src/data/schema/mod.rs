@@ -288,6 +288,28 @@ impl Schema {
 mod tests {
     use super::*;
 
+    /// A domain typed in the window leaves no flag read off the rows behind: one row with
+    /// a fraction or a blank must not change what the released header says.
+    #[test]
+    fn a_typed_domain_takes_public_defaults_for_the_guessed_flags() {
+        let mut c: ColumnSpec = serde_json::from_str(
+            r#"{"name": "hours", "kind": "continuous", "integer": false, "missing": false,
+                "domain": {"bounds": {"lower": 0.0, "upper": 99.0}}}"#,
+        )
+        .unwrap();
+        c.made_public();
+        assert!(c.missing && c.integer, "{c:?}");
+        c.domain = Some(Domain::Bounds {
+            lower: 0.0,
+            upper: 99.5,
+        });
+        c.made_public();
+        assert!(
+            !c.integer,
+            "a fractional typed bound makes the column fractional"
+        );
+    }
+
     #[test]
     fn unknown_keys_are_errors() {
         let j = r#"{"format":"dpsynth-schema/1","columns":[{"name":"a","kind":"binary","domain":{"categories":["x","y"]},"colour":"red"}]}"#;

@@ -220,6 +220,15 @@ impl DataPanel {
 
     /// A column's domain: two bound fields, or the category summary with its editor.
     pub(super) fn domain_cell(&mut self, ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
+        let was_public = spec.provenance == Provenance::UserProvided;
+        let changed = self.domain_fields(ui, spec);
+        if !was_public && spec.provenance == Provenance::UserProvided {
+            spec.made_public();
+        }
+        changed
+    }
+
+    fn domain_fields(&mut self, ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
         let mut changed = false;
         let name = spec.name.clone();
         let time_format = spec.time_format.clone();
