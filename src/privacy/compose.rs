@@ -125,13 +125,18 @@ fn pld_part(charges: &[Charge]) -> (Option<Pld>, Vec<Charge>) {
     (total, rest)
 }
 
-/// ε of `charges` by PLD at `delta`; `None` if a charge is not modelled. Milliseconds to
+/// ε of `charges` by PLD at `delta`; `None` if a charge is not modelled, or its PLD cannot
+/// be built (a σ the exact sampler refuses): such a charge is never dropped from the sum
+/// (fail closed; the callers fall back to RDP, which counts every charge). Milliseconds to
 /// about a second (one FFT power per distinct mechanism): not for every step.
 pub fn pld_epsilon(charges: &[Charge], delta: f64) -> Option<f64> {
     if !charges.iter().all(|c| models(&c.mechanism)) {
         return None;
     }
-    let (total, _) = pld_part(charges);
+    let (total, rest) = pld_part(charges);
+    if !rest.is_empty() {
+        return None;
+    }
     Some(total.map_or(0.0, |t| t.epsilon(delta)))
 }
 
@@ -141,7 +146,10 @@ pub fn pld_delta_curve(charges: &[Charge], epsilons: &[f64]) -> Option<Vec<(f64,
     if !charges.iter().all(|c| models(&c.mechanism)) {
         return None;
     }
-    let (total, _) = pld_part(charges);
+    let (total, rest) = pld_part(charges);
+    if !rest.is_empty() {
+        return None;
+    }
     Some(
         epsilons
             .iter()
@@ -383,6 +391,25 @@ mod tests {
             mechanism: Mechanism::SubsampledGaussian { q, sigma },
             count,
         }
+    }
+
+    #[test]
+    fn a_charge_whose_pld_cannot_be_built_is_never_dropped() {
+        // A σ beyond what the exact sampler takes: no PLD of its own.
+        let unbuildable = Charge {
+            mechanism: Mechanism::DiscreteGaussian {
+                std: crate::privacy::discrete::MAX_STD * 2.0,
+            },
+            count: 1,
+        };
+        let real = Charge {
+            mechanism: Mechanism::DiscreteGaussian { std: 1.0 },
+            count: 1,
+        };
+        assert_eq!(pld_epsilon(&[unbuildable], 1e-5), None);
+        assert_eq!(pld_epsilon(&[real, unbuildable], 1e-5), None);
+        assert!(pld_delta_curve(&[real, unbuildable], &[1.0]).is_none());
+        assert!(pld_epsilon(&[real], 1e-5).is_some_and(|e| e > 0.0));
     }
 
     #[test]
