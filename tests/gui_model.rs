@@ -126,7 +126,11 @@ fn an_engine_table(h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>) {
     h.get_by_label("tiny").click();
     h.run_steps(3);
     click(h, "Train (Ctrl+Enter)");
-    wait_for(h, "counted where they lie, by the query engine at", 300);
+    wait_for(
+        h,
+        "counted where they lie, by a query engine (engine table",
+        300,
+    );
     h.get_by_label_contains("method: aim · preset: tiny");
 }
 

@@ -193,7 +193,7 @@ fn restate(
     model.header.privacy.public_rows = cfg.public_rows;
     model.header.privacy.counted_by = crate::data::engine::EngineSource::parse(&cfg.data)
         .and_then(Result::ok)
-        .map(|s| s.identity());
+        .map(|s| s.opaque_identity());
 }
 
 /// Settings that need labelled images are refused on a table before anything is planned.

@@ -48,9 +48,9 @@ pub struct PrivacyStatement {
     /// (the usual convention; q = batch / N in the statement reveals it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_rows: Option<usize>,
-    /// Where the records were counted when not here: the query engine's table
-    /// (`ballista://…`, a public fact the user gave). Only exact counts left it; the noise
-    /// was added here.
+    /// Where the records were counted when not here: an opaque reference to the query
+    /// engine's table (`engine table 3fa2…`, a digest of its address, which is not
+    /// released). Only exact counts left it; the noise was added here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_by: Option<String>,
     /// Rules between columns the user stated as public facts (no privacy cost): every
