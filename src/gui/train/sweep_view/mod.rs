@@ -252,6 +252,33 @@ impl SweepView {
         };
     }
 
+    /// While a sweep runs: Stop first (so that the status text after it cannot move it),
+    /// then the busy sign and the status; once pressed, Stop says it is stopping.
+    fn running_controls(&mut self, ui: &mut egui::Ui) {
+        if let State::Running {
+            handle,
+            line,
+            stopping,
+        } = &mut self.state
+        {
+            let label = if *stopping { "Stopping…" } else { "Stop" };
+            if ui
+                .add_enabled(!*stopping, egui::Button::new(label))
+                .on_hover_text("Stops the run in progress; finished runs stay charged and listed.")
+                .clicked()
+            {
+                handle.cancel();
+                *stopping = true;
+            }
+            crate::gui::busy::spinner(ui);
+            if *stopping {
+                ui.label("stopping: the run in progress ends at its next step or score; finished runs stay listed");
+            } else {
+                ui.label(line.as_str());
+            }
+        }
+    }
+
     /// Draws the sweep; `base` is the form's run (its method, preset, δ and settings), or
     /// why the form cannot make one; `budget` is the dataset's standing after the sweep,
     /// or why the ledger refuses it.
@@ -405,31 +432,7 @@ impl SweepView {
                     action = Some(Action::Start(Box::new(p)));
                 }
             }
-            // Stop comes first, so that the status text after it cannot move it.
-            if let State::Running {
-                handle,
-                line,
-                stopping,
-            } = &mut self.state
-            {
-                let label = if *stopping { "Stopping…" } else { "Stop" };
-                if ui
-                    .add_enabled(!*stopping, egui::Button::new(label))
-                    .on_hover_text(
-                        "Stops the run in progress; finished runs stay charged and listed.",
-                    )
-                    .clicked()
-                {
-                    handle.cancel();
-                    *stopping = true;
-                }
-                crate::gui::busy::spinner(ui);
-                if *stopping {
-                    ui.label("stopping: the run in progress ends at its next step or score; finished runs stay listed");
-                } else {
-                    ui.label(line.as_str());
-                }
-            }
+            self.running_controls(ui);
         });
         if let State::Failed(e) = &self.state {
             ui.colored_label(
