@@ -226,7 +226,9 @@ fn workbooks_survey_files_and_the_guide(h: &mut egui_kittest::Harness<'_, dpsynt
     h.run_steps(2);
     h.get_by_label("Guide").click();
     h.run_steps(3);
-    h.get_by_label("Start here");
+    // The user's guide: its first page's tab and heading.
+    assert_eq!(h.query_all_by_label("Start here").count(), 2);
+    h.get_by_label_contains("dpsynth makes a synthetic copy");
     h.get_by_label("Command line").click();
     h.run_steps(3);
     h.get_by_label_contains("dpsynth train --data");
