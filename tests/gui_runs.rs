@@ -106,6 +106,8 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label("mst · tiny · ε 1.00");
     // Shown, it is evaluated against the open file.
     h.get_by_label_contains("evaluating");
+    // A first evaluation in this window says how long it should take here.
+    h.get_by_label_contains("expected on this machine");
     // A kept run exports from Results (#44 item 6), not only the latest run from Train.
     click(&mut h, "mst · tiny · ε 1.00");
     click(&mut h, "Export this run (synthetic CSV, released model)");

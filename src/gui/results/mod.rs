@@ -302,6 +302,7 @@ impl ResultsPanel {
                 line,
                 started,
                 early,
+                ..
             } = &mut r.state
             {
                 while let Ok(m) = rx.try_recv() {
@@ -453,8 +454,17 @@ impl ResultsPanel {
                 line,
                 started,
                 early,
+                expected,
                 ..
-            } => running_ui(ui, line, *started, early.as_deref(), self.last_eval_seconds),
+            } => running_ui(
+                ui,
+                line,
+                *started,
+                early.as_deref(),
+                self.last_eval_seconds
+                    .or(Some(*expected))
+                    .map(|s| (s, self.last_eval_seconds.is_some())),
+            ),
             EvalState::Failed(e) => {
                 ui.colored_label(
                     ui.visuals().error_fg_color,
@@ -496,11 +506,15 @@ fn running_ui(
     line: &str,
     started: std::time::Instant,
     early: Option<&crate::eval::results::FirstLook>,
-    last_seconds: Option<f64>,
+    last_seconds: Option<(f64, bool)>,
 ) {
     let expect = match last_seconds {
-        Some(s) => format!(
+        Some((s, true)) => format!(
             " (the last evaluation took {})",
+            crate::job::resources::duration(s)
+        ),
+        Some((s, false)) => format!(
+            " (about {} expected on this machine)",
             crate::job::resources::duration(s)
         ),
         None => String::new(),
