@@ -282,3 +282,55 @@ fn decimals_are_kept_on_the_way_back() {
             .contains("at most 12")
     );
 }
+
+/// With no held-out file beside the data, the window's evaluation holds out a fifth of the
+/// rows: the real-row ceiling is never scored on the rows it trained on, and the note under
+/// the scores says so.
+#[test]
+fn without_a_held_out_file_a_fifth_of_the_rows_is_held_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::adult_run("mst", "tiny", 1.0, dir.path().join("mst.dpsynth"));
+    let s = common::run_job(cfg, &dir.path().join("l.sqlite3"), None).unwrap();
+    // A file of the user's own, with no `…test…` file beside it.
+    let people = dir.path().join("people.csv");
+    std::fs::write(
+        &people,
+        common::head_lines("assets/adult/adult_train.csv", 2_000).join("\n") + "\n",
+    )
+    .unwrap();
+    let table = match dpsynth::data::open(&people, &Default::default()).unwrap() {
+        dpsynth::data::Dataset::Table(t) => t,
+        _ => unreachable!(),
+    };
+    let schema = Schema::load(&common::repo("assets/adult/adult.schema.json")).unwrap();
+    let spec = dpsynth::job::evaluation::EvalSpec {
+        rows: Some(1_000),
+        label: Some("income".into()),
+        options: dpsynth::eval::results::Options {
+            dimwise_rows: 200,
+            wasserstein_repeats: 1,
+            ..Default::default()
+        },
+        draw: None,
+    };
+    let ev = dpsynth::job::evaluation::evaluate_model(
+        &s.model,
+        &people,
+        &table,
+        &schema,
+        &spec,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(
+        ev.rows_note.contains("a fifth of the rows was held out"),
+        "{}",
+        ev.rows_note
+    );
+    assert!(
+        ev.rows_note
+            .contains("1000 rows of real-train, 400 of real-test"),
+        "{}",
+        ev.rows_note
+    );
+}
