@@ -253,9 +253,10 @@ fn headline(grade: Grade, r: &Report) -> String {
         // Columns dropped by a private domain estimate: ε and the method are not the lever
         // (AIM at ε = 1 on 1,000 rows and 21 estimated columns kept 9 of them).
         Grade::NotUseful if !r.not_synthesized.is_empty() => format!(
-            "Not useful as it is: {} of the data's {} columns were dropped before training (no value of theirs was frequent enough for the private domain estimate). Give their categories and bounds as public facts, raise the domain share of ε, or use more rows.",
+            "Not useful as it is: {} of the data's {} columns {} dropped before training (no value of theirs was frequent enough for the private domain estimate). Give their categories and bounds as public facts, raise the domain share of ε, or use more rows.",
             r.not_synthesized.len(),
-            r.histograms.len().max(r.not_synthesized.len())
+            r.histograms.len().max(r.not_synthesized.len()),
+            if r.not_synthesized.len() == 1 { "was" } else { "were" }
         ),
         Grade::NotUseful => "Not useful as it is: the synthetic rows lost the data's structure. Try a larger ε or more rows; on a table, try AIM (the recommended method) if this run used another.".into(),
         Grade::Partly => "Partly useful: some of the data's structure survived; the reasons below say which.".into(),
