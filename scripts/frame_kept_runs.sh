@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Frame times while the window opens a file with five kept runs (#41's measurement):
+# Frame times while the window opens a file with five kept runs:
 # five MST runs of the Adult sample are trained with the CLI into a fresh window data
 # folder and kept there as the window keeps them; the window starts, opens the sample
 # (the loader reads the records, statements and stored scores), shows Results while the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU figures (issue #43), on a machine with an NVIDIA GPU and its driver, from a CUDA
+# The GPU figures, on a machine with an NVIDIA GPU and its driver, from a CUDA
 # build made elsewhere (`scripts/build_cuda.sh` writes ./dpsynth-cuda.gz; carry it).
 #
 #   scripts/gpu_check.sh BINARY MNIST_DIR OUTDIR [quick|full] [TRAIN_SECONDS]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Functions in src/ longer than 80 lines (brace-matched fn bodies; #[cfg(test)] modules
-skipped), longest first, then their count: the measure of issue #41.
+skipped), longest first, then their count: the measure the layering test holds to.
 
     python3 scripts/long_functions.py
 """

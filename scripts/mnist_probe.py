@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Probes for issue #42 on public MNIST only (never the test digits): a validation split,
+"""Probes of the digit methods on public MNIST only (never the test digits): a validation split,
 shape statistics of a digit CSV beside the real training digits, and augmentations of a
 sampled CSV prototyped before any of them goes into `dpsynth sample --jitter`.
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One sitting of #42's protocol: `mnist-local-long` trained on all 60,000 MNIST training
+# One sitting of the digit protocol: `mnist-local-long` trained on all 60,000 MNIST training
 # digits (δ = 1e-5, a fresh seed each), each training alone under /usr/bin/time -v, then
 # 60,000 digits sampled with --jitter and judged on the 10,000 real test digits.
 #   [DPSYNTH=BIN] [REAL_TRAIN=IDX] scripts/mnist_sitting.sh MNIST_DIR OUT [EPS:RUN ...]

@@ -228,7 +228,7 @@ fn open_sample_change_columns_train_and_export() {
     h.run_steps(5);
     wait_for(&mut h, "this dataset's budget: total ε 5.000", 20);
     // A newcomer starts from the recommended method for tables (AIM), marked on its card
-    // (#44 item 9); this path goes on with DP-auto-GAN, picked on its card.
+    //; this path goes on with DP-auto-GAN, picked on its card.
     h.get_by_label_contains("Recommended for tables");
     wait_for(&mut h, "spent adaptively", 20);
     // The cards are above the budget field scrolled to before: scrolled back to.

@@ -47,7 +47,7 @@ fn open_mnist_with_ctrl_o_train_and_see_the_digit_grids() {
     );
     h.check_accessibility();
 
-    // Exported digits are jittered unless the box is unticked (#42: they train a better
+    // Exported digits are jittered unless the box is unticked (they train a better
     // classifier), and the file's privacy statement says so.
     h.get_by_label("2 · Train and export").click();
     h.run_steps(3);

@@ -44,7 +44,7 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
         click(&mut h, "Train (Ctrl+Enter)");
         wait_for(&mut h, "mst · tiny · ε 1.00", 120);
         // Opened and trained on in the window, the file was read and parsed once, its rows
-        // hashed once and its bytes once (#41): the run trained on the window's rows, and
+        // hashed once and its bytes once: the run trained on the window's rows, and
         // its schema travelled with it (no schema file written for the run).
         {
             use dpsynth::util::tally::{Work, count};
@@ -108,7 +108,7 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label_contains("evaluating");
     // A first evaluation in this window says how long it should take here.
     h.get_by_label_contains("expected on this machine");
-    // A kept run exports from Results (#44 item 6), not only the latest run from Train.
+    // A kept run exports from Results, not only the latest run from Train.
     click(&mut h, "mst · tiny · ε 1.00");
     click(&mut h, "Export this run (synthetic CSV, released model)");
     let exported = dir.path().join("kept-run.csv");
@@ -130,7 +130,7 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
             .count()
     };
     assert_eq!(kept(&models), 2);
-    // The same kept runs from the command line (#41): `dpsynth runs` lists them for the
+    // The same kept runs from the command line: `dpsynth runs` lists them for the
     // file; deleting a path that is no kept run is bad usage and deletes nothing.
     let runs = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_dpsynth"))
@@ -164,7 +164,7 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label("Why").click();
     h.run_steps(3);
     h.get_by_label_contains("collapsed: 'occupation'");
-    // Its scores are kept with the run (#44 item 8): after another restart they show at
+    // Its scores are kept with the run: after another restart they show at
     // once, with nothing recomputed.
     assert!(models.join("collapsed.dpsynth.report.json").exists());
     drop(h);

@@ -1,4 +1,4 @@
-//! The teaching path through the real window (issue #21): what ε means beside the cost
+//! The teaching path through the real window: what ε means beside the cost
 //! preview, with the budget stated as an accepted attack risk and put back into the form;
 //! an ε sweep of the Adult sample (public: charged nothing) whose runs open in the Results
 //! tab; the figure and table saved through a typed path; two runs side by side; and the
@@ -42,7 +42,7 @@ fn risk_sweep_and_side_by_side() {
     // The sweep: DP-MERF at its tiny preset, ε = 1 and ∞, on the public sample.
     click(&mut h, "ε sweep (teaching)");
     h.run_steps(3);
-    // A lesson's defaults (#44 item 9): the recommended method (AIM on a table), four ε
+    // A lesson's defaults: the recommended method (AIM on a table), four ε
     // from 0.01 to 1, two repeats: eight runs.
     h.get_by_label_contains("methods: aim (chosen above)");
     h.get_by_label_contains("8 runs on data declared public");
@@ -125,7 +125,7 @@ fn risk_sweep_and_side_by_side() {
     let l = dpsynth::privacy::ledger::Ledger::open(&ledger).unwrap();
     assert!(l.standing(&key).unwrap().entries.is_empty());
 
-    // The sweep is kept like a run (#44 item 2): after a restart, the same sweep as set
+    // The sweep is kept like a run: after a restart, the same sweep as set
     // shows its figure and its runs at once, with nothing run again.
     drop(h);
     let mut h = common::isolated_window(dir.path(), false);

@@ -165,7 +165,7 @@ mod tests {
         }
     }
 
-    /// Issue #44, item 4: a classifier that scores below always guessing on real rows
+    /// A classifier that scores below always guessing on real rows
     /// (Gaussian naive Bayes, 0.312 against 0.764) is left out of the real-data ceiling.
     #[test]
     fn the_ceiling_leaves_out_classifiers_that_lose_to_guessing_on_real_rows() {

@@ -319,7 +319,7 @@ pub fn image_verdict(r: &super::images::ImageReport, preset: Option<&str>) -> (S
 mod tests {
     use super::*;
 
-    /// Issue #44, item 7: noise digits from the `tiny` preset blame the preset, from a
+    /// Noise digits from the `tiny` preset blame the preset, from a
     /// small sample blame the sample, and only then ε.
     #[test]
     fn the_image_verdict_names_the_real_lever() {

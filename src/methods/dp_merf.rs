@@ -141,12 +141,12 @@ impl DpMerfConfig {
     // of 200 free of the salt noise `mnist-conv-wide` showed at that size. CNN judge on
     // 60,000 synthetic digits at ε = 1: 93.2 %, 93.8 %, 93.9 % (three runs), at ε = 10
     // 94.2 % (`mnist-local` 92.4 %; 6,000 steps of 400: 92.7 %); 26:38 alone, 585 MiB.
-    // Session 37, two fresh runs at each ε: 93.4 % and 94.0 % at ε = 1, 93.6 % and 94.0 %
+    // A later sitting, two fresh runs at each ε: 93.4 % and 94.0 % at ε = 1, 93.6 % and 94.0 %
     // at ε = 10, trained in 24:30–26:44. Sampled with `--jitter` (the window's export
     // default for digits): 95.8–96.1 % at ε = 1 and at ε = 10 (three runs each).
-    // Sessions 40–43 (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
+    // Later sittings (a step 1.86× faster, the same features): jittered 95.8–96.2 % at
     // ε = 1 (five runs), 95.3–96.4 % at ε = 10 (eleven), trained in 24:37–38:15 as the
-    // host's speed varied; 20:26 with session 43's faster step (same digits, bit for bit).
+    // host's speed varied; 20:26 with the fused step (same digits, bit for bit).
     fn mnist_local_long() -> Self {
         let mut c = Self::mnist_local();
         c.fit.steps = 12_000;

@@ -3,7 +3,7 @@
 //! generated image only when the classifier agrees with the class it was drawn for.
 //!
 //! Why. A one-shot kernel release (DP-MERF, PEARL) fixes what images of a class look like
-//! on average, and it fixes it about as well at ε = 1 as at ε = 10 (issue #42): the
+//! on average, and it fixes it about as well at ε = 1 as at ε = 10: the
 //! noise is not what limits it. What it does not fix is the *edge* between two classes:
 //! a generated "4" that drifted towards a "9" costs nothing in the kernel distance but
 //! teaches a classifier trained on the synthetic images the wrong boundary. A classifier
@@ -12,7 +12,7 @@
 //! sampling, which post-GAN boosting does with its private discriminators, is the same
 //! idea for unconditional GANs.)
 //!
-//! Measured (docs/results.md, issue #42): at ε = 1 on MNIST, a labeller on half the ε
+//! Measured (docs/results.md): at ε = 1 on MNIST, a labeller on half the ε
 //! (91 % on the real test digits) lifts the MLP and logistic judges a point and costs the
 //! CNN judge 1.4 (93.2 % unchecked, 91.8 % checked): it discards each class's unusual
 //! digits. So it is off by default and no preset turns it on.

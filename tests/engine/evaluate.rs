@@ -405,7 +405,7 @@ fn a_collapsed_table_gets_the_collapse_verdict() {
     );
 
     // Columns a private domain estimate dropped: the headline names that lever, not ε or
-    // the method (issue #44: AIM was told to try AIM).
+    // the method (AIM was once told to try AIM).
     let gone = ["workclass", "occupation", "race"];
     let dropped = dpsynth::data::Table {
         columns: fresh

@@ -1,4 +1,4 @@
-//! `dpsynth sample --jitter` (issue #42): every sampled image turned, zoomed and moved at
+//! `dpsynth sample --jitter`: every sampled image turned, zoomed and moved at
 //! random — post-processing of the released generator, for digits meant to train a
 //! classifier — with the statement saying so; refused for a table model and for settings
 //! out of range.

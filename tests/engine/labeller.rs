@@ -1,4 +1,4 @@
-//! The labeller (issue #42): a DP-SGD digit classifier trained beside DP-MERF's kernel
+//! The labeller: a DP-SGD digit classifier trained beside DP-MERF's kernel
 //! release, charged within the same budget, released in the model file, and used by
 //! sampling to keep only the images it reads as their class.
 

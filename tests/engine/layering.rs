@@ -370,7 +370,7 @@ fn cycles(graph: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Issue #41: no two files reach each other, directly or round a loop. A cycle means
+/// No two files reach each other, directly or round a loop. A cycle means
 /// neither file can be read, tested or moved without the other; the fix is usually to
 /// move the shared shapes into a third file both use (as `eval/results.rs`,
 /// `methods/method.rs`, `privacy/mechanism.rs`'s `Charge` and `nn/dcgan.rs` were).
@@ -468,7 +468,7 @@ fn eval_networks_do_not_import_the_classifier_zoo() {
     assert!(uses.is_empty(), "eval/net.rs uses models: {uses:?}");
 }
 
-/// Issue #40: a plain clone passes its own tests. No test and no default path reads the
+/// A plain clone passes its own tests. No test and no default path reads the
 /// shared folder that sits beside the repository only on the development machine; data a
 /// test needs is copied under `tests/` or `assets/`, and tests of large data are ignored
 /// with the command that runs them.
@@ -549,7 +549,7 @@ fn long_functions(text: &str, most: usize) -> Vec<(String, usize)> {
     out
 }
 
-/// Issue #41's sizes: no file in `src/` over 600 lines and no function over 80, so each
+/// Sizes: no file in `src/` over 600 lines and no function over 80, so each
 /// room stays small enough to read whole.
 #[test]
 fn no_file_over_600_lines_and_no_function_over_80() {

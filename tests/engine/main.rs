@@ -26,6 +26,7 @@ mod layering;
 mod ledger;
 mod marginal;
 mod metrics_fixtures;
+mod product_words;
 mod registry;
 mod release_facts;
 mod roundtrip;

@@ -259,9 +259,9 @@ fn embedding_time_estimates_match_measured_runs() {
         ("quick", &[], 30_162, 15, 108, 21.7),
         ("mnist-conv", &[], 60_000, 785, 794, 91.6),
         ("mnist-conv-wide", &[], 60_000, 785, 794, 500.0),
-        // A later sitting, alone on the two cores (session 31).
+        // A later sitting, alone on the two cores.
         ("mnist-local", &[], 60_000, 785, 794, 699.0),
-        // Square filters at every place (session 32): 36,864 local frequencies.
+        // Square filters at every place: 36,864 local frequencies.
         (
             "mnist-local",
             &[("patch_filters", "64")],
@@ -270,7 +270,7 @@ fn embedding_time_estimates_match_measured_runs() {
             794,
             1213.0,
         ),
-        // Twelve thousand steps of 200 digits, alone: session 33, 26 min 38 s; session 40,
+        // Twelve thousand steps of 200 digits, alone: 26 min 38 s; later,
         // with the local frequencies held by place and the fused loss, 28 min 22 s on a host
         // where the code before ran at half that speed (docs/results.md).
         ("mnist-local-long", &[], 60_000, 785, 794, 1598.0),

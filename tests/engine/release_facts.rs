@@ -191,7 +191,7 @@ fn estimated_run(dir: &Path, data: &Path, tag: &str, public_kinds: bool) -> Rele
     train(cfg, &dir.join(format!("{tag}.sqlite3")))
 }
 
-/// The four counterexamples of issue #39: one added record flips a guessed kind (0–9 →
+/// Four counterexamples: one added record flips a guessed kind (0–9 →
 /// continuous at 10; yes/no → categorical with "unknown"; an identifier → categorical when
 /// a value repeats; a date → text when one cell is not a date). With `--estimate-domains`
 /// the domains are DP estimates but the kinds are still guessed, so both statements must
@@ -342,7 +342,7 @@ fn the_sidecar_names_the_source_and_no_local_path() {
     );
 }
 
-/// Issue #44, item 3: a private domain estimate encodes rows holding a value too rare to
+/// A private domain estimate encodes rows holding a value too rare to
 /// release as blank, so the model learns blanks; a column the estimate found complete must
 /// still get none in the release, while a column that has blanks keeps about its share.
 #[test]

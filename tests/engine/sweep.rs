@@ -125,7 +125,7 @@ fn an_image_sweep_scores_classifiers_on_real_test_digits() {
     assert!(svg.contains("accuracy on real test digits") && !svg.contains("1-way TV"));
 }
 
-/// Issue #44, item 2: one failed point does not stop a sweep (it is marked, with its
+/// One failed point does not stop a sweep (it is marked, with its
 /// reason), every finished point is kept in the sweep's folder as it lands, and running
 /// the same sweep again resumes: kept points are not run again.
 #[test]

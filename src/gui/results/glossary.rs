@@ -64,7 +64,7 @@ pub(super) fn plain_accountant(name: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    /// Issue #44, item 10: the raw names have their plain lines.
+    /// The raw names have their plain lines.
     #[test]
     fn raw_names_read_plainly() {
         for m in ["auroc", "f1_macro", "f1_micro", "r2"] {

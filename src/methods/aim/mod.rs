@@ -174,7 +174,7 @@ impl Synthesizer for Aim {
         // tables up to [`EXACT_COLUMNS`] wide it also triangulates the model once per
         // candidate (≈ d³/4). Fits cost about 25 passes per cell and iteration (about 1.1
         // propagations a step) on models of at most 2^17 cells (the limit for memory).
-        // Measured against this (session 36): Adult `quick` 2.4–4.5 s (4 s estimated);
+        // Measured against this (2 cores): Adult `quick` 2.4–4.5 s (4 s estimated);
         // 200 columns × 10,000 rows `wide` 61 s (75 s), `quick` 300 s (6 min).
         let c = &self.config;
         let d = columns.max(1) as u64;

@@ -7,7 +7,7 @@
 //! multiplying zeros. Held by place — the pixels under every square gathered once, then a
 //! dot product of 25 for each frequency there — the squares' share takes a thirtieth of the
 //! multiply-adds (for a batch of 200 digits, 21 ms forward and back instead of 47 ms, the
-//! gathers being what is left; since session 42 the CPU's loops take blocks of rows, so
+//! gathers being what is left; since the CPU's loops take blocks of rows, so
 //! the multiply-adds vectorize: about 14 ms instead of 24). Same frequencies, drawn from
 //! the same random stream in the same order, so the features (and the release, its
 //! sensitivity and its statement) are those of the dense matrix up to float rounding; a

@@ -35,8 +35,8 @@ pub struct Jitter {
 
 /// A displacement field of uniform noise in (−1, 1) per pixel and axis, smoothed by a
 /// Gaussian of `sigma` pixels and scaled by `alpha`: strokes bend and thicken locally as
-/// handwriting does, which a turn or a zoom cannot do. Measured on MNIST (issue #42,
-/// session 38, CNN judge on a validation split of the training digits, 60,000 digits from
+/// handwriting does, which a turn or a zoom cannot do. Measured on MNIST (a
+/// CNN judge on a validation split of the training digits, 60,000 digits from
 /// one ε = 10 DP-MERF model): not a gain there — Simard's (34, 4) cost 0.2–0.6 points and a
 /// mild (10, 3) 0.2 on top of a turn, zoom and shift — so it is off unless asked for.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
