@@ -34,6 +34,7 @@ pub mod post_gan_boosting;
 pub mod registry;
 pub mod released;
 pub(crate) mod statement;
+pub(crate) mod structural;
 
 use candle_core::{Device, Tensor};
 

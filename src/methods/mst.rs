@@ -32,6 +32,7 @@ use super::pgm::domain::Domain;
 use super::pgm::estimate::{Estimate, Measurement};
 use super::pgm::junction::JunctionTree;
 use super::released::ReleasedModel;
+use super::structural::Structural;
 use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup, plan_preamble};
 use crate::privacy::{Budget, Charge, Mechanism};
 
@@ -262,8 +263,7 @@ impl Synthesizer for Mst {
         let domain = super::counts::domain(&s, c.bins)?;
         let sizes = domain.sizes();
         let d = sizes.len();
-        let sets = candidate_sets(&sizes);
-        let exact = count_all(&mut s, private, &domain, &sets)?;
+        let exact = count_all(&mut s, private, &domain, &candidate_sets(&sizes))?;
         let n = s.records as f64;
         let third = planned_rho(s.plan) / 3.0;
         let sigma = |k: usize| noise_scale(private, k, third);
@@ -280,8 +280,8 @@ impl Synthesizer for Mst {
         let mut measured: Vec<Measurement> = (0..d)
             .map(|a| measure(s.noise.rng(), exact.get(&[a])?, &[a], s1, private))
             .collect::<Result<_>>()?;
-        let singles: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
-        let mut est = Estimate::new(&sizes, JunctionTree::build(&sizes, &singles), n);
+        let structural = Structural::of(&s.encoding.schema, &domain)?;
+        let (singles, mut est) = structural.start(&sizes, n);
         est.fit(&measured, 200);
         let stopped = report(
             &mut s,
@@ -322,6 +322,9 @@ impl Synthesizer for Mst {
             cliques.extend(edges.iter().cloned());
             est = Estimate::warm_from(&est, JunctionTree::build(&sizes, &cliques));
             fit(&mut s, &mut est, &measured, c.iters, total_steps, private);
+        }
+        if !stopped {
+            structural.settle(&mut est, &domain, &measured, c.iters / 4);
         }
         let config = serde_json::to_value(&c).unwrap_or_default();
         Ok(release(

@@ -11,9 +11,11 @@
 //! column or level, an order on categories, text against a number column, and rules no
 //! row can satisfy together (one column's conditions that exclude its whole domain).
 
+mod cells;
 mod eval;
 pub mod parse;
 
+pub use cells::{Span, surely_broken};
 pub use eval::{Enforced, Repair, broken_counts, enforce, select};
 pub use parse::{Atom, Cond, Op, Rule, Value, parse_condition, parse_line};
 

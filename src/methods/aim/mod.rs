@@ -33,6 +33,7 @@ use super::marginal::{charge, release};
 use super::mst::{planned_rho, zcdp_plan};
 use super::pgm::estimate::{Estimate, Measurement};
 use super::released::ReleasedModel;
+use super::structural::Structural;
 use super::{Flow, Footprint, Plan, Progress, Result, Synthesizer, TrainSetup};
 use crate::privacy::{Budget, Charge, Mechanism};
 
@@ -240,7 +241,8 @@ impl Synthesizer for Aim {
             .collect::<Result<_>>()?;
         let mut budget = Schedule::new(private, planned_rho(s.plan), rounds);
 
-        let mut grown = Grown::start(&mut s, &c, &exact, (&sizes, n), &mut budget)?;
+        let structural = Structural::of(&s.encoding.schema, &domain)?;
+        let mut grown = Grown::start(&mut s, (&c, &structural), &exact, (&sizes, n), &mut budget)?;
         let sigma = budget.sigma;
         let mut p = Progress::at(&s, private, "measuring marginals", (0, rounds), vec![]);
         p.note = Some(format!("every column's counts (σ = {sigma:.1})"));
@@ -291,6 +293,7 @@ impl Synthesizer for Aim {
             measured, mut est, ..
         } = grown;
         let iters = if stopped { 0 } else { c.iters };
+        structural.fix_determined(&mut est, &domain);
         final_fit(&mut s, &mut est, &measured, iters, rounds, private);
         let config = serde_json::to_value(&c).unwrap_or_default();
         let id = (INFO.id, c.common.preset.as_str());

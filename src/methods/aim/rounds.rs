@@ -9,6 +9,7 @@ use super::super::pgm::domain::Domain;
 use super::super::pgm::estimate::{Estimate, Measurement};
 use super::super::pgm::junction::JunctionTree;
 use super::super::pgm::junction::model_cells;
+use super::super::structural::Structural;
 use super::super::{Result, TrainSetup};
 use super::config::AimConfig;
 use super::schedule::{Round, Schedule};
@@ -50,10 +51,11 @@ impl Grown {
     }
 
     /// The model's start: every column's counts, measured with the 1-way share of ρ
-    /// (charged first), and a first fit.
+    /// (charged first), and a first fit; the rules' columns share a node from the start,
+    /// with their structural zeros.
     pub(super) fn start(
         s: &mut TrainSetup<'_>,
-        c: &AimConfig,
+        (c, structural): (&AimConfig, &Structural),
         exact: &Counts,
         (sizes, n): (&[usize], f64),
         budget: &mut Schedule,
@@ -68,8 +70,7 @@ impl Grown {
         let measured: Vec<Measurement> = (0..d)
             .map(|a| measure(s.noise.rng(), exact.get(&[a])?, &[a], sigma, private))
             .collect::<Result<_>>()?;
-        let cliques: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
-        let mut est = Estimate::new(sizes, JunctionTree::build(sizes, &cliques), n);
+        let (cliques, mut est) = structural.start(sizes, n);
         est.fit(&measured, c.round_iters.max(100));
         Ok(Grown {
             measured,
