@@ -96,11 +96,84 @@ impl Format {
     }
 }
 
-/// The extensions the Open dialog offers for tables (without the dot).
-pub const TABLE_EXTENSIONS: &[&str] = &[
-    "csv", "tsv", "txt", "xlsx", "xlsm", "xlsb", "xls", "ods", "parquet", "arrow", "feather",
-    "ipc", "sav", "zsav", "dta",
+/// One kind of file dpsynth reads as a table.
+#[derive(Debug, Clone, Copy)]
+pub struct FileType {
+    pub format: Format,
+    /// Extensions without the dot, the usual one first.
+    pub extensions: &'static [&'static str],
+    pub mime: &'static str,
+    /// Whether the installed packages offer dpsynth to open this type (its usual
+    /// extension in the packagers' file associations, its MIME type in the desktop entry).
+    pub associated: bool,
+}
+
+const fn file_type(
+    format: Format,
+    extensions: &'static [&'static str],
+    mime: &'static str,
+    associated: bool,
+) -> FileType {
+    FileType {
+        format,
+        extensions,
+        mime,
+        associated,
+    }
+}
+
+/// Every table file type, the one list: detection by extension, the Open dialog, and (held
+/// to it by tests) Cargo.toml's file associations, `packaging/dpsynth-mime.xml` and the
+/// desktop entry's MIME types.
+pub const TABLE_TYPES: [FileType; 10] = [
+    file_type(Format::Csv, &["csv"], "text/csv", true),
+    file_type(Format::Csv, &["tsv"], "text/tab-separated-values", true),
+    file_type(Format::Csv, &["txt"], "text/plain", false),
+    file_type(
+        Format::Workbook,
+        &["xlsx", "xlsm"],
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        true,
+    ),
+    file_type(
+        Format::Workbook,
+        &["xls", "xla", "xlam", "xlsb"],
+        "application/vnd.ms-excel",
+        true,
+    ),
+    file_type(
+        Format::Workbook,
+        &["ods"],
+        "application/vnd.oasis.opendocument.spreadsheet",
+        true,
+    ),
+    file_type(
+        Format::Parquet,
+        &["parquet", "pq"],
+        "application/vnd.apache.parquet",
+        true,
+    ),
+    file_type(
+        Format::ArrowIpc,
+        &["arrow", "feather", "ipc"],
+        "application/vnd.apache.arrow.file",
+        false,
+    ),
+    file_type(
+        Format::Spss,
+        &["sav", "zsav"],
+        "application/x-spss-sav",
+        true,
+    ),
+    file_type(Format::Stata, &["dta"], "application/x-stata-dta", true),
 ];
+
+/// Every extension of every table type, in the list's order.
+pub fn table_extensions() -> impl Iterator<Item = &'static str> {
+    TABLE_TYPES
+        .iter()
+        .flat_map(|t| t.extensions.iter().copied())
+}
 
 /// The format of `file`, by its first bytes, else its extension; CSV when neither says.
 pub fn detect(file: &Path) -> Format {
@@ -126,17 +199,16 @@ pub fn detect(file: &Path) -> Format {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    match ext.as_str() {
-        "xlsx" | "xlsm" | "xlsb" | "xls" | "xla" | "xlam" | "ods" => Format::Workbook,
-        "parquet" | "pq" => Format::Parquet,
-        "arrow" | "feather" | "ipc" => Format::ArrowIpc,
-        "sav" | "zsav" => Format::Spss,
-        "dta" => Format::Stata,
+    let by_name = TABLE_TYPES
+        .iter()
+        .find(|t| t.extensions.contains(&ext.as_str()));
+    match by_name {
+        Some(t) => t.format,
         // A zip (xlsx, ods) or an OLE compound file (xls) under another name.
-        _ if head.starts_with(b"PK\x03\x04") || head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) => {
+        None if head.starts_with(b"PK\x03\x04") || head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) => {
             Format::Workbook
         }
-        _ => Format::Csv,
+        None => Format::Csv,
     }
 }
 

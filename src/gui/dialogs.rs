@@ -51,38 +51,22 @@ impl Purpose {
         }
     }
 
-    fn filter(self) -> (&'static str, &'static [&'static str]) {
+    fn filter(self) -> (&'static str, Vec<&'static str>) {
         match self {
             Purpose::OpenData => (
                 "Tables (CSV, Excel, ODS, Parquet, Arrow, SPSS, Stata), MNIST IDX or dpsynth model",
-                &[
-                    "csv",
-                    "tsv",
-                    "txt",
-                    "xlsx",
-                    "xlsm",
-                    "xlsb",
-                    "xls",
-                    "ods",
-                    "parquet",
-                    "arrow",
-                    "feather",
-                    "ipc",
-                    "sav",
-                    "zsav",
-                    "dta",
-                    "gz",
-                    "idx3-ubyte",
-                    "idx1-ubyte",
-                    "dpsynth",
-                ],
+                crate::data::source::table_extensions()
+                    .chain(["gz", "idx3-ubyte", "idx1-ubyte", "dpsynth"])
+                    .collect(),
             ),
             Purpose::LoadSchema | Purpose::SaveSchema | Purpose::EngineSchema => {
-                ("Schema", &["json"])
+                ("Schema", vec!["json"])
             }
-            Purpose::ExportCsv | Purpose::SampleModel | Purpose::ExportRunCsv => ("CSV", &["csv"]),
-            Purpose::SaveModel | Purpose::SaveRunModel => ("dpsynth model", &["dpsynth"]),
-            Purpose::SaveReport => ("HTML", &["html"]),
+            Purpose::ExportCsv | Purpose::SampleModel | Purpose::ExportRunCsv => {
+                ("CSV", vec!["csv"])
+            }
+            Purpose::SaveModel | Purpose::SaveRunModel => ("dpsynth model", vec!["dpsynth"]),
+            Purpose::SaveReport => ("HTML", vec!["html"]),
         }
     }
 
@@ -191,7 +175,7 @@ impl Dialogs {
                 let (label, exts) = purpose.filter();
                 let mut d = rfd::AsyncFileDialog::new()
                     .set_title(purpose.title())
-                    .add_filter(label, exts)
+                    .add_filter(label, &exts)
                     .add_filter("All files", &["*"]);
                 if let Some(dir) = dir.filter(|d| d.is_dir()) {
                     d = d.set_directory(dir);

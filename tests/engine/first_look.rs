@@ -252,8 +252,8 @@ fn point_masses_get_a_slot_and_come_back_exactly() {
 /// A column written to the cent comes back to the cent, inside its bounds.
 #[test]
 fn decimals_are_kept_on_the_way_back() {
-    use dpsynth::data::encode::{DecodeMode, Encoding, SpanKind};
-    use dpsynth::data::{Column, Values};
+    use dpsynth::data::Values;
+    use dpsynth::data::encode::{DecodeMode, Encoding};
     use rand::SeedableRng;
     let schema: Schema = serde_json::from_str(
         r#"{"columns":[{"name":"pay","kind":"continuous","decimals":2,

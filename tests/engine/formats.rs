@@ -253,3 +253,86 @@ fn the_public_codebook_flag_covers_the_labelled_columns() {
     assert!(named(&run(false)));
     assert!(!named(&run(true)));
 }
+
+/// One list per fact: the table types in `data::source` are what the packages register.
+/// Cargo.toml's file associations name each associated type's usual extension, the
+/// desktop entry each associated type's MIME type, and every glob of the MIME package
+/// belongs to the type it defines; detection by extension agrees with the list.
+#[test]
+fn the_packages_register_the_one_list_of_table_types() {
+    use dpsynth::data::source::{TABLE_TYPES, detect};
+    let text = |p: &str| std::fs::read_to_string(common::repo(p)).unwrap();
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let associated: Vec<_> = TABLE_TYPES.iter().filter(|t| t.associated).collect();
+
+    let cargo = text("Cargo.toml");
+    let line = cargo
+        .lines()
+        .find(|l| l.contains("name = \"Tables\""))
+        .expect("Cargo.toml associates tables");
+    let inside = &line[line.find('[').unwrap() + 1..line.find(']').unwrap()];
+    let listed: Vec<String> = inside
+        .split(',')
+        .map(|e| e.trim().trim_matches('"').to_string())
+        .collect();
+    let want: Vec<String> = associated.iter().map(|t| t.extensions[0].into()).collect();
+    assert_eq!(
+        sorted(listed),
+        sorted(want),
+        "Cargo.toml's table associations"
+    );
+
+    let desktop = text("packaging/dpsynth.desktop");
+    let mimes = desktop
+        .lines()
+        .find_map(|l| l.strip_prefix("MimeType="))
+        .expect("the desktop entry's MIME types");
+    let listed: Vec<String> = mimes
+        .split(';')
+        .filter(|m| !m.is_empty() && *m != "application/x-dpsynth-model")
+        .map(str::to_string)
+        .collect();
+    let want: Vec<String> = associated.iter().map(|t| t.mime.into()).collect();
+    assert_eq!(
+        sorted(listed),
+        sorted(want),
+        "the desktop entry's MIME types"
+    );
+
+    let xml = text("packaging/dpsynth-mime.xml");
+    for block in xml.split("<mime-type type=\"").skip(1) {
+        let mime = &block[..block.find('"').unwrap()];
+        if mime == "application/x-dpsynth-model" {
+            continue;
+        }
+        let t = TABLE_TYPES
+            .iter()
+            .find(|t| t.mime == mime)
+            .unwrap_or_else(|| panic!("{mime} in the MIME package is no table type"));
+        let globs: Vec<&str> = block
+            .split("<glob pattern=\"*.")
+            .skip(1)
+            .map(|g| &g[..g.find('"').unwrap()])
+            .collect();
+        assert!(globs.contains(&t.extensions[0]), "{mime}: {globs:?}");
+        for g in globs {
+            assert!(
+                t.extensions.contains(&g),
+                "{mime}: *.{g} is not in the list"
+            );
+        }
+    }
+
+    // Detection by name: an empty file under each extension is read as its type.
+    let dir = tempfile::tempdir().unwrap();
+    for t in TABLE_TYPES {
+        for e in t.extensions {
+            let p = dir.path().join(format!("empty.{e}"));
+            std::fs::write(&p, b"").unwrap();
+            assert_eq!(detect(&p), t.format, ".{e}");
+        }
+    }
+}
