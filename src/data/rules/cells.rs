@@ -36,15 +36,7 @@ pub fn surely_broken(rule: &Rule, schema: &Schema, span_of: &dyn Fn(&str) -> Spa
 
 /// A conjunction: false when one atom surely fails, true when all surely hold.
 fn cond_value(c: &Cond, schema: &Schema, span_of: &dyn Fn(&str) -> Span) -> Option<bool> {
-    let mut unknown = false;
-    for a in &c.0 {
-        match atom_value(a, schema, span_of) {
-            Some(false) => return Some(false),
-            None => unknown = true,
-            Some(true) => {}
-        }
-    }
-    (!unknown).then_some(true)
+    super::all_of(c.0.iter().map(|a| atom_value(a, schema, span_of)))
 }
 
 /// `Some(true)`: holds for every value of the span; `Some(false)`: for none; `None`:

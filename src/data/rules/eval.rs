@@ -119,15 +119,7 @@ fn value_holds(f: &Frame<'_>, column: &str, op: Op, v: &Value, r: usize) -> Opti
 
 /// Whether a condition holds in row `r` (`None`: unknown for a blank).
 fn cond_holds(f: &Frame<'_>, c: &Cond, r: usize) -> Option<bool> {
-    let mut unknown = false;
-    for a in &c.0 {
-        match atom_holds(f, a, r) {
-            Some(false) => return Some(false),
-            None => unknown = true,
-            Some(true) => {}
-        }
-    }
-    (!unknown).then_some(true)
+    super::all_of(c.0.iter().map(|a| atom_holds(f, a, r)))
 }
 
 /// Whether row `r` breaks a rule that reads one row (a `->` rule reads the whole table:

@@ -149,6 +149,21 @@ fn check_cond(c: &Cond, schema: &Schema) -> Result<(), String> {
     Ok(())
 }
 
+/// A three-valued (Kleene) conjunction: false as soon as one part surely fails, true when
+/// every part surely holds, else unknown. Rows and cells of the domain read conditions the
+/// same way.
+fn all_of(parts: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    let mut unknown = false;
+    for p in parts {
+        match p {
+            Some(false) => return Some(false),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    (!unknown).then_some(true)
+}
+
 /// The number a value stands for in a continuous column (a date in the column's format).
 pub(crate) fn number_in(spec: &ColumnSpec, v: &Value) -> Option<f64> {
     match v {
