@@ -106,8 +106,14 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label("mst · tiny · ε 1.00");
     // Shown, it is evaluated against the open file.
     h.get_by_label_contains("evaluating");
-    // A first evaluation in this window says how long it should take here.
-    h.get_by_label_contains("expected on this machine");
+    // An evaluation says how long it should take here: from the machine's estimate, or
+    // from the first window's evaluation when its worker finished and kept the report
+    // before this window opened (it runs on after the window closes).
+    assert!(
+        h.query_by_label_contains("expected on this machine").is_some()
+            || h.query_by_label_contains("the last evaluation took").is_some(),
+        "the evaluation says how long it should take"
+    );
     // A kept run exports from Results, not only the latest run from Train.
     click(&mut h, "mst · tiny · ε 1.00");
     click(&mut h, "Export this run (synthetic CSV, released model)");
