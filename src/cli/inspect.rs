@@ -73,8 +73,9 @@ fn inspect_table(a: &InspectArgs, t: &Table, key: &str) -> anyhow::Result<()> {
         })
         .collect();
     let non_private = schema.non_private_domains();
+    let common = data::domain_check::common_values(&schema, t);
     if a.json {
-        return print_table_json(&file, key, t, (&schema, &notes), &rows);
+        return print_table_json(&file, key, t, (&schema, &notes, &common), &rows);
     }
     println!("{file}: {} rows × {} columns", t.n_rows, t.n_cols());
     println!(
@@ -116,8 +117,34 @@ fn inspect_table(a: &InspectArgs, t: &Table, key: &str) -> anyhow::Result<()> {
     for (c, n) in &notes {
         println!("note: column '{c}' {n}");
     }
+    print_common(&common);
     print_coverage(&non_private, &schema.non_private_kinds());
     Ok(())
+}
+
+/// The exact values many rows of a number column hold, and how to keep them exact.
+fn print_common(common: &[data::domain_check::CommonValues]) {
+    if common.is_empty() {
+        return;
+    }
+    let list: Vec<String> = common
+        .iter()
+        .map(|(c, v)| {
+            let v: Vec<String> = v
+                .iter()
+                .map(|(x, s)| format!("{} ({:.1} %)", crate::util::fmt::number(*x), 100.0 * s))
+                .collect();
+            format!("{c} {}", v.join(", "))
+        })
+        .collect();
+    println!();
+    println!(
+        "note: common exact values (read from the rows, shown only to you): {}.",
+        list.join("; ")
+    );
+    println!(
+        "      Synthetic rows keep a value exactly when the schema names it in the column's \"point_masses\" as a public fact (a codebook's 0 = none, a top code), or when train --estimate-domains finds it privately; otherwise it is smeared over its bin."
+    );
 }
 
 /// The columns the guarantee does not cover (domains read off the rows, kinds guessed),
@@ -152,12 +179,17 @@ fn print_table_json(
     file: &str,
     key: &str,
     t: &Table,
-    (schema, notes): (&Schema, &[(String, String)]),
+    (schema, notes, common): (&Schema, &[(String, String)], &[data::domain_check::CommonValues]),
     rows: &[(&data::schema::ColumnSpec, usize, usize)],
 ) -> anyhow::Result<()> {
     let cols: Vec<_> = rows
         .iter()
         .map(|(spec, missing, distinct)| {
+            let common: Vec<_> = common
+                .iter()
+                .filter(|(c, _)| *c == spec.name)
+                .flat_map(|(_, v)| v.iter().map(|(x, s)| json!({"value": x, "share": s})))
+                .collect();
             json!({
                 "name": spec.name,
                 "kind": spec.kind,
@@ -169,6 +201,7 @@ fn print_table_json(
                 "kind_from_data": spec.kind_from_data,
                 "missing": missing,
                 "distinct": distinct,
+                "common_values": common,
             })
         })
         .collect();

@@ -58,6 +58,41 @@ pub fn profile(table: &Table) -> Vec<LevelProfile> {
         .collect()
 }
 
+/// One number column's common exact values and their shares of its present cells.
+pub type CommonValues = (String, Vec<(f64, f64)>);
+
+/// The exact values each number column holds in at least
+/// [`crate::privacy::point_masses::POINT_MASS_SHARE`] of its cells, commonest first: the
+/// point masses to name in the schema where they are public facts (a codebook's 0 = none,
+/// a top code). Columns with point masses already named, dates, and columns with no
+/// common value are left out. Read off the rows: told to the owner, never released.
+pub fn common_values(schema: &Schema, table: &Table) -> Vec<CommonValues> {
+    use crate::privacy::point_masses::{POINT_MASS_SHARE, value_counts};
+    let mut out = Vec::new();
+    for spec in &schema.columns {
+        let plain = spec.point_masses.is_empty() && spec.time_format.is_none();
+        let Some(col) = table.column(&spec.name).filter(|_| is_number(spec) && plain) else {
+            continue;
+        };
+        let Ok(values) = spec.numbers(col) else {
+            continue;
+        };
+        let counts = value_counts(&values);
+        let present: u64 = counts.iter().map(|(_, c)| c).sum();
+        let mut common: Vec<(f64, f64)> = counts
+            .into_iter()
+            .map(|(x, c)| (x, c as f64 / present.max(1) as f64))
+            .filter(|(_, share)| *share >= POINT_MASS_SHARE)
+            .collect();
+        common.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.total_cmp(&b.0)));
+        common.truncate(super::schema::MAX_POINT_MASSES);
+        if !common.is_empty() {
+            out.push((spec.name.clone(), common));
+        }
+    }
+    out
+}
+
 /// What `plan` will do to the columns it estimates, in words, computed on the rows'
 /// profile: which columns no value survives in (they will be dropped), which number
 /// columns' bounds the noise swamps (trial estimates land far from the values or cut
@@ -199,6 +234,23 @@ mod tests {
     use crate::data::estimate::tests::adult;
     use crate::data::infer::infer_schema;
     use crate::privacy::Budget;
+
+    /// The owner is told which exact values are common enough to keep exactly, with
+    /// Adult's real shares.
+    #[test]
+    fn common_values_name_the_zeros_and_the_forty_hour_week() {
+        let t = adult();
+        let schema = infer_schema(&t).unwrap().schema;
+        let common = common_values(&schema, &t);
+        let of = |c: &str| common.iter().find(|(n, _)| n == c).map(|(_, v)| v.clone());
+        let gain = of("capital-gain").unwrap();
+        assert_eq!(gain.len(), 1);
+        assert_eq!(gain[0].0, 0.0);
+        assert!((gain[0].1 - 0.9167).abs() < 1e-3, "{gain:?}");
+        assert_eq!(of("hours-per-week").unwrap()[0].0, 40.0);
+        assert!(of("fnlwgt").is_none());
+        assert!(of("sex").is_none(), "only number columns");
+    }
 
     /// Before anything is spent, the owner is told which columns a
     /// private estimate will leave with nothing (a small table, many columns).

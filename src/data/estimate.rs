@@ -5,11 +5,14 @@
 //! estimate ([`crate::privacy::estimators`]), charged to the run's accountant before the
 //! rows are read, and records it as `dp_estimated` in the schema.
 //!
-//! Accounting: one charge per estimated column, all at one noise level `std` calibrated so
-//! that the step as a whole costs the domain share of the run's ε (PLD; the method then
-//! calibrates its own noise so that both together fit the run's budget). Number columns are
-//! a Gaussian histogram (sensitivity 1); text columns a thresholded Gaussian histogram
-//! whose total infinite-loss mass is a tenth of the run's δ, split over those columns.
+//! Accounting: one charge per release, all at one noise level `std` calibrated so that the
+//! step as a whole costs the domain share of the run's ε (PLD; the method then calibrates
+//! its own noise so that both together fit the run's budget). Number columns are a
+//! Gaussian histogram (sensitivity 1); text columns a thresholded Gaussian histogram. A
+//! number column whose schema names no point masses gets a second, thresholded histogram
+//! of its exact values ([`crate::privacy::point_masses`]): the values many rows hold come
+//! back exactly. The thresholded releases share an infinite-loss mass of a tenth of the
+//! run's δ.
 //!
 //! Estimated category columns always allow missing values: levels too rare to pass the
 //! threshold are encoded as missing instead of failing the run (a public rule, not one
@@ -26,6 +29,7 @@ use crate::privacy::calibrate::sigma_for_plan;
 use crate::privacy::estimators::{
     category_mechanism, estimate_categories_and_blanks, estimate_number, number_mechanism,
 };
+use crate::privacy::point_masses::{estimate_point_masses, point_mass_mechanism};
 use crate::privacy::rdp::product_orders;
 use crate::privacy::{Accountant, Budget, Charge};
 
@@ -55,6 +59,28 @@ pub struct DomainPlan {
 /// Whether a column's domain is estimated as numbers (bounds) or as text (categories).
 pub(crate) fn is_number(spec: &ColumnSpec) -> bool {
     spec.kind == Kind::Continuous
+}
+
+/// Whether a number column's estimate also looks for point masses: the user named none,
+/// and it is not a date (a date held by many rows is better a category).
+fn finds_point_masses(spec: &ColumnSpec) -> bool {
+    is_number(spec) && spec.point_masses.is_empty() && spec.time_format.is_none()
+}
+
+/// The releases estimating one column's domain makes, in order.
+fn column_charges(spec: &ColumnSpec, std: f64, delta_inf: f64) -> Vec<Charge> {
+    let once = |mechanism| Charge {
+        mechanism,
+        count: 1,
+    };
+    if !is_number(spec) {
+        return vec![once(category_mechanism(std, delta_inf))];
+    }
+    let mut out = vec![once(number_mechanism(std))];
+    if finds_point_masses(spec) {
+        out.push(once(point_mass_mechanism(std, delta_inf)));
+    }
+    out
 }
 
 /// The columns whose domain was read off the rows (`from_data`).
@@ -96,19 +122,15 @@ pub fn plan_domains(
         )));
     }
     let specs: Vec<&ColumnSpec> = columns.iter().filter_map(|c| schema.column(c)).collect();
-    let n_text = specs.iter().filter(|s| !is_number(s)).count();
-    let delta_inf = budget.delta * THRESHOLD_DELTA_SHARE / n_text.max(1) as f64;
+    let thresholded = specs
+        .iter()
+        .filter(|s| !is_number(s) || finds_point_masses(s))
+        .count();
+    let delta_inf = budget.delta * THRESHOLD_DELTA_SHARE / thresholded.max(1) as f64;
     let charges_at = |std: f64| -> Vec<Charge> {
         specs
             .iter()
-            .map(|s| Charge {
-                mechanism: if is_number(s) {
-                    number_mechanism(std)
-                } else {
-                    category_mechanism(std, delta_inf)
-                },
-                count: 1,
-            })
+            .flat_map(|s| column_charges(s, std, delta_inf))
             .collect()
     };
     let epsilon = budget.epsilon * share;
@@ -148,16 +170,18 @@ pub fn estimate_domains(
 ) -> Result<Schema, DataError> {
     let mut out = schema.clone();
     let mut failed = Vec::new();
-    for (name, charge) in plan.columns.iter().zip(&plan.charges) {
+    for name in &plan.columns {
         let Some(spec) = out.columns.iter_mut().find(|c| &c.name == name) else {
             continue;
         };
         let col = table
             .column(name)
             .ok_or_else(|| DataError::column(name, "is in the schema but not in the data"))?;
-        accountant.charge(charge.mechanism, 1).map_err(|e| {
-            DataError::column(name, format!("its domain estimate was refused: {e}"))
-        })?;
+        for charge in column_charges(spec, plan.std, plan.delta_inf) {
+            accountant.charge(charge.mechanism, 1).map_err(|e| {
+                DataError::column(name, format!("its domain estimate was refused: {e}"))
+            })?;
+        }
         let estimated = if is_number(spec) {
             estimate_bounds(spec, col, plan, rng)
         } else {
@@ -206,6 +230,7 @@ fn estimate_bounds(
             .collect(),
     };
     let n = plan.public_rows.unwrap_or(values.len()) as f64;
+    let find_masses = finds_point_masses(spec);
     let d = estimate_number(&values, plan.std, n, rng);
     spec.provenance = estimated_by(plan, EstimateMechanism::GaussianGridHistogram);
     let Some((lower, upper)) = d.bounds else {
@@ -218,8 +243,13 @@ fn estimate_bounds(
         spec.blank_share = None;
         return false;
     };
-    // Point masses the user named are public: the bounds reach them, and a fractional one
-    // makes the column fractional (post-processing of the estimate with public facts).
+    if find_masses {
+        let most = super::schema::MAX_POINT_MASSES;
+        spec.point_masses = estimate_point_masses(&values, plan.std, plan.delta_inf, n, most, rng);
+        spec.point_masses_estimated = !spec.point_masses.is_empty();
+    }
+    // Point masses are public or DP outputs: the bounds reach them, and a fractional one
+    // makes the column fractional (post-processing of the estimates and public facts).
     let lower = spec.point_masses.iter().fold(lower, |l, p| l.min(*p));
     let upper = spec.point_masses.iter().fold(upper, |u, p| u.max(*p));
     spec.domain = Some(Domain::Bounds { lower, upper });
@@ -330,8 +360,24 @@ pub(crate) mod tests {
         let mut acc = Accountant::for_plan(budget, &plan.charges).unwrap();
         let mut rng = StdRng::seed_from_u64(3);
         let out = estimate_domains(&t, &schema, &plan, &mut acc, &mut rng).unwrap();
-        assert_eq!(acc.history().iter().map(|c| c.count).sum::<u64>(), 15);
+        // One release per column, and one more per number column for its point masses.
+        let numbers = schema.columns.iter().filter(|c| is_number(c)).count();
+        assert_eq!(numbers, 6);
+        assert_eq!(plan.charges.len(), 15 + numbers);
+        assert_eq!(
+            acc.history().iter().map(|c| c.count).sum::<u64>(),
+            15 + numbers as u64
+        );
         assert!(out.non_private_domains().is_empty());
+        // The values many people hold come back exactly, each a DP output; a column with
+        // no common value has none.
+        let masses = |c: &str| out.column(c).unwrap().point_masses.clone();
+        assert_eq!(masses("capital-gain"), vec![0.0]);
+        assert_eq!(masses("capital-loss"), vec![0.0]);
+        assert!(masses("hours-per-week").contains(&40.0));
+        assert!(masses("fnlwgt").is_empty());
+        assert!(out.column("capital-gain").unwrap().point_masses_estimated);
+        assert!(!out.column("fnlwgt").unwrap().point_masses_estimated);
         let country = out.column("native-country").unwrap();
         let levels = country.categories().unwrap();
         assert!(levels.contains(&"United-States".to_string()));

@@ -64,6 +64,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         time_format: None,
         domain,
         point_masses: Vec::new(),
+        point_masses_estimated: false,
         decimals: None,
         kind_from_data: true,
         blank_share: None,

@@ -340,6 +340,7 @@ mod tests {
                 Domain::Categories(levels.iter().map(|l| l.to_string()).collect())
             }),
             point_masses: Vec::new(),
+            point_masses_estimated: false,
             decimals: None,
             kind_from_data: false,
             blank_share: None,

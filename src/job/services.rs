@@ -350,12 +350,27 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
         )
     };
     let mut facts = Vec::new();
-    if !p.point_masses.is_empty() {
+    let estimated = crate::methods::statement::ESTIMATED_MASSES;
+    let (found, named): (Vec<&String>, Vec<&String>) = p
+        .point_masses
+        .iter()
+        .partition(|m| m.ends_with(&format!("{estimated})")));
+    if !named.is_empty() {
+        let named: Vec<&str> = named.iter().map(|m| m.as_str()).collect();
         facts.push(format!(
             "the exact values {} (named by the user)",
-            p.point_masses.join("; ")
+            named.join("; ")
         ));
     }
+    let found = if found.is_empty() {
+        String::new()
+    } else {
+        let found: Vec<String> = found.iter().map(|m| m.replace(estimated, "")).collect();
+        format!(
+            ". The exact values {} were estimated privately with the domains, inside the guarantee",
+            found.join("; ")
+        )
+    };
     if !p.rules.is_empty() {
         facts.push(format!(
             "the rules {} (stated by the user; every row obeys them)",
@@ -371,7 +386,7 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
     } else {
         format!(". Public facts, at no privacy cost: {}", facts.join("; "))
     };
-    sentence + &dropped + &facts
+    sentence + &dropped + &found + &facts
 }
 
 /// Copies the released model file. It holds the generator and its privacy statement only

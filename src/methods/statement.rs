@@ -83,11 +83,20 @@ pub(crate) fn statement(
             .filter(|c| !c.point_masses.is_empty())
             .map(|c| {
                 let v: Vec<String> = c.point_masses.iter().map(|p| c.show_value(*p)).collect();
-                format!("{} ({})", c.name, v.join(", "))
+                let how = if c.point_masses_estimated {
+                    ESTIMATED_MASSES
+                } else {
+                    ""
+                };
+                format!("{} ({}{how})", c.name, v.join(", "))
             })
             .collect(),
     }
 }
+
+/// How the statement marks a column's point masses that a private estimate found (the
+/// others were named by the user).
+pub const ESTIMATED_MASSES: &str = "; estimated privately with the domain";
 
 /// Builds the released model: the generator and the privacy statement.
 #[allow(clippy::too_many_arguments)]

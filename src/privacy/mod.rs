@@ -9,6 +9,7 @@
 //! - [`discrete`]: exact discrete Gaussian and Laplace noise for integer releases (counts,
 //!   votes), on integers only.
 //! - [`estimators`]: DP estimates of a column's bounds and categories.
+//! - [`point_masses`]: DP estimates of the exact values many rows of a number column hold.
 //! - [`audit`]: empirical lower bounds on ε (distinguishing tests, one-run canary audits).
 //! - [`tradeoff`]: what ε means for a person: the best attack's TPR at each FPR.
 //! - [`accountant`]: a run's [`Accountant`]: budget, charges, spent and remaining ε.
@@ -28,6 +29,7 @@ pub mod exponential;
 pub mod ledger;
 pub mod mechanism;
 pub mod pld;
+pub mod point_masses;
 pub mod rdp;
 pub mod tradeoff;
 

@@ -61,6 +61,14 @@ fn the_human_table_names_every_column_and_warns() {
     }
     assert!(s.contains("NOT covered by the privacy guarantee"));
     assert!(s.contains("FROM DATA"));
+    // The values most rows hold exactly are suggested to the owner as point masses.
+    assert!(
+        s.contains("capital-gain 0 (91.7 %)") && s.contains("hours-per-week 40 (46.7 %)"),
+        "{s}"
+    );
+    // The saved schema does not carry them: read off the rows, they are the owner's to
+    // confirm as public facts.
+    assert!(s.contains("\"point_masses\""));
 }
 
 #[test]

@@ -683,7 +683,20 @@ fn domains_read_off_the_rows_are_refused_estimated_or_flagged() {
         })
         .map(|c| c.count)
         .sum();
-    assert_eq!(domain_uses, 15, "one charge per estimated column");
+    assert_eq!(
+        domain_uses, 21,
+        "one charge per estimated column, and one for each of the 6 number columns' exact values"
+    );
+    // The values most people hold come back exactly, named in the statement as estimated.
+    let gain = m.header.schema.column("capital-gain").unwrap();
+    assert_eq!(gain.point_masses, vec![0.0]);
+    assert!(gain.point_masses_estimated);
+    let covers = dpsynth::job::services::coverage(&m.header.privacy, "sampled");
+    assert!(
+        covers.contains("The exact values") && covers.contains("capital-gain (0)"),
+        "{covers}"
+    );
+    assert!(!covers.contains("named by the user"), "{covers}");
     // Allowed as read: trained, and flagged everywhere.
     let raw = dir.path().join("raw.dpsynth");
     let o = train(&["--out", raw.to_str().unwrap(), "--allow-data-domains"]);

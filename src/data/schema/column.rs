@@ -150,6 +150,10 @@ pub struct ColumnSpec {
     /// (the column's `provenance` covers them), never read off the rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub point_masses: Vec<f64>,
+    /// The point masses came from a private estimate with the domain
+    /// ([`crate::privacy::point_masses`]), not from the user: the statement says so.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub point_masses_estimated: bool,
     /// The kind (and a date column's format) was guessed from the private rows by
     /// [`crate::data::infer`], not given by the user. A guess is a deterministic function of the
     /// rows — one added record turns a 0–9 column continuous or an identifier categorical —

@@ -250,12 +250,15 @@ impl DataPanel {
                         .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
                         .accessible_name(format!("upper bound of {name}"));
                     typed[1] = typed_into(ui, &r);
-                    changed |= self.point_masses_ui(
+                    let typed_masses = self.point_masses_ui(
                         ui,
                         &name,
                         (*lower, *upper, spec.integer),
                         &mut spec.point_masses,
                     );
+                    // Typed, they are the user's: no longer the estimate's.
+                    spec.point_masses_estimated &= !typed_masses;
+                    changed |= typed_masses;
                     self.other_bound_hint(ui, &name, spec.provenance);
                 });
                 changed |= self.mark_typed(&name, typed, &mut spec.provenance);
@@ -370,6 +373,7 @@ pub(super) fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
     spec.provenance = Provenance::FromData;
     spec.integer = false;
     spec.point_masses.clear();
+    spec.point_masses_estimated = false;
     spec.domain = match spec.kind {
         Kind::Ignored => None,
         Kind::Binary | Kind::Categorical => {

@@ -491,6 +491,7 @@ mod tests {
             time_format: None,
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
             point_masses: Vec::new(),
+            point_masses_estimated: false,
             decimals: None,
             kind_from_data: false,
             blank_share: None,
