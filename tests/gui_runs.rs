@@ -110,8 +110,10 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     // from the first window's evaluation when its worker finished and kept the report
     // before this window opened (it runs on after the window closes).
     assert!(
-        h.query_by_label_contains("expected on this machine").is_some()
-            || h.query_by_label_contains("the last evaluation took").is_some(),
+        h.query_by_label_contains("expected on this machine")
+            .is_some()
+            || h.query_by_label_contains("the last evaluation took")
+                .is_some(),
         "the evaluation says how long it should take"
     );
     // A kept run exports from Results, not only the latest run from Train.

@@ -179,7 +179,11 @@ fn print_table_json(
     file: &str,
     key: &str,
     t: &Table,
-    (schema, notes, common): (&Schema, &[(String, String)], &[data::domain_check::CommonValues]),
+    (schema, notes, common): (
+        &Schema,
+        &[(String, String)],
+        &[data::domain_check::CommonValues],
+    ),
     rows: &[(&data::schema::ColumnSpec, usize, usize)],
 ) -> anyhow::Result<()> {
     let cols: Vec<_> = rows

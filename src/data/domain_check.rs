@@ -71,7 +71,10 @@ pub fn common_values(schema: &Schema, table: &Table) -> Vec<CommonValues> {
     let mut out = Vec::new();
     for spec in &schema.columns {
         let plain = spec.point_masses.is_empty() && spec.time_format.is_none();
-        let Some(col) = table.column(&spec.name).filter(|_| is_number(spec) && plain) else {
+        let Some(col) = table
+            .column(&spec.name)
+            .filter(|_| is_number(spec) && plain)
+        else {
             continue;
         };
         let Ok(values) = spec.numbers(col) else {
