@@ -24,7 +24,7 @@ pub struct AuditArgs {
     pub epsilon: Option<f64>,
     #[arg(long, required_unless_present = "mechanisms")]
     pub delta: Option<f64>,
-    #[arg(long, default_value = "quick")]
+    #[arg(long, default_value = crate::job::DEFAULT_PRESET)]
     pub preset: String,
     /// Override a preset setting (as for `train`).
     #[arg(long = "set", value_name = "NAME=VALUE")]

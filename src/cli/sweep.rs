@@ -22,7 +22,7 @@ pub struct SweepArgs {
     pub epsilons: Vec<f64>,
     #[arg(long, default_value_t = 1e-5)]
     pub delta: f64,
-    #[arg(long, default_value = "quick")]
+    #[arg(long, default_value = crate::job::DEFAULT_PRESET)]
     pub preset: String,
     /// Runs per (method, ε): more give error bars (the smallest to the largest score).
     #[arg(long, default_value_t = 1)]

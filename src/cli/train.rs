@@ -76,7 +76,7 @@ pub struct TrainArgs {
     pub epsilon: f64,
     #[arg(long)]
     pub delta: f64,
-    #[arg(long, default_value = "quick")]
+    #[arg(long, default_value = crate::job::DEFAULT_PRESET)]
     pub preset: String,
     /// Fix the randomness (reproducible runs; the model is marked not-for-release).
     #[arg(long)]

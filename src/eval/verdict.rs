@@ -276,7 +276,7 @@ const IMAGE_SAMPLE_ROWS: usize = 10_000;
 pub fn image_verdict(r: &super::images::ImageReport, preset: Option<&str>) -> (String, bool) {
     let (syn, real) = (r.synthetic_cnn_accuracy, r.real_cnn_accuracy);
     if syn < IMAGE_NOISE {
-        let lever = if preset == Some("tiny") {
+        let lever = if preset == Some(crate::util::presets::SMOKE_PRESET) {
             "the `tiny` preset trains for seconds to check that everything runs; for digits pick an image preset (DP-MERF `mnist-local-long`, the recommended one, reaches about 93 % at ε = 1 on all 60,000 digits)".to_string()
         } else if r.real_train_rows < IMAGE_SAMPLE_ROWS {
             format!(

@@ -33,7 +33,7 @@ impl Default for Settings {
             recent: Vec::new(),
             method: String::new(),
             method_chosen: false,
-            preset: "quick".into(),
+            preset: crate::job::DEFAULT_PRESET.into(),
             epsilon: "1".into(),
             export_rows: 1000,
             last_dir: None,

@@ -36,6 +36,7 @@ use std::sync::mpsc::{Receiver, channel};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::methods::method::{DEFAULT_PRESET, DIGITS_PRESET, SMOKE_PRESET};
 pub use crate::methods::post_gan_boosting::BoostConfig;
 pub use crate::methods::registry::{DataKind, MethodInfo, Preset};
 pub use crate::methods::released::{Draw, Jitter, PrivacyStatement};
@@ -180,7 +181,7 @@ pub enum DomainPolicy {
 }
 
 fn default_preset() -> String {
-    "quick".into()
+    DEFAULT_PRESET.into()
 }
 
 /// Every method the product offers (the registry), in the order the window shows them.

@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use super::{MethodError, Result, Synthesizer};
 
+pub use crate::util::presets::{DEFAULT_PRESET, DIGITS_PRESET, SMOKE_PRESET};
+
 /// What a method can be trained on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -79,7 +81,7 @@ impl MethodInfo {
     }
 
     pub fn default_preset(&self) -> &'static str {
-        self.presets.first().map_or("quick", |p| p.name)
+        self.presets.first().map_or(DEFAULT_PRESET, |p| p.name)
     }
 
     pub fn has_preset(&self, name: &str) -> bool {

@@ -36,7 +36,7 @@ const PLANNED: &[&str] = &[];
 /// `mnist-conv` stays the preset to try things in a few minutes (86.5 %).
 pub fn recommended(kind: DataKind) -> (&'static str, &'static str) {
     match kind {
-        DataKind::Table => ("aim", "quick"),
+        DataKind::Table => ("aim", super::method::DEFAULT_PRESET),
         DataKind::Images => ("dp-merf", "mnist-local-long"),
     }
 }
@@ -122,6 +122,20 @@ mod tests {
                 m.instantiate("no-such-preset", 1.0, &Default::default())
                     .is_err()
             );
+        }
+    }
+
+    /// The shared preset names hold for every method: the command line's default is each
+    /// one's first, each has the smoke preset, each image method the digits preset.
+    #[test]
+    fn every_method_has_the_shared_presets() {
+        use crate::util::presets::{DEFAULT_PRESET, DIGITS_PRESET, SMOKE_PRESET};
+        for m in METHODS {
+            assert_eq!(m.default_preset(), DEFAULT_PRESET, "{}", m.id);
+            assert!(m.has_preset(SMOKE_PRESET), "{}", m.id);
+            if m.accepts(DataKind::Images) {
+                assert!(m.has_preset(DIGITS_PRESET), "{}", m.id);
+            }
         }
     }
 

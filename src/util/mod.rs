@@ -3,4 +3,5 @@
 
 pub mod atomic;
 pub mod fmt;
+pub mod presets;
 pub mod tally;

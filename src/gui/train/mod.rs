@@ -265,7 +265,7 @@ impl TrainPanel {
             Some(Content::Images { count, .. }) => {
                 // Images train with the image presets.
                 if self.form.chosen {
-                    self.form.preset = "mnist".into();
+                    self.form.preset = job::DIGITS_PRESET.into();
                 }
                 Some(*count)
             }

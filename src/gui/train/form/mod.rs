@@ -250,7 +250,7 @@ impl Default for Form {
             method: 0,
             preset: job::methods()
                 .first()
-                .map_or("quick", |m| m.default_preset())
+                .map_or(job::DEFAULT_PRESET, |m| m.default_preset())
                 .into(),
             epsilon: "1".into(),
             profile: None,
