@@ -262,17 +262,11 @@ fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
     let out = default_out(a);
     Ok(RunConfig {
         inline_schema: with_rules(a)?,
-        opened: None,
-        data: a.data.clone(),
         schema: a.schema.clone(),
-        method: a.method.clone(),
         preset: a.preset.clone(),
-        epsilon: a.epsilon,
-        delta: a.delta,
         seed: a.seed,
         out,
         device: DeviceChoice::parse(&a.device).map_err(|e| JobError::Usage(e.to_string()))?,
-        threads: None,
         ledger: a.ledger.clone(),
         overrides: parse_overrides(&a.set)?,
         checkpoints: a.checkpoints.clone(),
@@ -280,7 +274,6 @@ fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
         force_memory: a.force_memory,
         public_rows: a.public_rows,
         boost: a.boost(),
-        charge_to: None,
         public_kinds: a.public_kinds,
         public_codebook: a.public_codebook,
         stream: a.stream,
@@ -294,6 +287,7 @@ fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
         } else {
             job::DomainPolicy::Refuse
         },
+        ..RunConfig::new(a.data.clone(), &a.method, a.epsilon, a.delta)
     })
 }
 

@@ -154,31 +154,12 @@ pub fn adult_run(
     out: PathBuf,
 ) -> dpsynth::job::RunConfig {
     dpsynth::job::RunConfig {
-        data: repo("assets/adult/adult_train.csv"),
         schema: Some(repo("assets/adult/adult.schema.json")),
-        inline_schema: None,
-        opened: None,
-        method: method.into(),
         preset: preset.into(),
-        epsilon,
-        delta: 1e-5,
         seed: Some(3),
         out,
-        device: Default::default(),
         threads: Some(1),
-        ledger: None,
-        overrides: Default::default(),
-        checkpoints: None,
-        domains: Default::default(),
-        force_delta: false,
-        force_memory: false,
-        public_rows: None,
-        boost: None,
-        charge_to: None,
-        public_kinds: false,
-        public_codebook: false,
-        stream: false,
-        part_rows: None,
+        ..dpsynth::job::RunConfig::new(repo("assets/adult/adult_train.csv"), method, epsilon, 1e-5)
     }
 }
 

@@ -30,31 +30,13 @@ fn train_preset(
         overrides.insert(k.to_string(), v.clone());
     }
     let cfg = RunConfig {
-        data: data.to_path_buf(),
-        schema: None,
-        inline_schema: None,
-        opened: None,
-        method: method.into(),
         preset: preset.into(),
-        epsilon: 2.0,
-        delta: 1e-5,
         seed: Some(3),
         out: dir.join(format!("{method}-{preset}.dpsynth")),
-        device: Default::default(),
         threads: Some(1),
-        ledger: None,
         overrides,
-        checkpoints: None,
         domains: job::DomainPolicy::AllowData,
-        force_delta: false,
-        force_memory: false,
-        public_rows: None,
-        boost: None,
-        charge_to: None,
-        public_kinds: false,
-        public_codebook: false,
-        stream: false,
-        part_rows: None,
+        ..RunConfig::new(data.to_path_buf(), method, 2.0, 1e-5)
     };
     // A ledger per method: each run is judged on its own budget.
     let h = job::spawn(cfg, dir.join(format!("{method}.ledger.sqlite3")), None);

@@ -15,32 +15,18 @@ fn dataset_key(data: &Path, ledger: &Path) -> Result<String, dpsynth::job::JobEr
 
 fn config(dir: &Path, method: &str, epsilon: f64, preset: &str) -> RunConfig {
     RunConfig {
-        data: common::repo("assets/adult/adult_train.csv"),
         // Public domains from the census documentation: the guarantee covers the file.
         schema: Some(common::repo("assets/adult/adult.schema.json")),
-        inline_schema: None,
-        opened: None,
-        method: method.into(),
         preset: preset.into(),
-        epsilon,
-        delta: 1e-5,
         seed: Some(7),
         out: dir.join(format!("{method}.dpsynth")),
-        device: Default::default(),
         threads: Some(1),
-        ledger: None,
-        overrides: Default::default(),
-        checkpoints: None,
-        domains: Default::default(),
-        force_delta: false,
-        force_memory: false,
-        public_rows: None,
-        boost: None,
-        charge_to: None,
-        public_kinds: false,
-        public_codebook: false,
-        stream: false,
-        part_rows: None,
+        ..RunConfig::new(
+            common::repo("assets/adult/adult_train.csv"),
+            method,
+            epsilon,
+            1e-5,
+        )
     }
 }
 

@@ -306,38 +306,26 @@ impl TrainPanel {
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
         Ok(RunConfig {
-            data: loaded.path.clone(),
-            schema: None,
             inline_schema: schema.cloned(),
             opened: loaded.dataset.clone(),
-            method: info.id.into(),
             preset: self.form.preset.clone(),
-            epsilon,
-            delta: self.form.delta()?,
             seed: self.form.advanced.seed()?,
             out,
             device: self.form.advanced.device,
             threads: Some(self.form.advanced.threads.max(1)),
-            ledger: None,
             overrides: self.form.advanced.overrides(),
-            checkpoints: None,
             // The window shows uncovered domains in the statement before and after a run.
             domains: self.form.advanced.domain_policy()?,
-            force_delta: false,
-            force_memory: false,
             public_rows: self.form.advanced.public_rows()?,
             boost: if self.form.sweep_mode {
                 None
             } else {
                 self.form.boost_config()?
             },
-            charge_to: None,
-            public_kinds: false,
-            public_codebook: false,
             // A file the window connected to (not a query engine's table) is read in parts.
             stream: matches!(loaded.content, Content::Engine { .. })
                 && job::workspace::streamed(&loaded.path),
-            part_rows: None,
+            ..RunConfig::new(loaded.path.clone(), info.id, epsilon, self.form.delta()?)
         })
     }
 
