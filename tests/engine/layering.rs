@@ -19,13 +19,16 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The `file:line` of every use of a banned name outside comments.
-fn violations(module: &str, banned: &[&str]) -> (usize, Vec<String>) {
+fn violations(module: &str, banned: &[&str], exempt: &[&str]) -> (usize, Vec<String>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("src")
         .join(module);
     let files = rust_files(&dir);
     let mut found = Vec::new();
     for path in &files {
+        if exempt.iter().any(|e| path.ends_with(e)) {
+            continue;
+        }
         let text = std::fs::read_to_string(path).unwrap();
         for (i, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
@@ -39,10 +42,12 @@ fn violations(module: &str, banned: &[&str]) -> (usize, Vec<String>) {
     (files.len(), found)
 }
 
-/// One layering rule: the files under `src/<module>` may not name any of `banned`.
+/// One layering rule: the files under `src/<module>` may not name any of `banned`, except
+/// the files named in `exempt` (each with its reason in the rule's `why`).
 struct Rule {
     module: &'static str,
     banned: &'static [&'static str],
+    exempt: &'static [&'static str],
     /// Why the rule exists (printed with a violation, so whoever trips it knows).
     why: &'static str,
 }
@@ -51,6 +56,7 @@ struct Rule {
 const RULES: &[Rule] = &[
     Rule {
         module: "privacy",
+        exempt: &[],
         banned: &[
             "polars",
             "candle",
@@ -70,12 +76,22 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "gui",
+        exempt: &[],
         banned: &["crate::privacy", "crate::methods", "crate::nn", "candle"],
         why: "the window only draws: every run, charge and model read goes through the job, \
               so the CLI and the window cannot disagree about what a run spent",
     },
     Rule {
+        module: "cli",
+        exempt: &["bench.rs"],
+        banned: &["crate::methods"],
+        why: "the command line runs, samples and evaluates through the job, as the window \
+              does, so both say the same about what a run spent (`dpsynth bench` times \
+              methods' own kernels, so it alone names them)",
+    },
+    Rule {
         module: "methods",
+        exempt: &[],
         banned: &[
             "crate::job",
             "crate::gui",
@@ -91,6 +107,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "nn",
+        exempt: &[],
         banned: &[
             "crate::job",
             "crate::gui",
@@ -103,6 +120,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "data",
+        exempt: &[],
         banned: &[
             "crate::job",
             "crate::gui",
@@ -115,6 +133,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "eval",
+        exempt: &[],
         banned: &[
             "crate::job",
             "crate::gui",
@@ -127,6 +146,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "gpu",
+        exempt: &[],
         banned: &[
             "crate::methods",
             "crate::privacy",
@@ -140,6 +160,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         module: "job",
+        exempt: &[],
         banned: &[
             "crate::gui",
             "crate::cli",
@@ -157,7 +178,7 @@ const RULES: &[Rule] = &[
 fn every_layer_keeps_to_its_rule() {
     let mut report = Vec::new();
     for rule in RULES {
-        let (files, found) = violations(rule.module, rule.banned);
+        let (files, found) = violations(rule.module, rule.banned, rule.exempt);
         assert!(
             files >= 1,
             "src/{} has no files: the rule checks nothing",
