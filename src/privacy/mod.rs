@@ -11,6 +11,7 @@
 //! - [`estimators`]: DP estimates of a column's bounds and categories.
 //! - [`point_masses`]: DP estimates of the exact values many rows of a number column hold.
 //! - [`audit`]: empirical lower bounds on ε (distinguishing tests, one-run canary audits).
+//! - [`votes`]: PATE's noisy vote counts and the mechanism each query charges.
 //! - [`tradeoff`]: what ε means for a person: the best attack's TPR at each FPR.
 //! - [`accountant`]: a run's [`Accountant`]: budget, charges, spent and remaining ε.
 //! - [`ledger`]: the per-dataset budget book on disk (SQLite, WAL, synchronous=FULL).
@@ -32,6 +33,7 @@ pub mod pld;
 pub mod point_masses;
 pub mod rdp;
 pub mod tradeoff;
+pub mod votes;
 
 pub use accountant::{Accountant, Budget};
 pub use convert::EpsilonAt;

@@ -22,12 +22,12 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::methods::embedding;
-use crate::methods::pate_gan::{Aggregator, noisy_counts, query_mechanism};
 use crate::nn::dpsgd::{DpSgdConfig, NoiseSource, private_gradient};
 use crate::nn::layers::{Act, Net, mlp};
 use crate::privacy::audit::{MechanismAudit, audit_outcomes, audit_scores};
 use crate::privacy::compose::compose;
 use crate::privacy::estimators::{self, category_mechanism, estimate_categories};
+use crate::privacy::votes::{Aggregator, noisy_counts, query_mechanism};
 use crate::privacy::{Accountant, Budget, Charge, Mechanism};
 
 /// δ every test is read at.

@@ -7,20 +7,7 @@ use crate::methods::method::{
 
 use super::PateGan;
 
-/// How the teachers' counts are noised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Aggregator {
-    /// Gaussian NoisyMax (Papernot et al. 2018): tighter composition over many queries.
-    #[default]
-    Gaussian,
-    /// Laplace NoisyMax, as the PATE-GAN paper.
-    Laplace,
-    /// Soft votes: the sum of the teachers' probabilities of "real" (each in [0, 1], so
-    /// one teacher moves the sum by at most 1: L2 sensitivity 1) plus N(0, σ²). Half
-    /// GNMax's RDP per query at the same σ, and graded where hard votes are all "fake".
-    Soft,
-}
+pub use crate::privacy::votes::Aggregator;
 
 /// What the student learns from each noisy vote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

@@ -60,25 +60,14 @@ mod config;
 mod student;
 mod teachers;
 
+pub use crate::privacy::votes::{noisy_counts, query_mechanism};
 pub use config::{Aggregator, INFO, PateGanConfig, StudentTarget};
 use student::*;
-pub use teachers::{Teachers, anchor_rows, noisy_counts, partition};
+pub use teachers::{Teachers, anchor_rows, partition};
 
 /// The PATE-GAN method.
 pub struct PateGan {
     pub config: PateGanConfig,
-}
-
-/// The mechanism of one query at noise parameter `s` (σ for Gaussian, 1/λ for Laplace).
-pub fn query_mechanism(agg: Aggregator, s: f64) -> Mechanism {
-    match agg {
-        Aggregator::Gaussian => Mechanism::DiscreteGnMax { sigma: s },
-        Aggregator::Laplace => Mechanism::LnMax { lambda: 1.0 / s },
-        Aggregator::Soft => Mechanism::Gaussian {
-            sensitivity: 1.0,
-            std: s,
-        },
-    }
 }
 
 /// The noise parameter of the votes and the mechanism each vote charges, both taken

@@ -6,8 +6,6 @@ use candle_core::{D, Tensor, Var};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::privacy::discrete::{DiscreteGaussian, DiscreteLaplace};
-
 use crate::methods::Result;
 use crate::methods::gan_phase::softplus;
 use crate::nn::dpsgd::gather_rows;
@@ -258,48 +256,6 @@ pub fn anchor_rows(
     Ok(Tensor::from_vec(v, (m, width), dev)?)
 }
 
-/// (ñ_fake, ñ_real) for each query: the counts with the aggregator's noise at scale `s`
-/// (σ, or 1/λ for Laplace); exact counts when `s` is 0 (the non-private reference).
-pub fn noisy_counts(
-    real_votes: &[f64],
-    k: usize,
-    agg: Aggregator,
-    s: f64,
-    rng: &mut impl Rng,
-) -> Vec<(f64, f64)> {
-    // Vote counts are integers: their noise is exact discrete noise on integers (a float
-    // sample's low bits could give the count away). Soft votes are sums of probabilities,
-    // real numbers, and keep the continuous Gaussian their accounting assumes.
-    let gauss = DiscreteGaussian::new(s);
-    let laplace = DiscreteLaplace::new(s);
-    let draw = |rng: &mut _| -> f64 {
-        if s <= 0.0 {
-            return 0.0;
-        }
-        match agg {
-            Aggregator::Gaussian => gauss.map_or(f64::NAN, |g| g.sample(rng) as f64),
-            Aggregator::Laplace => laplace.map_or(f64::NAN, |l| l.sample(rng) as f64),
-            Aggregator::Soft => {
-                let z: f64 = StandardNormal.sample(rng);
-                s * z
-            }
-        }
-    };
-    real_votes
-        .iter()
-        .map(|&r| {
-            if agg == Aggregator::Soft {
-                // One noisy sum; its complement is post-processing.
-                let real = r + draw(rng);
-                return (k as f64 - real, real);
-            }
-            let fake = (k as f64 - r) + draw(rng);
-            let real = r + draw(rng);
-            (fake, real)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,26 +317,6 @@ mod tests {
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
             assert!(mean(&on_fake) < 2.0, "hidden {hidden}: {on_fake:?}");
             assert!(mean(&on_real) > 18.0, "hidden {hidden}: {on_real:?}");
-        }
-    }
-
-    #[test]
-    fn noise_has_the_planned_scale_and_none_without_privacy() {
-        let mut rng = StdRng::seed_from_u64(1);
-        let votes = vec![7.0; 20_000];
-        for agg in [Aggregator::Gaussian, Aggregator::Laplace] {
-            let exact = noisy_counts(&votes, 10, agg, 0.0, &mut rng);
-            assert!(exact.iter().all(|&(f, r)| f == 3.0 && r == 7.0));
-            let noisy = noisy_counts(&votes, 10, agg, 2.0, &mut rng);
-            let var =
-                noisy.iter().map(|&(_, r)| (r - 7.0).powi(2)).sum::<f64>() / noisy.len() as f64;
-            // Gaussian: σ² = 4; Laplace(b = 2): 2b² = 8.
-            let want = if agg == Aggregator::Gaussian {
-                4.0
-            } else {
-                8.0
-            };
-            assert!((var - want).abs() < 0.1 * want, "{agg:?}: {var}");
         }
     }
 
