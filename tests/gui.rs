@@ -288,6 +288,9 @@ fn open_sample_change_columns_train_and_export() {
         h.query_by_label_contains("Not covered: the domains of")
             .is_some()
     );
+    // The facts the user stated are listed with it: the rule typed in the Data tab.
+    h.get_by_label_contains("Rules you stated (public facts, no cost");
+    h.get_by_label_contains(r#"relationship = "Husband" => sex = "Male""#);
     for col in ["age,", "fnlwgt"] {
         assert!(
             h.query_by_label_contains(col).is_none(),

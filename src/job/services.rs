@@ -350,13 +350,8 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
         )
     };
     let mut facts = Vec::new();
-    let estimated = crate::methods::statement::ESTIMATED_MASSES;
-    let (found, named): (Vec<&String>, Vec<&String>) = p
-        .point_masses
-        .iter()
-        .partition(|m| m.ends_with(&format!("{estimated})")));
+    let (named, found) = point_masses(p);
     if !named.is_empty() {
-        let named: Vec<&str> = named.iter().map(|m| m.as_str()).collect();
         facts.push(format!(
             "the exact values {} (named by the user)",
             named.join("; ")
@@ -365,7 +360,6 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
     let found = if found.is_empty() {
         String::new()
     } else {
-        let found: Vec<String> = found.iter().map(|m| m.replace(estimated, "")).collect();
         format!(
             ". The exact values {} were estimated privately with the domains, inside the guarantee",
             found.join("; ")
@@ -387,6 +381,20 @@ pub fn coverage(p: &crate::methods::released::PrivacyStatement, source: &str) ->
         format!(". Public facts, at no privacy cost: {}", facts.join("; "))
     };
     sentence + &dropped + &found + &facts
+}
+
+/// A statement's exact values per column ("capital-gain (0, 99999)"): those the user
+/// named (public facts), then those a private domain estimate found (DP outputs).
+pub fn point_masses(p: &PrivacyStatement) -> (Vec<String>, Vec<String>) {
+    let estimated = crate::methods::statement::ESTIMATED_MASSES;
+    let (found, named): (Vec<&String>, Vec<&String>) = p
+        .point_masses
+        .iter()
+        .partition(|m| m.ends_with(&format!("{estimated})")));
+    (
+        named.into_iter().cloned().collect(),
+        found.iter().map(|m| m.replace(estimated, "")).collect(),
+    )
 }
 
 /// Copies the released model file. It holds the generator and its privacy statement only

@@ -24,6 +24,9 @@ pub struct RulesEditor {
     synced: Vec<String>,
     /// The last check: per rule, its text and the rows that break it; or the error.
     status: Option<Result<Vec<(String, usize)>, String>>,
+    /// The header was just opened: bring the editor into view (it opens below the column
+    /// table, out of sight in a short window) and put the cursor in it.
+    reveal: bool,
 }
 
 impl RulesEditor {
@@ -40,7 +43,7 @@ impl RulesEditor {
         } else {
             format!("Rules between columns ({})", schema.rules.len())
         };
-        egui::CollapsingHeader::new(title)
+        let shown = egui::CollapsingHeader::new(title)
             .id_salt("rules-editor")
             .show(ui, |ui| {
                 ui.label("Facts about every row, one per line, as public as a domain: they cost no ε, the statement lists them, and every synthetic row obeys them. e.g. education -> education-num · relationship = \"Husband\" => sex = \"Male\" · capital-gain > 0 => capital-loss = 0 · age >= 17");
@@ -53,6 +56,10 @@ impl RulesEditor {
                     .add(edit)
                     .accessible_name("Rules")
                     .on_hover_text("Names with spaces or other characters go in `backquotes`; levels in \"quotes\"");
+                if std::mem::take(&mut self.reveal) {
+                    r.scroll_to_me(Some(egui::Align::Center));
+                    r.request_focus();
+                }
                 if r.changed() || self.status.is_none() {
                     changed = self.check(table, schema);
                 }
@@ -62,6 +69,10 @@ impl RulesEditor {
                 }
                 self.status_ui(ui, table.n_rows);
             });
+        // Clicked while (nearly) closed: it is opening.
+        if shown.header_response.clicked() && shown.openness < 0.5 {
+            self.reveal = true;
+        }
         changed
     }
 

@@ -378,6 +378,7 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
     if s.non_private_domains.is_empty() && s.non_private_kinds.is_empty() {
         ui.label("Every column's kind and domain was public (given by you) or estimated privately within this ε, so the guarantee covers the whole release.");
     }
+    public_facts_ui(ui, s);
     let gaps = [
         (
             &s.non_private_domains,
@@ -416,6 +417,30 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
             ui.visuals().warn_fg_color,
             "A fixed seed was used: reproducible, NOT for release.",
         );
+    }
+}
+
+/// The facts the user stated, which the release holds to at no cost, and the exact
+/// values a private estimate found.
+fn public_facts_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
+    let (named, found) = crate::job::services::point_masses(s);
+    if !named.is_empty() {
+        ui.label(format!(
+            "Exact values you named (public facts, no cost): {}.",
+            named.join("; ")
+        ));
+    }
+    if !found.is_empty() {
+        ui.label(format!(
+            "Exact values estimated privately with the domains (inside this ε): {}.",
+            found.join("; ")
+        ));
+    }
+    if !s.rules.is_empty() {
+        ui.label("Rules you stated (public facts, no cost; every synthetic row obeys them):");
+        for r in &s.rules {
+            ui.monospace(format!("  {r}"));
+        }
     }
 }
 
