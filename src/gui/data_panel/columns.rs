@@ -232,6 +232,8 @@ impl DataPanel {
         let mut changed = false;
         let name = spec.name.clone();
         let time_format = spec.time_format.clone();
+        // Whole-number columns show whole bounds (17 to 100, not 17.0 to 100.0).
+        let decimals = if spec.integer { 0 } else { 6 };
         match &mut spec.domain {
             Some(Domain::Bounds { lower, upper }) if time_format.is_some() => {
                 let f = time_format.unwrap_or_default();
@@ -243,11 +245,21 @@ impl DataPanel {
                 ui.horizontal(|ui| {
                     let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
                     let r = ui
-                        .add(egui::DragValue::new(lower).prefix("from ").speed(speed))
+                        .add(
+                            egui::DragValue::new(lower)
+                                .prefix("from ")
+                                .speed(speed)
+                                .max_decimals(decimals),
+                        )
                         .accessible_name(format!("lower bound of {name}"));
                     typed[0] = typed_into(ui, &r);
                     let r = ui
-                        .add(egui::DragValue::new(upper).prefix("to ").speed(speed))
+                        .add(
+                            egui::DragValue::new(upper)
+                                .prefix("to ")
+                                .speed(speed)
+                                .max_decimals(decimals),
+                        )
                         .accessible_name(format!("upper bound of {name}"));
                     typed[1] = typed_into(ui, &r);
                     let typed_masses = self.point_masses_ui(
