@@ -363,7 +363,7 @@ fn checkpoint(
 ) -> Result<()> {
     let mut model = release(
         s,
-        Accounting::Quick,
+        Accounting::Plan,
         cfg.private,
         cfg.method,
         &cfg.preset,

@@ -11,9 +11,12 @@ use crate::nn::layers::Net;
 pub(crate) enum Accounting {
     /// RDP and PLD, reporting the tighter: the final model.
     Best,
-    /// The accountant's cheap upper bound ([`crate::privacy::Accountant::spent_upper`]:
-    /// RDP, or the PLD figure of the covering plan mark): the per-epoch checkpoints.
-    Quick,
+    /// The whole reserved plan, whatever part of it has run: the per-epoch checkpoints.
+    /// A checkpoint is released while the run goes on spending on the same rows, and the
+    /// ledger holds the plan's ε for it; stamping the prefix's smaller figure would let a
+    /// file claim less than the rows behind it were charged. Without a plan (never the case
+    /// for a run the job reserved), the accountant's cheap upper bound of what was spent.
+    Plan,
 }
 
 /// The method name a model file carries: a `dp-…` method trained at ε = ∞ is not that
@@ -34,7 +37,13 @@ pub(crate) fn statement(
     schema: &crate::data::schema::Schema,
     seeded_by_user: bool,
 ) -> PrivacyStatement {
-    let (eps, acc_name, eps_rdp, eps_pld) = if private && accounting == Accounting::Quick {
+    let plan = (private && accounting == Accounting::Plan)
+        .then(|| accountant.plan().zip(accountant.plan_epsilon()))
+        .flatten();
+    let (eps, acc_name, eps_rdp, eps_pld) = if let Some((_, whole)) = plan {
+        let name = format!("{} (the whole run's plan)", whole.by.name());
+        (Some(whole.epsilon), name, Some(whole.rdp), whole.pld)
+    } else if private && accounting == Accounting::Plan {
         let rdp = accountant.spent().epsilon;
         let quick = accountant.spent_upper();
         let name = if quick < rdp {
@@ -57,7 +66,7 @@ pub(crate) fn statement(
         accountant: acc_name,
         epsilon_rdp: eps_rdp,
         epsilon_pld: eps_pld,
-        mechanisms: accountant.history().to_vec(),
+        mechanisms: plan.map_or_else(|| accountant.history().to_vec(), |(p, _)| p.to_vec()),
         non_private_domains: schema
             .non_private_domains()
             .iter()

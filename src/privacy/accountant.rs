@@ -124,6 +124,11 @@ impl Accountant {
         self.reserved.as_ref().map(|r| r.whole)
     }
 
+    /// The reserved plan's charges, when there is one.
+    pub fn plan(&self) -> Option<&[Charge]> {
+        self.reserved.as_ref().map(|r| r.plan.as_slice())
+    }
+
     /// The smallest plan prefix at a [`PLAN_MARKS`] fraction that covers the history: its
     /// index and charges (`None` without a plan).
     pub fn covering_mark(&self) -> Option<(usize, Vec<Charge>)> {

@@ -231,7 +231,7 @@ impl Synthesizer for PateGan {
                 .snapshots
                 .is_some_and(|sn| sn.due(step + 1, c.generator_steps));
             if s.checkpoint.is_some() && (epoch_end || extra) {
-                let model = self.released(&s, Accounting::Quick, &generator)?;
+                let model = self.released(&s, Accounting::Plan, &generator)?;
                 let ck = Checkpoint {
                     epoch: (step + 1) / snapshot_every,
                     step: step + 1,
