@@ -56,6 +56,39 @@ pub struct Survey {
     pub content_key: String,
     /// The columns, as read.
     pub columns: Vec<String>,
+    /// The file's size and time when it was surveyed.
+    pub stamp: FileStamp,
+}
+
+/// A file's size and modification time. A streamed run reads its file twice — the survey
+/// that keys the ledger, then the counting pass — and the budget it charges is the
+/// surveyed content's: rows that changed in between would be counted under another
+/// dataset's key. So each pass checks the stamp and refuses a file that changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    pub fn of(path: &Path) -> Result<Self, DataError> {
+        let m = std::fs::metadata(path).map_err(|e| DataError::io(path, e))?;
+        Ok(Self {
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+
+    /// An error unless `path` still has this stamp.
+    pub fn check(&self, path: &Path) -> Result<(), DataError> {
+        if Self::of(path)? == *self {
+            return Ok(());
+        }
+        Err(DataError::file(
+            &path.display().to_string(),
+            "changed while the run read it (its size or modification time differs from when its rows were surveyed to key the privacy budget): nothing was released; run again on the file as it is now",
+        ))
+    }
 }
 
 impl Scan {
@@ -116,6 +149,7 @@ impl Scan {
         &self,
         check: &mut dyn FnMut(&Table) -> Result<(), DataError>,
     ) -> Result<Survey, DataError> {
+        let stamp = FileStamp::of(&self.file)?;
         let mut digest: Option<TableDigest> = None;
         let mut columns = Vec::new();
         let rows = self.for_each(None, &mut |t| {
@@ -127,6 +161,7 @@ impl Scan {
             d.add(&t);
             Ok(())
         })?;
+        stamp.check(&self.file)?;
         let name = self.name();
         match (digest, rows) {
             (_, 0) | (None, _) => Err(DataError::file(&name, "has a header but no data rows")),
@@ -138,6 +173,7 @@ impl Scan {
                 rows,
                 content_key: d.finish(),
                 columns,
+                stamp,
             }),
         }
     }
@@ -283,6 +319,8 @@ pub struct EncodedScan {
     pub encoding: Encoding,
     /// Records in the file, from the survey that checked it.
     pub rows: usize,
+    /// A file's stamp at the survey (`None` for an engine table).
+    pub stamp: Option<FileStamp>,
 }
 
 impl EncodedScan {
@@ -322,7 +360,20 @@ impl EncodedScan {
             .filter(|c| c.kind != Kind::Ignored)
             .map(|c| c.name.clone())
             .collect();
-        scan.for_each(Some(&columns), &mut |t| each(&self.encoding.encode(&t)?))
+        let check = |s: &Option<FileStamp>| s.as_ref().map_or(Ok(()), |s| s.check(&scan.file));
+        check(&self.stamp)?;
+        let rows = scan.for_each(Some(&columns), &mut |t| each(&self.encoding.encode(&t)?))?;
+        check(&self.stamp)?;
+        if rows != self.rows {
+            return Err(DataError::file(
+                &self.name(),
+                format!(
+                    "held {} records when surveyed and {rows} now: nothing was released; run again on the file as it is now",
+                    self.rows
+                ),
+            ));
+        }
+        Ok(rows)
     }
 }
 
@@ -410,6 +461,45 @@ mod tests {
                 .collect();
             assert_eq!(seen, want, "part_rows {part_rows}");
         }
+    }
+
+    /// A file that changes between the survey that keys the budget and the counting pass
+    /// is refused, whether its size or only its time moved.
+    #[test]
+    fn a_file_changed_after_its_survey_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "t.csv", "a,b\n1,x\n2,y\n3,z\n");
+        let scan = Scan::open(&p, Default::default()).unwrap();
+        let survey = scan.survey(&mut |_| Ok(())).unwrap();
+        let schema: crate::data::schema::Schema = serde_json::from_str(
+            r#"{"columns":[{"name":"a","kind":"continuous","domain":{"bounds":{"lower":0,"upper":9}}},
+            {"name":"b","kind":"categorical","domain":{"categories":["x","y","z"]}}]}"#,
+        )
+        .unwrap();
+        let encoded = EncodedScan {
+            from: RowsFrom::File(scan),
+            encoding: Encoding::new(&schema).unwrap(),
+            rows: survey.rows,
+            stamp: Some(survey.stamp),
+        };
+        assert_eq!(encoded.for_each(&mut |_| Ok(())).unwrap(), 3);
+        // One more person.
+        std::fs::write(&p, "a,b\n1,x\n2,y\n3,z\n4,x\n").unwrap();
+        let e = encoded.for_each(&mut |_| Ok(())).unwrap_err();
+        assert!(
+            e.to_string().contains("changed while the run read it"),
+            "{e}"
+        );
+        // The same size, another time: refused too.
+        std::fs::write(&p, "a,b\n1,x\n2,y\n3,z\n").unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        assert!(encoded.for_each(&mut |_| Ok(())).is_err());
     }
 
     /// Errors stay errors: a ragged record in a later part, a file with no rows, a format

@@ -211,6 +211,7 @@ fn load_streamed(cfg: &RunConfig, cancel: &AtomicBool) -> Result<(Loaded, Keys),
             from: RowsFrom::File(scan),
             encoding,
             rows: survey.rows,
+            stamp: Some(survey.stamp),
         }),
         Keys {
             content: survey.content_key,
@@ -283,6 +284,7 @@ fn load_engine(
             from: RowsFrom::Engine(std::sync::Arc::new(table)),
             encoding,
             rows: survey.rows,
+            stamp: None,
         }),
         Keys {
             content: survey.content_key,
