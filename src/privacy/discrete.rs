@@ -34,7 +34,7 @@ pub const MAX_STD: f64 = 1e6;
 
 /// A uniform integer in [0, n) for n ≥ 1: rejection from the smallest power-of-two range,
 /// so every value has probability exactly 1/n.
-fn uniform_below<R: RngCore + ?Sized>(rng: &mut R, n: u128) -> u128 {
+pub(super) fn uniform_below<R: RngCore + ?Sized>(rng: &mut R, n: u128) -> u128 {
     if n <= 1 {
         return 0;
     }
@@ -73,7 +73,11 @@ fn bernoulli_exp_neg_small<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u12
 
 /// Bernoulli(exp(−num/den)) for any num/den ≥ 0 (CKS Algorithm 1): one Bernoulli(e⁻¹) per
 /// whole unit of the exponent, then the fractional rest.
-fn bernoulli_exp_neg<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> Option<bool> {
+pub(super) fn bernoulli_exp_neg<R: RngCore + ?Sized>(
+    rng: &mut R,
+    num: u128,
+    den: u128,
+) -> Option<bool> {
     let mut rest = num;
     while rest > den {
         if !bernoulli_exp_neg_small(rng, 1, 1)? {

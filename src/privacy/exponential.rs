@@ -10,10 +10,20 @@
 //! one sign and at most Δ, i.e. at most ε₀ in size. ε₀-bounded-range is ε₀²/8-zCDP
 //! (Cesar & Rogers 2021), which [`super::Mechanism::Exponential`] charges.
 //!
-//! The sampler draws one uniform number against the exact probabilities (computed with a
-//! log-sum-exp shift, so large ε₀·n·u do not overflow).
+//! The sampler draws exactly from that distribution, with no floating-point probability
+//! on its path: a float sampler turns weights below 10⁻³⁰⁸ into 0, and a candidate that
+//! can never come out on one table but can on its neighbour breaks the guarantee outright.
+//! It proposes a candidate uniformly and accepts it with probability exp(−γ), γ = c·(u_max
+//! − u) ≥ 0, by an exact Bernoulli trial on integers ([`super::discrete`]'s CKS
+//! Algorithm 1); the accepted candidate has probability ∝ exp(−γ) ∝ exp(c·u). γ is rounded
+//! up to a grid of 2⁻³² and capped at 2³⁰ (both keep a change of γ between neighbours
+//! within the change of c·u, plus the rounding), and c is taken from ε₀ less
+//! [`ROUNDING_ROOM`], which covers the rounding and the float arithmetic before it: the
+//! draws are ε₀-bounded-range as charged.
 
 use rand::Rng;
+
+use super::discrete::{bernoulli_exp_neg, uniform_below};
 
 use super::compose::compose;
 use super::mechanism::Charge;
@@ -49,8 +59,20 @@ pub fn probabilities(
     w.into_iter().map(|x| x / z).collect()
 }
 
-/// One draw of the exponential mechanism (see [`probabilities`]). `utilities` must not be
-/// empty.
+/// The part of ε₀ kept back for rounding γ to its grid (2⁻³² per candidate) and for the
+/// float arithmetic that computes it (below 2⁻²¹ for γ ≤ 2³⁰): the selection's privacy
+/// loss stays within ε₀.
+pub const ROUNDING_ROOM: f64 = 1.0 / 65_536.0;
+
+/// Bits of the grid γ is rounded up to.
+const GRID_BITS: u32 = 32;
+/// The cap on γ: exp(−2³⁰) is as good as never, and the float error below it is small.
+const MAX_GAMMA: f64 = (1u64 << 30) as f64;
+
+/// One exact draw of the exponential mechanism over `utilities` at ε₀ with sensitivity Δ
+/// (`monotone` as in [`probabilities`], which it follows up to [`ROUNDING_ROOM`]).
+/// Non-finite utilities are never drawn (unless all are: then uniformly). `utilities`
+/// must not be empty.
 pub fn select(
     utilities: &[f64],
     epsilon: f64,
@@ -58,16 +80,38 @@ pub fn select(
     monotone: bool,
     rng: &mut (impl Rng + ?Sized),
 ) -> usize {
-    let p = probabilities(utilities, epsilon, sensitivity, monotone);
-    let mut u: f64 = rng.random::<f64>();
-    for (i, pi) in p.iter().enumerate() {
-        if u < *pi {
-            return i;
-        }
-        u -= pi;
+    let open: Vec<usize> = (0..utilities.len())
+        .filter(|i| utilities[*i].is_finite())
+        .collect();
+    if open.is_empty() {
+        return uniform_below(rng, utilities.len().max(1) as u128) as usize;
     }
-    // Rounding left a sliver above the last bin: the last candidate with mass.
-    p.iter().rposition(|x| *x > 0.0).unwrap_or(0)
+    let c = (epsilon - ROUNDING_ROOM).max(0.0) / (sensitivity * if monotone { 1.0 } else { 2.0 });
+    let best = open
+        .iter()
+        .map(|i| utilities[*i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let den: u128 = 1 << GRID_BITS;
+    let gamma: Vec<u128> = open
+        .iter()
+        .map(|i| {
+            let g = c * (best - utilities[*i]);
+            let g = if g.is_finite() {
+                g.clamp(0.0, MAX_GAMMA)
+            } else {
+                MAX_GAMMA
+            };
+            (g * den as f64).ceil() as u128
+        })
+        .collect();
+    loop {
+        let j = uniform_below(rng, open.len() as u128) as usize;
+        // `None` (an overflow no exponent below the cap reaches) rejects, as a failed
+        // trial does: the draw is retried, never biased towards a candidate.
+        if bernoulli_exp_neg(rng, gamma[j], den) == Some(true) {
+            return open[j];
+        }
+    }
 }
 
 /// The largest per-round ε₀ such that `rounds` uses of the exponential mechanism alone
@@ -139,6 +183,39 @@ mod tests {
                 assert!((f - pi).abs() < 5.0 * sd + 1e-4, "{counts:?} vs {p:?}");
             }
         }
+    }
+
+    /// A candidate whose float weight underflows to 0 still has its exact, positive
+    /// chance: scaled utilities 0 and −800 (e⁻⁸⁰⁰ ≈ 10⁻³⁴⁸ is 0 in f64) at ε₀ = 1 give the
+    /// float probabilities [1, 0]; the exact sampler never returns a non-finite one, and
+    /// with a gap of 2 units it matches e⁻²/(1 + e⁻²) over many draws.
+    #[test]
+    fn the_exact_sampler_follows_the_weights_without_floats() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let p = probabilities(&[0.0, -800.0], 1.0, 0.5, false);
+        assert_eq!(p[1], 0.0, "the float weight underflows");
+        for _ in 0..1_000 {
+            assert_eq!(select(&[0.0, -800.0], 1.0, 0.5, false, &mut rng), 0);
+            assert_eq!(
+                select(&[f64::NAN, 0.3, f64::INFINITY], 1.0, 1.0, false, &mut rng),
+                1
+            );
+        }
+        // γ = 2 for the second candidate (ε₀ = 1, Δ = 1, monotone, utilities 0 and −2).
+        let draws = 200_000;
+        let second = (0..draws)
+            .filter(|_| select(&[0.0, -2.0], 1.0 + ROUNDING_ROOM, 1.0, true, &mut rng) == 1)
+            .count() as f64
+            / draws as f64;
+        let want = (-2.0f64).exp() / (1.0 + (-2.0f64).exp());
+        let sd = (want * (1.0 - want) / draws as f64).sqrt();
+        assert!((second - want).abs() < 5.0 * sd, "{second} vs {want}");
+        // All non-finite: uniform.
+        let mut seen = [0usize; 3];
+        for _ in 0..3_000 {
+            seen[select(&[f64::NAN; 3], 1.0, 1.0, false, &mut rng)] += 1;
+        }
+        assert!(seen.iter().all(|c| *c > 850), "{seen:?}");
     }
 
     #[test]
