@@ -191,7 +191,23 @@ fn inline(s: &str) -> String {
         }
     }
     out.push_str(rest);
-    out.replace("**", "").replace('`', "")
+    without_emphasis(&out.replace("**", "").replace('`', ""))
+}
+
+/// Drops the single `*` that open or close emphasis (`*Your data*`), keeping a `*` with
+/// spaces on both sides (`2 * 3`).
+fn without_emphasis(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let spaced = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_none_or(|c| c.is_whitespace())
+    };
+    chars
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| **c != '*' || (spaced(i.checked_sub(1)) && spaced(Some(i + 1))))
+        .map(|(_, c)| *c)
+        .collect()
 }
 
 fn render(ui: &mut egui::Ui, md: &str) {
@@ -290,6 +306,15 @@ mod tests {
                 "the check sees a missing glyph"
             );
         }
+    }
+
+    #[test]
+    fn emphasis_marks_are_dropped_and_a_spaced_star_kept() {
+        assert_eq!(
+            inline("*Your data*: kinds, **rules**"),
+            "Your data: kinds, rules"
+        );
+        assert_eq!(inline("2 * 3 and [a *b*](x.md)"), "2 * 3 and a b");
     }
 
     #[test]
