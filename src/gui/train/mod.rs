@@ -275,9 +275,12 @@ impl TrainPanel {
         if let Some(n) = rows {
             self.form.rows = n;
             // δ ≪ 1/n: propose 1/(10 n), rounded down to one significant digit.
+            // Written as digit and exponent ("3e-5"): the product 3 × 10⁻⁵ in floating
+            // point prints as 3.0000000000000004e-5.
             let d = 1.0 / (10.0 * n.max(1) as f64);
-            let p = 10f64.powf(d.log10().floor());
-            self.form.delta = format!("{:e}", (d / p).floor() * p);
+            let exp = d.log10().floor();
+            let digit = (d / 10f64.powf(exp)).floor().clamp(1.0, 9.0);
+            self.form.delta = format!("{digit}e{exp}");
         }
     }
 
