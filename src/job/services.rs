@@ -69,6 +69,14 @@ pub fn export_holds(path: &Path) -> String {
     s
 }
 
+/// What the window lists a finished run by, from its model's header alone (no weights:
+/// cheap on the UI thread): the privacy statement, and for a boosted model the draw its
+/// mixture defaults to.
+pub fn run_header(path: &Path) -> Result<(PrivacyStatement, Option<Draw>), JobError> {
+    let h = ReleasedModel::read_header(path).map_err(|e| JobError::file(path, e))?;
+    Ok((h.privacy, h.mixture.map(|m| m.draw)))
+}
+
 /// Reads a model file's header (and checks its weights load).
 pub fn read_model(path: &Path) -> Result<ModelSummary, JobError> {
     let m = load(path)?;

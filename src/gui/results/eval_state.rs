@@ -96,11 +96,12 @@ impl ImageScores {
 }
 
 /// Starts the job's evaluation of `model` (drawn by `draw`) against the real table in a
-/// worker thread, on seeded samples of 5,000 rows a side.
+/// worker thread, on seeded samples of 5,000 rows a side. The worker shares the open
+/// table (no copy on the UI thread) and loads the model itself.
 pub(super) fn evaluate_in_background(
     model: &Path,
     data: &Path,
-    real: &Table,
+    real: &std::sync::Arc<Table>,
     schema: &Schema,
     draw: Option<crate::job::Draw>,
     ctx: &egui::Context,
@@ -113,7 +114,7 @@ pub(super) fn evaluate_in_background(
     let expected = expected_seconds(schema);
     let (tx, rx) = channel();
     let (model, data) = (model.to_path_buf(), data.to_path_buf());
-    let (real, schema, ctx) = (real.clone(), schema.clone(), ctx.clone());
+    let (real, schema, ctx) = (std::sync::Arc::clone(real), schema.clone(), ctx.clone());
     std::thread::spawn(move || {
         crate::job::priority::yield_to_window();
         let send = |m: Msg| {

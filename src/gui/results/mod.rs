@@ -135,26 +135,26 @@ impl ResultsPanel {
         title: String,
         model_path: &Path,
         data_path: &Path,
-        real: &Table,
+        real: &std::sync::Arc<Table>,
         schema: &Schema,
         config: Option<Box<crate::job::RunConfig>>,
         ctx: &egui::Context,
     ) {
         self.next_config = config;
-        let summary = match crate::job::services::read_model(model_path) {
-            Ok(m) => m,
+        // The header alone: the evaluation's worker loads and checks the weights.
+        let (statement, mixture) = match crate::job::services::run_header(model_path) {
+            Ok(h) => h,
             Err(e) => {
                 self.push(title, empty_statement(), EvalState::Failed(e.to_string()));
                 return;
             }
         };
-        let statement = summary.statement;
-        if !summary.boosted {
+        let Some(draw) = mixture else {
             let state = evaluate_in_background(model_path, data_path, real, schema, None, ctx);
             self.push(title.clone(), statement, state);
             self.keep(&title, model_path, data_path, schema);
             return;
-        }
+        };
         // A boosted model: its last generator beside its boosted mixture, one entry each.
         use crate::job::Draw;
         let state = evaluate_in_background(
@@ -172,11 +172,7 @@ impl ResultsPanel {
         );
         let before = self.runs.len() - 1;
         let state = evaluate_in_background(model_path, data_path, real, schema, None, ctx);
-        self.push(
-            format!("{title} · {}", summary.draw.name()),
-            statement,
-            state,
-        );
+        self.push(format!("{title} · {}", draw.name()), statement, state);
         if let Some(r) = self.runs.last_mut() {
             r.before = Some(before);
         }
@@ -218,7 +214,13 @@ impl ResultsPanel {
     }
 
     /// Starts evaluating the shown run when it is one kept from before.
-    fn evaluate_kept(&mut self, data: &Path, real: &Table, schema: &Schema, ctx: &egui::Context) {
+    fn evaluate_kept(
+        &mut self,
+        data: &Path,
+        real: &std::sync::Arc<Table>,
+        schema: &Schema,
+        ctx: &egui::Context,
+    ) {
         let Some(run) = self.runs.get_mut(self.selected) else {
             return;
         };
