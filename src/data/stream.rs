@@ -60,35 +60,25 @@ pub struct Survey {
     pub stamp: FileStamp,
 }
 
-/// A file's size and modification time. A streamed run reads its file twice — the survey
-/// that keys the ledger, then the counting pass — and the budget it charges is the
-/// surveyed content's: rows that changed in between would be counted under another
-/// dataset's key. So each pass checks the stamp and refuses a file that changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
+/// A streamed run reads its file twice — the survey that keys the ledger, then the
+/// counting pass — and the budget it charges is the surveyed content's: rows that changed
+/// in between would be counted under another dataset's key. So each pass checks the
+/// file's stamp and refuses a file that changed.
+pub use crate::util::file_stamp::FileStamp;
+
+fn stamp_of(path: &Path) -> Result<FileStamp, DataError> {
+    FileStamp::of(path).map_err(|e| DataError::io(path, e))
 }
 
-impl FileStamp {
-    pub fn of(path: &Path) -> Result<Self, DataError> {
-        let m = std::fs::metadata(path).map_err(|e| DataError::io(path, e))?;
-        Ok(Self {
-            len: m.len(),
-            modified: m.modified().ok(),
-        })
+/// An error unless `path` still has `stamp`.
+fn check_stamp(stamp: &FileStamp, path: &Path) -> Result<(), DataError> {
+    if stamp_of(path)? == *stamp {
+        return Ok(());
     }
-
-    /// An error unless `path` still has this stamp.
-    pub fn check(&self, path: &Path) -> Result<(), DataError> {
-        if Self::of(path)? == *self {
-            return Ok(());
-        }
-        Err(DataError::file(
-            &path.display().to_string(),
-            "changed while the run read it (its size or modification time differs from when its rows were surveyed to key the privacy budget): nothing was released; run again on the file as it is now",
-        ))
-    }
+    Err(DataError::file(
+        &path.display().to_string(),
+        "changed while the run read it (its size or modification time differs from when its rows were surveyed to key the privacy budget): nothing was released; run again on the file as it is now",
+    ))
 }
 
 impl Scan {
@@ -149,7 +139,7 @@ impl Scan {
         &self,
         check: &mut dyn FnMut(&Table) -> Result<(), DataError>,
     ) -> Result<Survey, DataError> {
-        let stamp = FileStamp::of(&self.file)?;
+        let stamp = stamp_of(&self.file)?;
         let mut digest: Option<TableDigest> = None;
         let mut columns = Vec::new();
         let rows = self.for_each(None, &mut |t| {
@@ -161,7 +151,7 @@ impl Scan {
             d.add(&t);
             Ok(())
         })?;
-        stamp.check(&self.file)?;
+        check_stamp(&stamp, &self.file)?;
         let name = self.name();
         match (digest, rows) {
             (_, 0) | (None, _) => Err(DataError::file(&name, "has a header but no data rows")),
@@ -360,7 +350,8 @@ impl EncodedScan {
             .filter(|c| c.kind != Kind::Ignored)
             .map(|c| c.name.clone())
             .collect();
-        let check = |s: &Option<FileStamp>| s.as_ref().map_or(Ok(()), |s| s.check(&scan.file));
+        let check =
+            |s: &Option<FileStamp>| s.as_ref().map_or(Ok(()), |s| check_stamp(s, &scan.file));
         check(&self.stamp)?;
         let rows = scan.for_each(Some(&columns), &mut |t| each(&self.encoding.encode(&t)?))?;
         check(&self.stamp)?;

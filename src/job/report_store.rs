@@ -35,27 +35,19 @@ pub struct ReportKey {
 /// The scoring protocol: 2 holds out a fifth of the rows when no held-out file exists.
 const SCORING: u32 = 2;
 
-/// A file as it was: path, size and modification time (nanoseconds since 1970).
+/// A file as it was: its path and its stamp (size and modification time).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct FileStamp {
     path: PathBuf,
-    len: u64,
-    modified: u128,
+    #[serde(flatten)]
+    stamp: crate::util::file_stamp::FileStamp,
 }
 
 impl FileStamp {
     fn of(path: &Path) -> Option<Self> {
-        let m = std::fs::metadata(path).ok()?;
-        let modified = m
-            .modified()
-            .ok()?
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_nanos();
         Some(Self {
             path: path.to_path_buf(),
-            len: m.len(),
-            modified,
+            stamp: crate::util::file_stamp::FileStamp::of(path).ok()?,
         })
     }
 }
