@@ -227,7 +227,7 @@ impl GraphicalModel {
 
 #[cfg(test)]
 mod tests {
-    use super::estimate::{Estimate, Measurement};
+    use super::estimate::Estimate;
     use super::factor::count;
     use super::junction::JunctionTree;
     use super::*;
@@ -248,14 +248,7 @@ mod tests {
             }
         }
         let cliques = vec![vec![0, 1], vec![1, 2]];
-        let ms: Vec<Measurement> = cliques
-            .iter()
-            .map(|c| Measurement {
-                attrs: c.clone(),
-                noisy: count(&data, &sizes, c),
-                sigma: 1.0,
-            })
-            .collect();
+        let ms = super::estimate::exact_measurements(&data, &sizes, &cliques);
         let mut e = Estimate::new(&sizes, JunctionTree::build(&sizes, &cliques), n as f64);
         e.fit(&ms, 1_000);
         let domain = Domain {

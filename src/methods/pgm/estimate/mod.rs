@@ -375,5 +375,23 @@ fn log_sums(q: &[f64], shift: f64, belief: &[f64], p: &Projection, n: usize) -> 
         .collect()
 }
 
+/// Every clique of `cliques` measured exactly (σ 1) on `data`: the noiseless fixture the
+/// fitting tests start from.
+#[cfg(test)]
+pub(crate) fn exact_measurements(
+    data: &[Vec<u32>],
+    sizes: &[usize],
+    cliques: &[Vec<usize>],
+) -> Vec<Measurement> {
+    cliques
+        .iter()
+        .map(|c| Measurement {
+            attrs: c.clone(),
+            noisy: super::factor::count(data, sizes, c),
+            sigma: 1.0,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests;

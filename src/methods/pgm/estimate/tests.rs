@@ -196,14 +196,7 @@ fn structural_zeros_match_the_brute_force_joint_and_survive_the_fit() {
 fn noiseless_tree_marginals_are_recovered_exactly() {
     let (sizes, data) = rows(2_000);
     let cliques = vec![vec![0, 1], vec![1, 2], vec![3]];
-    let ms: Vec<Measurement> = cliques
-        .iter()
-        .map(|c| Measurement {
-            attrs: c.clone(),
-            noisy: count(&data, &sizes, c),
-            sigma: 1.0,
-        })
-        .collect();
+    let ms = exact_measurements(&data, &sizes, &cliques);
     let tree = JunctionTree::build(&sizes, &cliques);
     let mut e = Estimate::new(&sizes, tree, 2_000.0);
     let loss = e.fit(&ms, 2_000);
