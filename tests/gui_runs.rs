@@ -106,6 +106,19 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
     h.get_by_label("mst · tiny · ε 1.00");
     // Shown, it is evaluated against the open file.
     h.get_by_label_contains("evaluating");
+    // While it evaluates the window redraws on a timer, not flat out: under a software
+    // renderer a frame that asks for the next one at once took the cores the evaluation
+    // needs. Once the tab's layout has settled, no frame asks for an immediate repaint.
+    h.run_steps(10);
+    h.get_by_label_contains("evaluating");
+    for _ in 0..5 {
+        h.step();
+        assert!(
+            !h.ctx.requested_repaint_last_pass(),
+            "a busy window asked for the next frame at once: {:?}",
+            h.ctx.repaint_causes()
+        );
+    }
     // An evaluation says how long it should take here: from the machine's estimate, or
     // from the first window's evaluation when its worker finished and kept the report
     // before this window opened (it runs on after the window closes).

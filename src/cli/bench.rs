@@ -308,7 +308,7 @@ fn candle_on_device(
     let od = embedding::Frequencies::whole_row(matrix.to_device(d)?)?;
     let s = embedding::class_sums(&xd, &od, Some(label))?.to_device(&candle_core::Device::Cpu)?;
     let secs = t0.elapsed().as_secs_f64();
-    let gap = (cpu.clone() - s)?.abs()?.max_all()?.to_scalar::<f32>()?;
+    let gap = (cpu.clone() - s)?.abs()?.max_all()?.to_scalar::<f64>()? as f32;
     Ok((secs, gap))
 }
 
@@ -388,7 +388,7 @@ fn embed_case(
     let (cpu_s, cpu, _) = time(EmbedDevice::Cpu)?;
     let gpu_row = if gpu {
         let (s, g, name) = time(EmbedDevice::Gpu)?;
-        let gap = (cpu.clone() - g)?.abs()?.max_all()?.to_scalar::<f32>()?;
+        let gap = (cpu.clone() - g)?.abs()?.max_all()?.to_scalar::<f64>()? as f32;
         Some((s, name, gap))
     } else {
         None

@@ -1,10 +1,13 @@
 //! The characteristic-function embedding of PEARL and DP-MERF as a WGSL compute kernel
-//! (`shaders/embedding.wgsl`): per-class sums of [cos(t_j·x), sin(t_j·x)] / √k over the
-//! rows. This is the heavy part of those methods (n·k·d multiply-adds, once per run); the
-//! CPU reference is `methods::embedding::class_sums`, which the tests compare it with.
+//! (`shaders/embedding.wgsl`): per-class sums of [cos(t_j·x), sin(t_j·x)] over the rows,
+//! each pair put on an integer grid of [`GRID`] with its norm ≤ 1 checked in integers and
+//! summed exactly, so the release's sensitivity holds for the computed numbers. This is
+//! the heavy part of those methods (n·k·d multiply-adds, once per run); the CPU reference
+//! is `methods::embedding::class_sums`, which the tests compare it with.
 //!
 //! Rows go up in blocks that fit the device's storage-buffer limit; each invocation sums
-//! one frequency over one chunk of a block, and the host adds the chunks up in f64.
+//! one frequency over one chunk of at most [`MAX_CHUNK_ROWS`] rows in 32-bit integers (all
+//! WGSL has), and the host adds the chunks up in 64-bit integers.
 
 use wgpu::util::DeviceExt as _;
 
@@ -13,6 +16,11 @@ use super::Gpu;
 /// Classes a dispatch keeps in registers (the kernel's `MAX_CLASSES`).
 pub const MAX_CLASSES: usize = 16;
 const WORKGROUP: usize = 64;
+/// One unit on the kernel's grid (`ONE` in the shader): the CPU's grid, so both devices
+/// release the same statistic (a test holds them equal).
+pub const GRID: i64 = 1 << 15;
+/// Rows one invocation sums in an i32: |Σ| ≤ 2¹⁴ · [`GRID`] < 2³¹.
+pub const MAX_CHUNK_ROWS: usize = 1 << 14;
 const SHADER: &str = include_str!("../../shaders/embedding.wgsl");
 
 /// Per-class sums, `classes × 2k` row-major, of the features of `x` (`rows × width`,
@@ -26,7 +34,7 @@ pub fn class_sums(
     k: usize,
     class: &[u32],
     classes: usize,
-) -> Result<Vec<f32>, String> {
+) -> Result<Vec<i64>, String> {
     let rows = class.len();
     if classes == 0 || classes > MAX_CLASSES {
         return Err(format!(
@@ -51,17 +59,22 @@ pub fn class_sums(
     });
     let omega_buf = storage(dev, "omega", bytes(omega));
     let max_floats = (gpu.limits.max_storage_buffer_binding_size as u64 / 4).min(1 << 26) as usize;
-    let block = (max_floats / width).clamp(1, rows.max(1));
     let per_chunk_out = classes * 2 * k;
-    let mut total = vec![0f64; per_chunk_out];
+    // As many chunks as keep the partial sums within one binding, and the grid's y ≤ 65,535.
+    let max_chunks = (max_floats / per_chunk_out).clamp(1, 65_535);
+    let block = (max_floats / width)
+        .clamp(1, rows.max(1))
+        .min(max_chunks * MAX_CHUNK_ROWS);
+    let mut total = vec![0i64; per_chunk_out];
     let mut start = 0;
     while start < rows {
         let len = block.min(rows - start);
-        // As many chunks as keep the partial sums within one binding, and the grid's y ≤ 65,535.
-        let max_chunks = (max_floats / per_chunk_out).clamp(1, 65_535);
         let chunks = len.div_ceil(WORKGROUP).clamp(1, max_chunks);
         let rows_per_chunk = len.div_ceil(chunks);
         let chunks = len.div_ceil(rows_per_chunk);
+        if rows_per_chunk > MAX_CHUNK_ROWS {
+            return Err("the embedding kernel's chunks would overflow its integer sums".into());
+        }
         let part = dispatch(
             gpu,
             &pipeline,
@@ -72,12 +85,12 @@ pub fn class_sums(
         )?;
         for chunk in part.chunks(per_chunk_out) {
             for (t, v) in total.iter_mut().zip(chunk) {
-                *t += *v as f64;
+                *t += *v as i64;
             }
         }
         start += len;
     }
-    Ok(total.into_iter().map(|v| v as f32).collect())
+    Ok(total)
 }
 
 fn bytes(v: &[f32]) -> Vec<u8> {
@@ -100,7 +113,7 @@ fn dispatch(
     x: &[f32],
     class: &[u32],
     [rows, width, k, classes, rows_per_chunk, chunks]: [usize; 6],
-) -> Result<Vec<f32>, String> {
+) -> Result<Vec<i32>, String> {
     let dev = &gpu.device;
     let xb = storage(dev, "rows", bytes(x));
     let cb = storage(
@@ -159,8 +172,8 @@ fn dispatch(
     read_back(dev, &read)
 }
 
-/// The floats of a mapped-readable buffer, once the queue has written them.
-fn read_back(dev: &wgpu::Device, read: &wgpu::Buffer) -> Result<Vec<f32>, String> {
+/// The i32s of a mapped-readable buffer, once the queue has written them.
+fn read_back(dev: &wgpu::Device, read: &wgpu::Buffer) -> Result<Vec<i32>, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     read.slice(..).map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
@@ -174,9 +187,9 @@ fn read_back(dev: &wgpu::Device, read: &wgpu::Buffer) -> Result<Vec<f32>, String
         .slice(..)
         .get_mapped_range()
         .map_err(|e| format!("cannot read the GPU's result: {e}"))?;
-    let v: Vec<f32> = view
+    let v: Vec<i32> = view
         .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     drop(view);
     read.unmap();

@@ -136,8 +136,14 @@ fn gaussian_sum(draws: usize, seed: u64) -> Result<MechanismReport, String> {
     let mut with = rows;
     with.extend([1.0f32, 1.0, 1.0]);
     let d1 = Tensor::from_vec(with, (21, 3), &dev).map_err(err)?;
-    let s0 = embedding::class_sums(&d0, &omega, None).map_err(err)?;
-    let s1 = embedding::class_sums(&d1, &omega, None).map_err(err)?;
+    // The exact f64 sums, as f32 for the audit's own noise and statistic.
+    let f32_sums = |d: &Tensor| {
+        embedding::class_sums(d, &omega, None)
+            .map_err(err)?
+            .to_dtype(candle_core::DType::F32)
+            .map_err(err)
+    };
+    let (s0, s1) = (f32_sums(&d0)?, f32_sums(&d1)?);
     // The auditor's statistic: the output minus D₀'s sum, along the added row's φ.
     let base: Vec<f32> = s0.flatten_all().map_err(err)?.to_vec1().map_err(err)?;
     let dir: Vec<f32> = (s1.clone() - &s0)
@@ -172,7 +178,7 @@ fn gaussian_sum(draws: usize, seed: u64) -> Result<MechanismReport, String> {
         name: "gaussian-sum",
         test: "PEARL/DP-MERF embedding release: 20 rows vs the same plus one, statistic = output along the added row's feature vector".into(),
         claimed_epsilon: claim(Mechanism::Gaussian {
-            sensitivity: 1.0,
+            sensitivity: embedding::SUM_SENSITIVITY,
             std: STD,
         }),
         delta: AUDIT_DELTA,

@@ -244,11 +244,23 @@ mod tests {
             crate::nn::layers::loss_grad(&x, |x| (f.project(x)? * &g)?.sum_all()).unwrap();
         let back = f.project_back(&g).unwrap();
         assert!(crate::nn::reference::max_gap(&back, &want) < 1e-4);
-        // Neighbouring tables (one row more): the class sum moves by exactly ‖φ‖ = 1.
+        // Neighbouring tables (one row more): the class sum moves by ‖φ‖ = 1 (up to the
+        // grid), never by more than stated.
         let sums = |x: &Tensor| crate::methods::embedding::class_sums(x, &f, None).unwrap();
         let moved = (sums(&x) - sums(&x.narrow(0, 0, 3).unwrap())).unwrap();
-        let moved = moved.sqr().unwrap().sum_all().unwrap().sqrt().unwrap();
-        assert!((moved.to_scalar::<f32>().unwrap() - 1.0).abs() < 1e-5);
+        let moved: f64 = moved
+            .sqr()
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .sqrt()
+            .unwrap()
+            .to_scalar()
+            .unwrap();
+        assert!(
+            moved <= crate::methods::embedding::SUM_SENSITIVITY && moved > 0.999,
+            "{moved}"
+        );
         let again = SquareFilters::draw(width, &layout, 3, (2, 1.0), &mut rng, &dev).unwrap();
         assert!(
             Frequencies::with_squares(None, again, 0.0).is_ok(),

@@ -394,7 +394,7 @@ impl PearlConfig {
         };
         let mut out = Vec::new();
         if let Some(a) = aux {
-            out.push(gauss(2f64.sqrt(), a));
+            out.push(gauss(embedding::MOMENTS_SENSITIVITY, a));
         }
         if let Some(c) = count {
             // The class counts are integers: exact discrete noise, sensitivity 1.
@@ -405,7 +405,7 @@ impl PearlConfig {
                 count: 1,
             });
         }
-        out.push(gauss(1.0, emb));
+        out.push(gauss(embedding::SUM_SENSITIVITY, emb));
         Ok(out)
     }
 }

@@ -1,7 +1,7 @@
 //! The private releases PEARL trains on (the bandwidth, the class counts, the embedding),
 //! each charged before it is made, and what the training loop gets from them.
 
-use candle_core::Tensor;
+use candle_core::{DType, Tensor};
 
 use crate::methods::embedding::{self, LabelSpan};
 use crate::methods::gan_phase::{latent, sampling_heads};
@@ -172,11 +172,15 @@ pub(super) fn bandwidth(
     let Some(std) = std else {
         return Ok(embedding::public_bandwidth(s.encoding));
     };
-    charge(s, 2f64.sqrt(), std, c.common.private)?;
+    charge(s, embedding::MOMENTS_SENSITIVITY, std, c.common.private)?;
     let bound = embedding::norm_bound(s.encoding);
     let m = embedding::distance_moments(s.data, bound)?;
     let noisy = s.noise.plus_gaussian_f64(&m, std)?;
-    Ok(embedding::rms_distance(&noisy.to_vec1()?, bound, n))
+    Ok(embedding::rms_distance(
+        &noisy.to_dtype(DType::F64)?.to_vec1()?,
+        bound,
+        n,
+    ))
 }
 
 /// Release 2: the class counts, as proportions [1, C] (post-processing: clamped, summed to 1).
@@ -194,11 +198,12 @@ pub(super) fn noisy_proportions(
             })?;
     }
     let counts = embedding::class_counts(s.data, label)?;
-    let noisy: Vec<f32> = if private {
-        s.noise.plus_discrete_gaussian(&counts, std)?.to_vec1()?
+    let noisy = if private {
+        s.noise.plus_discrete_gaussian(&counts, std)?
     } else {
-        counts.to_vec1()?
+        counts
     };
+    let noisy: Vec<f32> = noisy.to_dtype(DType::F32)?.to_vec1()?;
     let clamped: Vec<f32> = noisy.iter().map(|v| v.max(0.0)).collect();
     let total: f32 = clamped.iter().sum();
     let props: Vec<f32> = if total > 0.0 {
@@ -217,10 +222,11 @@ pub(super) fn noisy_embedding(
     (std, private, n): (f64, bool, f64),
     on: embedding::EmbedDevice,
 ) -> Result<Tensor> {
-    charge(s, 1.0, std, private)?;
+    charge(s, embedding::SUM_SENSITIVITY, std, private)?;
     let (sum, _) = embedding::class_sums_on(s.data, omega, label, on)?;
+    // The noise is added to the exact f64 sums; only the noisy release is rounded to f32.
     let noisy = s.noise.plus_gaussian_f64(&sum, std)?;
-    Ok((noisy / n)?)
+    Ok((noisy / n)?.to_dtype(DType::F32)?)
 }
 
 /// The labeller (see [`crate::methods::labeller`]): DP-SGD steps at the plan's σ, each
