@@ -148,6 +148,8 @@ fn risk_sweep_and_side_by_side() {
     h.run_steps(3);
     click(&mut h, "Run the sweep");
     h.run_steps(2);
+    // A running sweep shows its clock: the time so far and the runs done.
+    h.get_by_label_contains("so far, 0 of 1 run done");
     let before = h.get_by_label("Stop").rect();
     h.get_by_label("Stop").click();
     h.run_steps(2);

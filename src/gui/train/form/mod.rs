@@ -184,12 +184,12 @@ fn value_text(v: &serde_json::Value) -> String {
     }
 }
 
-/// Training threads by default: all cores but one, which stays with the window.
+/// Training threads by default: every core. The window's workers run below its thread's
+/// priority ([`crate::job::priority`]), so the window stays smooth without a core kept
+/// idle for it; keeping one back (as this once did) made a sweep on two cores take twice
+/// the command line's time.
 fn default_threads() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .saturating_sub(1)
-        .max(1)
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Whether the form may start a run.

@@ -77,9 +77,29 @@ enum State {
         handle: SweepHandle,
         line: String,
         stopping: bool,
+        /// When it started and how many points it has in all: the time left is estimated
+        /// from the points finished so far.
+        started: std::time::Instant,
+        total: usize,
     },
     Done(Box<SweepReport>),
     Failed(String),
+}
+
+/// The sweep's clock: the time so far and, once a point is in, the time the rest should
+/// take at the pace of the points finished (resumed points count as finished at once).
+fn time_left(elapsed: f64, finished: usize, total: usize) -> String {
+    let so_far = crate::job::resources::duration(elapsed);
+    let runs = if total == 1 { "run" } else { "runs" };
+    let left = total.saturating_sub(finished);
+    if finished == 0 || left == 0 {
+        return format!("{so_far} so far, {finished} of {total} {runs} done");
+    }
+    let rest = elapsed / finished as f64 * left as f64;
+    format!(
+        "{so_far} so far, {finished} of {total} {runs} done: about {} left",
+        crate::job::resources::duration(rest)
+    )
 }
 
 /// The sweep's settings and what it found.
@@ -237,6 +257,7 @@ impl SweepView {
     /// Starts `cfg` on a worker thread.
     pub fn start(&mut self, cfg: SweepConfig, data: &Path, ctx: &egui::Context) {
         let ctx = ctx.clone();
+        let total = cfg.methods.len() * cfg.epsilons.len() * cfg.repeats.max(1);
         let handle = job::sweep::spawn_sweep(
             cfg,
             job::paths::default_ledger_path(),
@@ -249,16 +270,21 @@ impl SweepView {
             handle,
             line: "starting".into(),
             stopping: false,
+            started: std::time::Instant::now(),
+            total,
         };
     }
 
     /// While a sweep runs: Stop first (so that the status text after it cannot move it),
     /// then the busy sign and the status; once pressed, Stop says it is stopping.
     fn running_controls(&mut self, ui: &mut egui::Ui) {
+        let finished = self.points.len();
         if let State::Running {
             handle,
             line,
             stopping,
+            started,
+            total,
         } = &mut self.state
         {
             let label = if *stopping { "Stopping…" } else { "Stop" };
@@ -276,6 +302,7 @@ impl SweepView {
             } else {
                 ui.label(line.as_str());
             }
+            ui.weak(time_left(started.elapsed().as_secs_f64(), finished, *total));
         }
     }
 
