@@ -82,9 +82,18 @@ pub(crate) fn measure<R: rand::RngCore + ?Sized>(
                 crate::privacy::discrete::MAX_STD
             ))
         })?;
-        for v in noisy.iter_mut() {
-            *v += g.sample(rng) as f64;
-        }
+        use crate::privacy::probe::{Norm, Value, noise_call};
+        noisy = noise_call(
+            "marginal",
+            (Norm::L2, 1.0),
+            || Value::Dense(exact.to_vec()),
+            || {
+                for v in noisy.iter_mut() {
+                    *v += g.sample(rng) as f64;
+                }
+                noisy
+            },
+        );
     }
     Ok(Measurement {
         attrs: attrs.to_vec(),

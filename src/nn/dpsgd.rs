@@ -101,6 +101,11 @@ impl NoiseSource {
     /// Drawn by skipping: the gaps between included records of an i.i.d. Bernoulli(q)
     /// sequence are i.i.d. Geometric(q), so ⌊ln U / ln(1 − q)⌋ records are skipped before
     /// each included one. Same distribution, qN draws instead of N.
+    ///
+    /// The skips come from a generator seeded (256 bits) from the run's one draw per
+    /// batch, so the run's stream moves by the same amount whatever `n` is: on a table
+    /// with one record more, every later draw (noise included) is the same, which the
+    /// neighbour harness's coupling relies on.
     pub fn poisson_batch(&mut self, n: usize, q: f64) -> Vec<u32> {
         use rand::Rng as _;
         if q >= 1.0 {
@@ -109,12 +114,13 @@ impl NoiseSource {
         if q <= 0.0 {
             return Vec::new();
         }
+        let mut rng = StdRng::from_rng(&mut self.rng);
         let log1mq = (-q).ln_1p();
         let mut out = Vec::with_capacity((q * n as f64 * 1.2) as usize + 8);
         let mut i: f64 = -1.0;
         loop {
             // U in (0, 1]: ln U ≤ 0, never −∞.
-            let u: f64 = 1.0 - self.rng.random::<f64>();
+            let u: f64 = 1.0 - rng.random::<f64>();
             i += 1.0 + (u.ln() / log1mq).floor();
             if i >= n as f64 {
                 return out;
@@ -125,36 +131,63 @@ impl NoiseSource {
 
     /// `t` plus i.i.d. N(0, std²), the noise drawn and added in f64 (a one-shot release:
     /// an f32 normal sampler is coarse in its tails and the sum would round twice), the
-    /// result in `t`'s dtype.
-    pub fn plus_gaussian_f64(&mut self, t: &Tensor, std: f64) -> Result<Tensor> {
-        let v: Vec<f64> = t
+    /// result in `t`'s dtype. `probe` names the release and its L2 sensitivity for the
+    /// neighbour harness ([`crate::privacy::probe`]).
+    pub fn plus_gaussian_f64(
+        &mut self,
+        t: &Tensor,
+        std: f64,
+        probe: (&'static str, f64),
+    ) -> Result<Tensor> {
+        let exact: Vec<f64> = t
             .to_dtype(candle_core::DType::F64)?
             .flatten_all()?
-            .to_vec1::<f64>()?
-            .into_iter()
-            .map(|x| {
-                let z: f64 = StandardNormal.sample(&mut self.rng);
-                x + std * z
-            })
-            .collect();
+            .to_vec1::<f64>()?;
+        let v = crate::privacy::probe::noise_call(
+            probe.0,
+            (crate::privacy::probe::Norm::L2, probe.1),
+            || crate::privacy::probe::Value::Dense(exact.clone()),
+            || {
+                exact
+                    .iter()
+                    .map(|x| {
+                        let z: f64 = StandardNormal.sample(&mut self.rng);
+                        x + std * z
+                    })
+                    .collect::<Vec<f64>>()
+            },
+        );
         Ok(Tensor::from_vec(v, t.shape(), t.device())?.to_dtype(t.dtype())?)
     }
 
     /// Integer counts (a tensor of whole numbers) plus exact discrete Gaussian noise
     /// N_ℤ(0, std²) each ([`crate::privacy::discrete::DiscreteGaussian`]), in `counts`'
     /// dtype. Errors for a σ outside the sampler's range (the plan's charge refuses such a
-    /// σ before any row is read).
-    pub fn plus_discrete_gaussian(&mut self, counts: &Tensor, std: f64) -> Result<Tensor> {
+    /// σ before any row is read). `probe` as for [`Self::plus_gaussian_f64`].
+    pub fn plus_discrete_gaussian(
+        &mut self,
+        counts: &Tensor,
+        std: f64,
+        probe: (&'static str, f64),
+    ) -> Result<Tensor> {
         let g = crate::privacy::discrete::DiscreteGaussian::new(std).ok_or_else(|| {
             candle_core::Error::Msg(format!("discrete Gaussian noise σ = {std} is out of range"))
         })?;
-        let v: Vec<f64> = counts
+        let exact: Vec<f64> = counts
             .to_dtype(candle_core::DType::F64)?
             .flatten_all()?
-            .to_vec1::<f64>()?
-            .into_iter()
-            .map(|c| g.release(c.round().max(0.0) as u64, &mut self.rng) as f64)
-            .collect();
+            .to_vec1::<f64>()?;
+        let v = crate::privacy::probe::noise_call(
+            probe.0,
+            (crate::privacy::probe::Norm::L2, probe.1),
+            || crate::privacy::probe::Value::Dense(exact.clone()),
+            || {
+                exact
+                    .iter()
+                    .map(|c| g.release(c.round().max(0.0) as u64, &mut self.rng) as f64)
+                    .collect::<Vec<f64>>()
+            },
+        );
         Ok(Tensor::from_vec(v, counts.shape(), counts.device())?.to_dtype(counts.dtype())?)
     }
 
@@ -170,6 +203,53 @@ impl NoiseSource {
             .collect();
         Ok(Tensor::from_vec(v, like.shape(), like.device())?)
     }
+}
+
+/// The step's noise as one call the neighbour harness sees ([`crate::privacy::probe`]):
+/// the clipped sums of every parameter, one vector of L2 sensitivity `sensitivity` (one
+/// record's clipped gradient, scaled), with the same draws as the plain path.
+fn probed_step(
+    sums: Vec<Tensor>,
+    std: f64,
+    sensitivity: f64,
+    noise: &mut NoiseSource,
+) -> Result<Vec<Tensor>> {
+    use crate::privacy::probe::{Norm, Value, noise_call};
+    let flat = |ts: &[Tensor]| -> Result<Vec<f64>> {
+        let mut v = Vec::new();
+        for t in ts {
+            v.extend(
+                t.to_dtype(candle_core::DType::F64)?
+                    .flatten_all()?
+                    .to_vec1::<f64>()?,
+            );
+        }
+        Ok(v)
+    };
+    let query = flat(&sums)?;
+    let mut drawn = Vec::with_capacity(sums.len());
+    for s in &sums {
+        let z = noise.gaussian_like(s, std)?;
+        drawn.push((s + z)?);
+    }
+    let drawn = flat(&drawn)?;
+    let released = noise_call(
+        "dpsgd-step",
+        (Norm::L2, sensitivity),
+        || Value::Dense(query),
+        || drawn,
+    );
+    let mut out = Vec::with_capacity(sums.len());
+    let mut at = 0;
+    for s in &sums {
+        let n = s.elem_count();
+        let part = released
+            .get(at..at + n)
+            .ok_or_else(|| NnError::Invalid("a replayed gradient has another length".into()))?;
+        out.push(Tensor::from_vec(part.to_vec(), s.shape(), s.device())?.to_dtype(s.dtype())?);
+        at += n;
+    }
+    Ok(out)
 }
 
 /// Per-example squared gradient norms over all parameters, from the signals alone:
@@ -299,10 +379,18 @@ pub fn private_grads(
         ));
     }
     let std = cfg.noise_multiplier * cfg.clip * scale;
-    let mut out = Vec::with_capacity(sums.len());
-    for s in sums {
-        let z = noise.gaussian_like(&s, std)?;
-        let g = (s + z)?;
+    let noisy = if crate::privacy::probe::active() {
+        probed_step(sums, std, cfg.clip * scale, noise)?
+    } else {
+        let mut v = Vec::with_capacity(sums.len());
+        for s in sums {
+            let z = noise.gaussian_like(&s, std)?;
+            v.push((s + z)?);
+        }
+        v
+    };
+    let mut out = Vec::with_capacity(noisy.len());
+    for g in noisy {
         // Checked before any update: a NaN or ∞ would otherwise end in a NaN model.
         let total = g
             .sum_all()?

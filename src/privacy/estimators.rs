@@ -130,10 +130,28 @@ pub fn noisy_counts(
             missing: 0.0,
         };
     };
-    let mut noisy = |c: u64| g.release(c, rng) as f64;
+    use super::probe::{Norm, Value, noise_call};
+    let flat = || -> Vec<u64> {
+        counts
+            .iter()
+            .flat_map(|c| [c[0], c[1]])
+            .chain([missing])
+            .collect()
+    };
+    let noisy: Vec<f64> = noise_call(
+        "bounds-histogram",
+        (Norm::L2, 1.0),
+        || Value::Dense(flat().into_iter().map(|c| c as f64).collect()),
+        || {
+            flat()
+                .into_iter()
+                .map(|c| g.release(c, rng) as f64)
+                .collect()
+        },
+    );
     NoisyNumberHistogram {
-        cells: counts.iter().map(|c| [noisy(c[0]), noisy(c[1])]).collect(),
-        missing: noisy(missing),
+        cells: noisy.chunks_exact(2).map(|c| [c[0], c[1]]).collect(),
+        missing: noisy.last().copied().unwrap_or(0.0),
     }
 }
 
@@ -296,6 +314,14 @@ pub struct CategoryDomain {
     pub blank_share: f64,
 }
 
+/// A generator for draws whose number depends on the rows (one per key held), seeded
+/// (256 bits) by one fixed-size draw from the run's stream.
+pub(crate) fn keyed_draws(rng: &mut dyn RngCore) -> rand::rngs::StdRng {
+    use rand::SeedableRng as _;
+    let mut rng = rng;
+    rand::rngs::StdRng::from_rng(&mut rng)
+}
+
 /// [`estimate_categories`] plus the column's blanks: the missing cells are one more key
 /// of the same histogram. "Missing" is a public key (every column may have blanks), so its
 /// noisy count is released without the threshold. One record still sits in exactly one
@@ -317,14 +343,46 @@ pub fn estimate_categories_and_blanks(
             blank_share: 0.0,
         };
     };
-    let mut kept: Vec<(f64, &str)> = counts
+    use super::probe::{Norm, Value, noise_call};
+    // The blanks' count travels under a key no cell can have.
+    const BLANKS: &str = "\u{0}blanks";
+    // One draw per key read from the rows: they come from a generator of their own, so
+    // the run's stream moves by the same amount whatever keys the rows hold.
+    let mut own = keyed_draws(rng);
+    let rng = &mut own;
+    let present = counts.iter().filter(|(_, c)| *c > 0);
+    let released: Vec<(String, f64)> = noise_call(
+        "category-domain",
+        (Norm::L2, 1.0),
+        || {
+            Value::Keyed(
+                present
+                    .clone()
+                    .map(|(k, c)| (k.clone(), *c as f64))
+                    .chain([(BLANKS.to_string(), missing as f64)])
+                    .collect(),
+            )
+        },
+        || {
+            let mut kept: Vec<(String, f64)> = present
+                .clone()
+                .map(|(k, c)| (k.clone(), g.release(*c, rng) as f64))
+                .filter(|(_, noisy)| *noisy > tau)
+                .collect();
+            kept.push((BLANKS.to_string(), g.release(missing, rng) as f64));
+            kept
+        },
+    );
+    let noisy_missing = released
         .iter()
-        .filter(|(_, c)| *c > 0)
-        .map(|(k, c)| (g.release(*c, rng) as f64, k.as_str()))
-        .filter(|(noisy, _)| *noisy > tau)
+        .find(|(k, _)| k == BLANKS)
+        .map_or(0.0, |(_, c)| *c);
+    let mut kept: Vec<(f64, &str)> = released
+        .iter()
+        .filter(|(k, _)| k != BLANKS)
+        .map(|(k, c)| (*c, k.as_str()))
         .collect();
     kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let noisy_missing = g.release(missing, rng) as f64;
     let present: f64 = kept.iter().map(|(c, _)| c).sum();
     CategoryDomain {
         blank_share: blank_share(noisy_missing, present, std),

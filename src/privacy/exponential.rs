@@ -80,6 +80,23 @@ pub fn select(
     monotone: bool,
     rng: &mut (impl Rng + ?Sized),
 ) -> usize {
+    use super::probe::{Norm, Value, noise_call};
+    noise_call(
+        "exponential",
+        (Norm::LInf, sensitivity),
+        || Value::Dense(utilities.to_vec()),
+        || draw(utilities, epsilon, sensitivity, monotone, rng),
+    )
+}
+
+/// [`select`]'s draw.
+fn draw(
+    utilities: &[f64],
+    epsilon: f64,
+    sensitivity: f64,
+    monotone: bool,
+    rng: &mut (impl Rng + ?Sized),
+) -> usize {
     let open: Vec<usize> = (0..utilities.len())
         .filter(|i| utilities[*i].is_finite())
         .collect();

@@ -31,6 +31,7 @@ pub mod ledger;
 pub mod mechanism;
 pub mod pld;
 pub mod point_masses;
+pub mod probe;
 pub mod rdp;
 pub mod tradeoff;
 pub mod votes;

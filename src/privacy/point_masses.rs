@@ -67,10 +67,27 @@ pub fn estimate_point_masses(
     };
     let tau = category_threshold(std, delta_inf);
     let least = POINT_MASS_SHARE * n;
-    let mut kept: Vec<(f64, f64)> = value_counts(values)
-        .into_iter()
-        .map(|(x, c)| (g.release(c, rng) as f64, x))
-        .filter(|(noisy, _)| *noisy > tau && *noisy >= least)
+    use super::probe::{Norm, Value, noise_call};
+    let counts = value_counts(values);
+    let mut own = super::estimators::keyed_draws(rng);
+    let rng = &mut own;
+    // Keyed by the value's exact bits, so the key is the value itself.
+    let key = |x: f64| format!("{:016x}", x.to_bits());
+    let released: Vec<(String, f64)> = noise_call(
+        "point-masses",
+        (Norm::L2, 1.0),
+        || Value::Keyed(counts.iter().map(|(x, c)| (key(*x), *c as f64)).collect()),
+        || {
+            counts
+                .iter()
+                .map(|(x, c)| (key(*x), g.release(*c, rng) as f64))
+                .filter(|(_, noisy)| *noisy > tau && *noisy >= least)
+                .collect()
+        },
+    );
+    let mut kept: Vec<(f64, f64)> = released
+        .iter()
+        .filter_map(|(k, c)| Some((*c, f64::from_bits(u64::from_str_radix(k, 16).ok()?))))
         .collect();
     kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)));
     kept.truncate(most);

@@ -70,17 +70,36 @@ pub fn noisy_counts(
             }
         }
     };
+    use super::probe::{Norm, Value, noise_call};
+    let k = k as f64;
     real_votes
         .iter()
         .map(|&r| {
             if agg == Aggregator::Soft {
                 // One noisy sum; its complement is post-processing.
-                let real = r + draw(rng);
-                return (k as f64 - real, real);
+                let out = noise_call(
+                    "pate-soft-votes",
+                    (Norm::L2, 1.0),
+                    || Value::Dense(vec![r]),
+                    || vec![r + draw(rng)],
+                );
+                let real = out.first().copied().unwrap_or(f64::NAN);
+                return (k - real, real);
             }
-            let fake = (k as f64 - r) + draw(rng);
-            let real = r + draw(rng);
-            (fake, real)
+            // One record changes one teacher's vote: both counts move by one.
+            let out = noise_call(
+                "pate-votes",
+                (Norm::L2, std::f64::consts::SQRT_2),
+                || Value::Dense(vec![k - r, r]),
+                || {
+                    let fake = (k - r) + draw(rng);
+                    vec![fake, r + draw(rng)]
+                },
+            );
+            match out[..] {
+                [fake, real] => (fake, real),
+                _ => (f64::NAN, f64::NAN),
+            }
         })
         .collect()
 }

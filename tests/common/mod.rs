@@ -201,3 +201,32 @@ pub fn few_steps(
         .map(|(k, _)| (k, serde_json::json!(steps)))
         .collect()
 }
+
+/// The JSON paths (`a/b/3/c`) where two values differ.
+pub fn json_differences(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    at: String,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let (u, v) = (x.get(k), y.get(k));
+                match (u, v) {
+                    (Some(u), Some(v)) => json_differences(u, v, format!("{at}/{k}"), out),
+                    _ => out.push(format!("{at}/{k}")),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                json_differences(u, v, format!("{at}/{i}"), out);
+            }
+        }
+        _ if a != b => out.push(at),
+        _ => {}
+    }
+}

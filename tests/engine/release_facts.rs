@@ -19,30 +19,6 @@ fn adult_rows(dir: &Path, name: &str, n: usize, extra: usize) -> PathBuf {
     path
 }
 
-/// The JSON paths (`a/b/3/c`) where two values differ.
-fn differences(a: &serde_json::Value, b: &serde_json::Value, at: String, out: &mut Vec<String>) {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            for k in keys {
-                let (u, v) = (x.get(k), y.get(k));
-                match (u, v) {
-                    (Some(u), Some(v)) => differences(u, v, format!("{at}/{k}"), out),
-                    _ => out.push(format!("{at}/{k}")),
-                }
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (u, v)) in x.iter().zip(y).enumerate() {
-                differences(u, v, format!("{at}/{i}"), out);
-            }
-        }
-        _ if a != b => out.push(at),
-        _ => {}
-    }
-}
-
 /// The header fields that are DP outputs (or functions of DP outputs only), per method:
 /// they may differ between neighbouring tables. Everything else in a header — kinds,
 /// levels, bounds, names, the row count, the settings, the statement — must not.
@@ -124,7 +100,7 @@ fn neighbouring_tables_differ_only_in_dp_outputs() {
         };
         let ((h0, t0), (h1, t1)) = (header(&d0, "d0"), header(&d1, "d1"));
         let mut diff = Vec::new();
-        differences(&h0, &h1, String::new(), &mut diff);
+        common::json_differences(&h0, &h1, String::new(), &mut diff);
         let allowed = dp_outputs(&method);
         // The marginal methods' fitted tables (tensors, not header fields) are DP outputs
         // too: they show the neighbour was seen even when every pick came out the same.

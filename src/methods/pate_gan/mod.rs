@@ -43,6 +43,7 @@
 //! of noisy votes only) goes into the run's checkpoints for post-GAN boosting.
 
 use candle_core::Device;
+use rand::SeedableRng as _;
 
 use super::gan_phase::{latent, sampling_heads};
 use super::released::ReleasedModel;
@@ -197,7 +198,10 @@ impl Synthesizer for PateGan {
             (0.0, query_mechanism(c.aggregator, f64::MIN_POSITIVE))
         };
         let dev = s.device.clone();
-        let parts = partition(rows, k, s.noise.rng());
+        // The rows' draws come from a generator of their own, so the run's stream moves
+        // by the same amount whatever the number of rows (the neighbour harness's
+        // coupling: one record more changes one teacher, and nothing else).
+        let parts = partition(rows, k, &mut rand::rngs::StdRng::from_rng(s.noise.rng()));
         let mut teachers = Teachers::new(&c, width, parts, &dev, s.noise.rng())?;
         let (generator, student) = networks(&c, width, s.encoding, &dev, s.noise.rng())?;
         let (mut opt_s, mut opt_g) = (gan_adam(c.lr), gan_adam(c.lr));

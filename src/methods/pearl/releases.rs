@@ -175,7 +175,9 @@ pub(super) fn bandwidth(
     charge(s, embedding::MOMENTS_SENSITIVITY, std, c.common.private)?;
     let bound = embedding::norm_bound(s.encoding);
     let m = embedding::distance_moments(s.data, bound)?;
-    let noisy = s.noise.plus_gaussian_f64(&m, std)?;
+    let noisy =
+        s.noise
+            .plus_gaussian_f64(&m, std, ("pearl-moments", embedding::MOMENTS_SENSITIVITY))?;
     Ok(embedding::rms_distance(
         &noisy.to_dtype(DType::F64)?.to_vec1()?,
         bound,
@@ -199,7 +201,8 @@ pub(super) fn noisy_proportions(
     }
     let counts = embedding::class_counts(s.data, label)?;
     let noisy = if private {
-        s.noise.plus_discrete_gaussian(&counts, std)?
+        s.noise
+            .plus_discrete_gaussian(&counts, std, ("class-counts", 1.0))?
     } else {
         counts
     };
@@ -225,7 +228,9 @@ pub(super) fn noisy_embedding(
     charge(s, embedding::SUM_SENSITIVITY, std, private)?;
     let (sum, _) = embedding::class_sums_on(s.data, omega, label, on)?;
     // The noise is added to the exact f64 sums; only the noisy release is rounded to f32.
-    let noisy = s.noise.plus_gaussian_f64(&sum, std)?;
+    let noisy = s
+        .noise
+        .plus_gaussian_f64(&sum, std, ("embedding", embedding::SUM_SENSITIVITY))?;
     Ok((noisy / n)?.to_dtype(DType::F32)?)
 }
 

@@ -1,0 +1,247 @@
+//! The neighbour harness: every private method (tiny presets, boosted and not) and the
+//! domain estimators run, with the same seed, on a table D and on neighbours of D — one
+//! record added, one removed, one replaced, and hostile records added (an outlier, a
+//! non-number, an unseen category, a blank in a complete column). Every noise call
+//! reports the exact query it noises and the sensitivity it declares
+//! (`dpsynth::privacy::probe`); on the neighbour each call returns D's output (its noise
+//! still drawn), so everything after it is the same in both runs unless something reads
+//! the rows without noise.
+//!
+//! Asserted at every call: the two queries differ by at most the declared sensitivity
+//! (twice it for a replaced record). Asserted of the whole run: the neighbour made the
+//! same calls in the same order, and the released model header is identical — loop
+//! counts, rounds, domains, clique order and every other field.
+//!
+//! Its own test binary: the probe is one per process, and other tests' noise calls must
+//! not reach it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use dpsynth::job::{self, DomainPolicy, RunConfig};
+use dpsynth::methods::released::ReleasedModel;
+use dpsynth::privacy::probe::{self, Call, Mode};
+
+/// Rows of D.
+const N: usize = 600;
+
+/// The errors that stop a run on a record its schema forbids, before anything is read for
+/// a release: the owner is told the column and the reason.
+const REFUSALS: [&str; 3] = [
+    "but the schema says",
+    "which is not in the column's categories",
+    "a number that is infinite or not a number",
+];
+
+/// The Adult sample's header and its first `n` data rows, then `extra` lines.
+fn table(dir: &Path, name: &str, n: usize, extra: &[&str]) -> PathBuf {
+    let text = std::fs::read_to_string(common::repo("assets/adult/adult_train.csv")).unwrap();
+    let mut lines: Vec<&str> = text.lines().take(1 + n).collect();
+    lines.extend(extra);
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The neighbours of D: (name, file, how many records apart).
+fn neighbours(dir: &Path) -> Vec<(&'static str, PathBuf, f64)> {
+    let text = std::fs::read_to_string(common::repo("assets/adult/adult_train.csv")).unwrap();
+    let next = text.lines().nth(1 + N).unwrap().to_string();
+    let next: &'static str = Box::leak(next.into_boxed_str());
+    let outlier = "1000000000, Private, 1e12, Doctorate, 99, Never-married, Sales, Unmarried, White, Female, 99999999, -5, 1000, Mars, >50K";
+    let garbage = "nan, Private, inf, Bachelors, -inf, Divorced, Sales, Unmarried, White, Male, NaN, 0, 40, United-States, <=50K";
+    let unseen = "40, Starfleet, 100000, Academy, 13, Bonded, Captain, Partner, Vulcan, Other, 0, 0, 40, Vulcan, <=50K";
+    let blank = ", , , , , , , , , , , , , , ";
+    vec![
+        ("one added", table(dir, "added.csv", N, &[next]), 1.0),
+        ("one removed", table(dir, "removed.csv", N - 1, &[]), 1.0),
+        (
+            "one replaced",
+            table(dir, "replaced.csv", N - 1, &[next]),
+            2.0,
+        ),
+        (
+            "an outlier added",
+            table(dir, "outlier.csv", N, &[outlier]),
+            1.0,
+        ),
+        (
+            "non-numbers added",
+            table(dir, "garbage.csv", N, &[garbage]),
+            1.0,
+        ),
+        (
+            "unseen categories added",
+            table(dir, "unseen.csv", N, &[unseen]),
+            1.0,
+        ),
+        ("blanks added", table(dir, "blank.csv", N, &[blank]), 1.0),
+    ]
+}
+
+/// One run on `data` under a probe in `mode`: its calls and its model header, or the
+/// error that refused it (nothing released).
+fn run(
+    cfg: &RunConfig,
+    data: &Path,
+    mode: Mode,
+    dir: &Path,
+    tag: &str,
+) -> Result<(Vec<Call>, serde_json::Value), String> {
+    let mut cfg = cfg.clone();
+    cfg.data = data.to_path_buf();
+    cfg.out = dir.join(format!("{tag}.dpsynth"));
+    let ledger = dir.join(format!("{tag}.sqlite3"));
+    probe::install(mode);
+    let summary = common::run_job(cfg, &ledger, None);
+    let calls = probe::take();
+    let summary = summary?;
+    let calls = calls.map_err(|e| format!("the neighbour's run left the table's: {e}"))?;
+    let m = ReleasedModel::load(&summary.model, &candle_core::Device::Cpu).unwrap();
+    Ok((calls, serde_json::to_value(&m.header).unwrap()))
+}
+
+/// The calls of two coupled runs, compared; a message per violation.
+fn compare(a: &[Call], b: &[Call], records: f64) -> Vec<String> {
+    let mut bad = Vec::new();
+    if a.len() != b.len() {
+        bad.push(format!(
+            "{} noise calls on the table, {} on the neighbour",
+            a.len(),
+            b.len()
+        ));
+    }
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if x.site != y.site || x.sensitivity != y.sensitivity || x.norm != y.norm {
+            bad.push(format!(
+                "call {i}: {} (Δ {}) against {} (Δ {})",
+                x.site, x.sensitivity, y.site, y.sensitivity
+            ));
+            continue;
+        }
+        let Some(d) = x.query.distance(&y.query, x.norm) else {
+            bad.push(format!(
+                "call {i} ({}): the queries have different shapes",
+                x.site
+            ));
+            continue;
+        };
+        // Float sums (gradients) round; integer counts do not.
+        let allowed = records * x.sensitivity * (1.0 + 1e-4) + 1e-9;
+        if !(d <= allowed) {
+            let mut at = String::new();
+            if let (probe::Value::Dense(p), probe::Value::Dense(q)) = (&x.query, &y.query) {
+                let worst: Vec<String> = p
+                    .iter()
+                    .zip(q)
+                    .enumerate()
+                    .filter(|(_, (u, v))| (*u - *v).abs() > allowed)
+                    .take(4)
+                    .map(|(j, (u, v))| format!("[{j}] {u} vs {v}"))
+                    .collect();
+                at = format!(" at {}", worst.join(", "));
+            }
+            bad.push(format!(
+                "call {i} ({}): the queries differ by {d}, declared Δ {} × {records}{at}",
+                x.site, x.sensitivity
+            ));
+        }
+    }
+    bad
+}
+
+/// Every private method at its tiny preset (a few steps), under the public Adult schema
+/// and a public record count, then two with their domains estimated privately.
+fn configs() -> Vec<(String, RunConfig)> {
+    let mut out = Vec::new();
+    for m in job::methods().iter().filter(|m| m.private) {
+        let preset = if m.has_preset("tiny") {
+            "tiny"
+        } else {
+            m.default_preset()
+        };
+        let mut cfg = common::adult_run(m.id, preset, 2.0, PathBuf::new());
+        cfg.overrides = common::few_steps(m.id, preset, 5);
+        cfg.public_rows = Some(N);
+        out.push((m.id.to_string(), cfg));
+    }
+    let mut boosted = common::adult_run("dp-gan", "tiny", 2.0, PathBuf::new());
+    boosted.overrides = common::few_steps("dp-gan", "tiny", 5);
+    boosted.public_rows = Some(N);
+    boosted.boost = Some(job::BoostConfig {
+        generators: 2,
+        samples_per_generator: 50,
+        rounds: 5,
+        ..Default::default()
+    });
+    out.push(("dp-gan boosted".into(), boosted));
+    // AIM on privately estimated domains is left out: under this coupling its rounds'
+    // utilities differ by more than their sensitivity (by 2–6 weights) from the sixth
+    // round on, on a neighbour one record apart; its estimators and first rounds pass.
+    // The model answers it compares come from rows sampled from the model, so a
+    // difference in the generator's stream before them is the first suspect. Until that
+    // is found this case is not claimed here (docs/privacy.md says so).
+    for method in ["pearl"] {
+        let mut cfg = common::adult_run(method, "tiny", 2.0, PathBuf::new());
+        cfg.overrides = common::few_steps(method, "tiny", 5);
+        cfg.public_rows = Some(N);
+        cfg.schema = None;
+        cfg.public_kinds = true;
+        cfg.domains = DomainPolicy::Estimate { share: 0.2 };
+        out.push((format!("{method}, domains estimated"), cfg));
+    }
+    out
+}
+
+#[test]
+fn every_noise_call_moves_by_at_most_its_sensitivity_on_neighbouring_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = table(dir.path(), "d.csv", N, &[]);
+    let near = neighbours(dir.path());
+    let mut failures = Vec::new();
+    let (mut calls, mut pairs, mut refused) = (0, 0, 0);
+    let only = std::env::var("NEIGHBOURS_ONLY").ok();
+    for (name, cfg) in configs()
+        .into_iter()
+        .filter(|(n, _)| only.as_ref().is_none_or(|o| n.contains(o.as_str())))
+    {
+        let slug: String = name.chars().filter(|c| c.is_alphanumeric()).collect();
+        let (base, header) = run(&cfg, &d, Mode::Record, dir.path(), &format!("{slug}-d"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!base.is_empty(), "{name}: no noise call was seen");
+        for (i, (what, file, records)) in near.iter().enumerate() {
+            let tag = format!("{slug}-n{i}");
+            let (other, h) = match run(&cfg, file, Mode::Replay(base.clone()), dir.path(), &tag) {
+                Ok(r) => r,
+                // A record the public schema forbids stops the run before anything is
+                // released (the owner is told which column and why).
+                Err(e) if REFUSALS.iter().any(|r| e.contains(r)) => {
+                    refused += 1;
+                    eprintln!("{name}, {what}: refused: {e}");
+                    continue;
+                }
+                Err(e) => {
+                    failures.push(format!("{name}, {what}: the neighbour's run failed: {e}"));
+                    continue;
+                }
+            };
+            let mut bad = compare(&base, &other, *records);
+            if h != header {
+                let mut diff = Vec::new();
+                common::json_differences(&header, &h, String::new(), &mut diff);
+                bad.push(format!("the released headers differ at {diff:?}"));
+            }
+            for b in bad {
+                failures.push(format!("{name}, {what}: {b}"));
+            }
+            calls += other.len();
+            pairs += 1;
+        }
+        eprintln!("{name}: {} noise calls per run", base.len());
+    }
+    eprintln!(
+        "checked {calls} noise calls over {pairs} neighbouring pairs ({refused} hostile neighbours refused before any release)"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
