@@ -71,6 +71,8 @@ impl DpSgdConfig {
 /// The randomness of a run: sampling and noise.
 pub struct NoiseSource {
     rng: StdRng,
+    /// Poisson batches' own stream, seeded from `rng` once: see [`Self::poisson_batch`].
+    batches: StdRng,
     /// True when the user fixed the seed: the run is reproducible and **not for release**.
     pub seeded_by_user: bool,
 }
@@ -78,18 +80,21 @@ pub struct NoiseSource {
 impl NoiseSource {
     /// A CSPRNG (ChaCha12) seeded from the operating system.
     pub fn from_os() -> Self {
+        Self::with(StdRng::from_os_rng(), false)
+    }
+
+    fn with(mut rng: StdRng, seeded_by_user: bool) -> Self {
+        let batches = StdRng::from_rng(&mut rng);
         Self {
-            rng: StdRng::from_os_rng(),
-            seeded_by_user: false,
+            rng,
+            batches,
+            seeded_by_user,
         }
     }
 
     /// A reproducible generator for teaching and tests; marks the run not-for-release.
     pub fn from_seed(seed: u64) -> Self {
-        Self {
-            rng: StdRng::seed_from_u64(seed),
-            seeded_by_user: true,
-        }
+        Self::with(StdRng::seed_from_u64(seed), true)
     }
 
     pub fn rng(&mut self) -> &mut StdRng {
@@ -102,10 +107,10 @@ impl NoiseSource {
     /// sequence are i.i.d. Geometric(q), so ⌊ln U / ln(1 − q)⌋ records are skipped before
     /// each included one. Same distribution, qN draws instead of N.
     ///
-    /// The skips come from a generator seeded (256 bits) from the run's one draw per
-    /// batch, so the run's stream moves by the same amount whatever `n` is: on a table
-    /// with one record more, every later draw (noise included) is the same, which the
-    /// neighbour harness's coupling relies on.
+    /// The skips come from a generator seeded (256 bits) by one draw per batch from a
+    /// stream of the batches' own, so neither stream moves by an amount that depends on
+    /// `n`: on a table with one record more, every later batch and every noise draw is
+    /// the same, which the neighbour harness's coupling relies on.
     pub fn poisson_batch(&mut self, n: usize, q: f64) -> Vec<u32> {
         use rand::Rng as _;
         if q >= 1.0 {
@@ -114,7 +119,7 @@ impl NoiseSource {
         if q <= 0.0 {
             return Vec::new();
         }
-        let mut rng = StdRng::from_rng(&mut self.rng);
+        let mut rng = StdRng::from_rng(&mut self.batches);
         let log1mq = (-q).ln_1p();
         let mut out = Vec::with_capacity((q * n as f64 * 1.2) as usize + 8);
         let mut i: f64 = -1.0;

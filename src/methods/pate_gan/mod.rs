@@ -198,9 +198,7 @@ impl Synthesizer for PateGan {
             (0.0, query_mechanism(c.aggregator, f64::MIN_POSITIVE))
         };
         let dev = s.device.clone();
-        // The rows' draws come from a generator of their own, so the run's stream moves
-        // by the same amount whatever the number of rows (the neighbour harness's
-        // coupling: one record more changes one teacher, and nothing else).
+        // The rows' draws from a generator of their own: the run's stream stays aligned.
         let parts = partition(rows, k, &mut rand::rngs::StdRng::from_rng(s.noise.rng()));
         let mut teachers = Teachers::new(&c, width, parts, &dev, s.noise.rng())?;
         let (generator, student) = networks(&c, width, s.encoding, &dev, s.noise.rng())?;
