@@ -144,25 +144,10 @@ impl NoiseSource {
         std: f64,
         probe: (&'static str, f64),
     ) -> Result<Tensor> {
-        let exact: Vec<f64> = t
-            .to_dtype(candle_core::DType::F64)?
-            .flatten_all()?
-            .to_vec1::<f64>()?;
-        let v = crate::privacy::probe::noise_call(
-            probe.0,
-            (crate::privacy::probe::Norm::L2, probe.1),
-            || crate::privacy::probe::Value::Dense(exact.clone()),
-            || {
-                exact
-                    .iter()
-                    .map(|x| {
-                        let z: f64 = StandardNormal.sample(&mut self.rng);
-                        x + std * z
-                    })
-                    .collect::<Vec<f64>>()
-            },
-        );
-        Ok(Tensor::from_vec(v, t.shape(), t.device())?.to_dtype(t.dtype())?)
+        self.release_each(t, probe, |x, rng| {
+            let z: f64 = StandardNormal.sample(rng);
+            x + std * z
+        })
     }
 
     /// Integer counts (a tensor of whole numbers) plus exact discrete Gaussian noise
@@ -178,22 +163,32 @@ impl NoiseSource {
         let g = crate::privacy::discrete::DiscreteGaussian::new(std).ok_or_else(|| {
             candle_core::Error::Msg(format!("discrete Gaussian noise σ = {std} is out of range"))
         })?;
-        let exact: Vec<f64> = counts
+        self.release_each(counts, probe, |c, rng| {
+            g.release(c.round().max(0.0) as u64, rng) as f64
+        })
+    }
+
+    /// `t`'s values, each through `noisy` in f64, as one noise call the neighbour harness
+    /// sees (`probe`: the release's name and L2 sensitivity); the result in `t`'s dtype.
+    fn release_each(
+        &mut self,
+        t: &Tensor,
+        probe: (&'static str, f64),
+        mut noisy: impl FnMut(f64, &mut StdRng) -> f64,
+    ) -> Result<Tensor> {
+        use crate::privacy::probe::{Norm, Value, noise_call};
+        let exact: Vec<f64> = t
             .to_dtype(candle_core::DType::F64)?
             .flatten_all()?
             .to_vec1::<f64>()?;
-        let v = crate::privacy::probe::noise_call(
+        let rng = &mut self.rng;
+        let v = noise_call(
             probe.0,
-            (crate::privacy::probe::Norm::L2, probe.1),
-            || crate::privacy::probe::Value::Dense(exact.clone()),
-            || {
-                exact
-                    .iter()
-                    .map(|c| g.release(c.round().max(0.0) as u64, &mut self.rng) as f64)
-                    .collect::<Vec<f64>>()
-            },
+            (Norm::L2, probe.1),
+            || Value::Dense(exact.clone()),
+            || exact.iter().map(|x| noisy(*x, rng)).collect::<Vec<f64>>(),
         );
-        Ok(Tensor::from_vec(v, counts.shape(), counts.device())?.to_dtype(counts.dtype())?)
+        Ok(Tensor::from_vec(v, t.shape(), t.device())?.to_dtype(t.dtype())?)
     }
 
     /// A tensor of i.i.d. N(0, std²) values shaped like `like`.
