@@ -1,11 +1,18 @@
 #!/usr/bin/env python3
-"""The first look's six shares on Adult-shaped CSVs (real and synthetic), standard library only.
+"""The first look's six shares on Adult- or CPS 1991-shaped CSVs (real and synthetic),
+standard library only.
 
     python3 scripts/first_look.py REAL.csv SYNTHETIC.csv [MORE.csv …]
 
-For each file: rows with capital-gain exactly 0, capital-loss exactly 0, both > 0,
-education and education-num disagreeing (each education's commonest education-num in the
-real file is its value), Husband not Male or Wife not Female, and Husband/Wife not married.
+Adult (assets/adult): for each file, rows with capital-gain exactly 0, capital-loss exactly
+0, both > 0, education and education-num disagreeing (each education's commonest
+education-num in the real file is its value), Husband not Male or Wife not Female, and
+Husband/Wife not married.
+
+CPS 1991 (assets/cps91, recognised by its `inlf` column): rows with hours exactly 0, hours
+exactly 40, earns exactly 0, husearns at its top code 1923, out of the labour force but
+working hours, and in it with no hours.
+
 Prints a Markdown table (one column per file). Figures go to docs/results.md.
 """
 import collections
@@ -50,15 +57,37 @@ def shares(rs, edu):
     ]
 
 
+CPS_NAMES = ["hours exactly 0", "hours exactly 40", "earns exactly 0", "husearns at its top code 1923",
+             "inlf no but hours > 0", "inlf yes but hours 0"]
+
+
+def cps_shares(rs):
+    n = len(rs)
+    pct = lambda k: 100.0 * k / max(n, 1)
+    hours = [num(r["hours"]) for r in rs]
+    return [
+        pct(sum(h == 0 for h in hours)),
+        pct(sum(h == 40 for h in hours)),
+        pct(sum(num(r["earns"]) == 0 for r in rs)),
+        pct(sum(num(r["husearns"]) == 1923 for r in rs)),
+        pct(sum(r["inlf"] == "no" and (h or 0) > 0 for r, h in zip(rs, hours))),
+        pct(sum(r["inlf"] == "yes" and h == 0 for r, h in zip(rs, hours))),
+    ]
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     real = rows(sys.argv[1])
-    edu = education_map(real)
-    names = ["capital-gain exactly 0", "capital-loss exactly 0", "capital gain and loss both > 0",
-             "education and education-num disagree", "Husband not Male, or Wife not Female",
-             "Husband/Wife not married"]
-    cols = [(p, shares(rows(p), edu)) for p in sys.argv[1:]]
+    if real and "inlf" in real[0]:
+        names, share = CPS_NAMES, cps_shares
+    else:
+        edu = education_map(real)
+        names = ["capital-gain exactly 0", "capital-loss exactly 0", "capital gain and loss both > 0",
+                 "education and education-num disagree", "Husband not Male, or Wife not Female",
+                 "Husband/Wife not married"]
+        share = lambda rs: shares(rs, edu)
+    cols = [(p, share(rows(p))) for p in sys.argv[1:]]
     print("| share of rows | " + " | ".join(p.split("/")[-1] for p, _ in cols) + " |")
     print("|---|" + "---|" * len(cols))
     for i, name in enumerate(names):

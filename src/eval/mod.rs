@@ -7,6 +7,7 @@
 pub mod cnn;
 pub mod dimwise;
 pub mod first_look;
+pub mod forest;
 pub mod frame;
 pub mod html;
 pub mod images;

@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 use smartcore::linalg::basic::matrix::DenseMatrix;
 
+pub use super::forest::forest_proba;
 pub use super::xy::Xy;
 
 /// The features of `xy` as smartcore's matrix.
@@ -65,7 +66,6 @@ impl Classifier {
             Classifier::LinearSvm => 20_000,
             Classifier::KNearestNeighbors => 2_000,
             Classifier::GradientBoosting => 4_000,
-            Classifier::RandomForest => 10_000,
             Classifier::DecisionTree => 20_000,
             _ => 50_000,
         }
@@ -110,41 +110,6 @@ impl Classifier {
             Classifier::GradientBoosting => one_vs_rest(&train, test_x, k, &present, boost_scores),
         }
     }
-}
-
-/// Random forest: bootstrap trees with √p features per split (smartcore's tree), grown in
-/// parallel; the probability is the share of trees voting for a class.
-pub fn forest_proba(
-    train: &Xy,
-    test_x: &[f64],
-    k: usize,
-    trees: u16,
-    seed: u64,
-) -> Result<Vec<f64>, String> {
-    use smartcore::ensemble::random_forest_classifier::{
-        RandomForestClassifier, RandomForestClassifierParameters,
-    };
-    let xm = xy_matrix(train)?;
-    let m = test_x.len() / train.p;
-    let tm = matrix(test_x, m, train.p)?;
-    let votes: Vec<Vec<u32>> = (0..trees)
-        .into_par_iter()
-        .map(|t| {
-            let params = RandomForestClassifierParameters::default()
-                .with_n_trees(1)
-                .with_seed(seed.wrapping_mul(1000).wrapping_add(u64::from(t)));
-            let f =
-                RandomForestClassifier::fit(&xm, &train.y, params).map_err(|e| e.to_string())?;
-            f.predict(&tm).map_err(|e| e.to_string())
-        })
-        .collect::<Result<_, String>>()?;
-    let mut out = vec![0.0; m * k];
-    for v in &votes {
-        for (r, &c) in v.iter().enumerate() {
-            out[r * k + c as usize] += 1.0 / f64::from(trees);
-        }
-    }
-    Ok(out)
 }
 
 fn tree_proba(train: &Xy, test_x: &[f64], k: usize, seed: u64) -> Result<Vec<f64>, String> {

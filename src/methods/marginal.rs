@@ -141,7 +141,7 @@ pub(crate) fn release(
     config: serde_json::Value,
     domain: Domain,
     e: &Estimate,
-    measured: &[Measurement],
+    (measured, one_to_one): (&[Measurement], &[(usize, usize)]),
 ) -> ReleasedModel {
     let names = |attrs: &[usize]| -> Vec<String> {
         attrs
@@ -149,7 +149,16 @@ pub(crate) fn release(
             .map(|a| domain.attributes[*a].name.clone())
             .collect()
     };
-    let graphical = GraphicalModel::of_estimate(domain.clone(), e, measured, names);
+    let mut graphical = GraphicalModel::of_estimate(domain.clone(), e, measured, names);
+    graphical.header.one_to_one = one_to_one
+        .iter()
+        .map(|(a, b)| {
+            [
+                domain.attributes[*a].name.clone(),
+                domain.attributes[*b].name.clone(),
+            ]
+        })
+        .collect();
     let schema = s.encoding.schema.clone();
     let header = ModelHeader {
         format: MODEL_FORMAT.into(),

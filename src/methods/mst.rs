@@ -47,6 +47,14 @@ pub struct MstConfig {
     pub bins: usize,
     /// Mirror-descent iterations of the final fit.
     pub iters: usize,
+    /// Keep column pairs whose noisy counts are one-to-one (education and its number) as
+    /// one-to-one maps in the model: post-processing, no charge (`one_to_one.rs`).
+    #[serde(default = "keep_pairs")]
+    pub one_to_one: bool,
+}
+
+fn keep_pairs() -> bool {
+    true
 }
 
 impl MstConfig {
@@ -55,6 +63,7 @@ impl MstConfig {
             common: Common::private(),
             bins: 32,
             iters: 1_000,
+            one_to_one: true,
         }
     }
 
@@ -323,20 +332,54 @@ impl Synthesizer for Mst {
             est = Estimate::warm_from(&est, JunctionTree::build(&sizes, &cliques));
             fit(&mut s, &mut est, &measured, c.iters, total_steps, private);
         }
-        if !stopped {
-            structural.settle(&mut est, &domain, &measured, c.iters / 4);
-        }
-        let config = serde_json::to_value(&c).unwrap_or_default();
-        Ok(release(
-            &s,
-            private,
-            (INFO.id, &c.common.preset),
-            config,
+        finish(
+            s,
+            &c,
+            (structural, est, &measured),
             domain,
-            &est,
-            &measured,
-        ))
+            (stopped, total_steps),
+        )
     }
+}
+
+/// The last steps: the one-to-one pairs kept and every `->` map fixed with a short refit
+/// (none for a stopped run), and the release.
+fn finish(
+    s: TrainSetup<'_>,
+    c: &MstConfig,
+    (mut structural, mut est, measured): (Structural, Estimate, &[Measurement]),
+    domain: Domain,
+    (stopped, total_steps): (bool, u64),
+) -> Result<ReleasedModel> {
+    let private = c.common.private;
+    let mut pairs = Vec::new();
+    if !stopped {
+        if c.one_to_one {
+            pairs = structural.keep_one_to_one(measured, &domain.sizes());
+        }
+        structural.settle(&mut est, &domain, measured, c.iters / 4);
+        if let Some(note) = super::one_to_one::note(&domain, &pairs) {
+            let mut p = Progress::at(
+                &s,
+                private,
+                "kept one-to-one pairs",
+                (total_steps, total_steps),
+                vec![],
+            );
+            p.note = Some(note);
+            (s.observer)(p);
+        }
+    }
+    let config = serde_json::to_value(c).unwrap_or_default();
+    Ok(release(
+        &s,
+        private,
+        (INFO.id, &c.common.preset),
+        config,
+        domain,
+        &est,
+        (measured, &pairs),
+    ))
 }
 
 /// Each pair of columns (a, b, error): how far the counts of the pair are from what the

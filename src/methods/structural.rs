@@ -16,6 +16,7 @@
 use crate::data::rules::{self, Rule, Span};
 use crate::data::schema::{ColumnSpec, Kind, Schema};
 
+use super::one_to_one;
 use super::pgm::domain::{Coding, Domain};
 use super::pgm::estimate::{Estimate, Measurement, Zeros};
 use super::pgm::factor::strides;
@@ -43,6 +44,9 @@ struct Determined {
     right: usize,
     left_open: Vec<bool>,
     right_open: Vec<bool>,
+    /// The right level of each left level when the map is known (a one-to-one pair read
+    /// off the noisy counts); `None`: the fitted model's favourite (a rule's).
+    map: Option<Vec<Option<usize>>>,
 }
 
 impl Structural {
@@ -68,6 +72,7 @@ impl Structural {
                     right: x,
                     left_open: open(l),
                     right_open: open(x),
+                    map: None,
                 });
                 out.add_clique(attrs);
                 continue;
@@ -97,7 +102,33 @@ impl Structural {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.cliques.is_empty()
+        self.cliques.is_empty() && self.determines.is_empty()
+    }
+
+    /// Keeps the pairs the noisy `measured` counts show one-to-one as one-to-one maps; a
+    /// `->` rule over the same pair takes the map too (it is the rule's, and read off the
+    /// counts rather than the fitted model, which noise can bend). Returns the pairs kept,
+    /// as attribute indices. Call before the maps are fixed.
+    pub(crate) fn keep_one_to_one(
+        &mut self,
+        measured: &[Measurement],
+        sizes: &[usize],
+    ) -> Vec<(usize, usize)> {
+        let mut kept = Vec::new();
+        for p in one_to_one::found(measured, sizes) {
+            self.determines.retain(|d| {
+                (d.left, d.right) != (p.left, p.right) && (d.left, d.right) != (p.right, p.left)
+            });
+            kept.push((p.left, p.right));
+            self.determines.push(Determined {
+                left: p.left,
+                right: p.right,
+                left_open: p.map.iter().map(Option::is_none).collect(),
+                right_open: p.right_open,
+                map: Some(p.map),
+            });
+        }
+        kept
     }
 
     /// A first model: every column alone and the rules' nodes, with their zeros, on
@@ -128,8 +159,8 @@ impl Structural {
     }
 
     /// Fixes every `->` rule's map from the fitted `est`: each left level keeps the right
-    /// level with the most mass. Call once the model holds every measurement, then fit
-    /// again.
+    /// level with the most mass (a one-to-one pair keeps the map its noisy counts showed).
+    /// Call once the model holds every measurement, then fit again.
     pub(crate) fn fix_determined(&self, est: &mut Estimate, domain: &Domain) {
         if self.determines.is_empty() {
             return;
@@ -149,13 +180,24 @@ impl Structural {
             } else {
                 (st[1], st[0])
             };
+            let at = |li: usize, xi: usize| li * sl + xi * sx;
             let mut forbidden = vec![false; mass.len()];
-            for li in (0..sizes[l]).filter(|k| !d.left_open[*k]) {
-                let values = (0..sizes[x]).filter(|k| !d.right_open[*k]);
-                let best =
-                    values.max_by(|a, b| mass[li * sl + a * sx].total_cmp(&mass[li * sl + b * sx]));
-                for xi in (0..sizes[x]).filter(|k| !d.right_open[*k] && Some(*k) != best) {
-                    forbidden[li * sl + xi * sx] = true;
+            if let Some(map) = &d.map {
+                // One-to-one: a matched level shares no row with any other level, matched
+                // or not; only two unmatched levels may meet.
+                for li in 0..sizes[l] {
+                    for xi in 0..sizes[x] {
+                        let matched = map[li].is_some() || !d.right_open[xi];
+                        forbidden[at(li, xi)] = matched && map[li] != Some(xi);
+                    }
+                }
+            } else {
+                for li in (0..sizes[l]).filter(|k| !d.left_open[*k]) {
+                    let values = (0..sizes[x]).filter(|k| !d.right_open[*k]);
+                    let best = values.max_by(|a, b| mass[at(li, *a)].total_cmp(&mass[at(li, *b)]));
+                    for xi in (0..sizes[x]).filter(|k| !d.right_open[*k] && Some(*k) != best) {
+                        forbidden[at(li, xi)] = true;
+                    }
                 }
             }
             zeros.push(Zeros { attrs, forbidden });

@@ -41,6 +41,14 @@ pub struct AimConfig {
     /// runs' spread (docs/results.md).
     #[serde(default = "default_target_weight")]
     pub target_weight: f64,
+    /// Keep column pairs whose noisy counts are one-to-one (education and its number) as
+    /// one-to-one maps in the model: post-processing, no charge (`one_to_one.rs`).
+    #[serde(default = "keep_pairs")]
+    pub one_to_one: bool,
+}
+
+fn keep_pairs() -> bool {
+    true
 }
 
 fn default_target_weight() -> f64 {
@@ -63,6 +71,7 @@ impl AimConfig {
             estimate_rows: 50_000,
             target: None,
             target_weight: default_target_weight(),
+            one_to_one: true,
         }
     }
 

@@ -289,16 +289,49 @@ impl Synthesizer for Aim {
         if let Some(rest) = budget.unspent() {
             charge(&mut s, Mechanism::Zcdp { rho: rest })?;
         }
-        let Grown {
-            measured, mut est, ..
-        } = grown;
-        let iters = if stopped { 0 } else { c.iters };
-        structural.fix_determined(&mut est, &domain);
-        final_fit(&mut s, &mut est, &measured, iters, rounds, private);
-        let config = serde_json::to_value(&c).unwrap_or_default();
-        let id = (INFO.id, c.common.preset.as_str());
-        Ok(release(&s, private, id, config, domain, &est, &measured))
+        finish(s, &c, (grown, structural), domain, (stopped, rounds))
     }
+}
+
+/// The last steps once the rounds end: the one-to-one pairs kept and every `->` map fixed,
+/// the final fit (none for a stopped run), and the release.
+fn finish(
+    mut s: TrainSetup<'_>,
+    c: &AimConfig,
+    (grown, mut structural): (Grown, Structural),
+    domain: super::pgm::domain::Domain,
+    (stopped, rounds): (bool, u64),
+) -> Result<ReleasedModel> {
+    let private = c.common.private;
+    let Grown {
+        measured, mut est, ..
+    } = grown;
+    let iters = if stopped { 0 } else { c.iters };
+    let pairs = if c.one_to_one && !stopped {
+        structural.keep_one_to_one(&measured, &domain.sizes())
+    } else {
+        Vec::new()
+    };
+    structural.fix_determined(&mut est, &domain);
+    let note = super::one_to_one::note(&domain, &pairs);
+    final_fit(
+        &mut s,
+        (&mut est, &measured),
+        iters,
+        (rounds, note),
+        private,
+    );
+    let config = serde_json::to_value(c).unwrap_or_default();
+    let id = (INFO.id, c.common.preset.as_str());
+    Ok(release(
+        &s,
+        private,
+        id,
+        config,
+        domain,
+        &est,
+        (&measured, &pairs),
+    ))
 }
 
 /// The candidates the model could ever hold (the others are dropped up front), with their
@@ -367,10 +400,9 @@ fn weigh_target(
 /// the progress bar moves and a stop is heard.
 fn final_fit(
     s: &mut TrainSetup<'_>,
-    est: &mut Estimate,
-    measured: &[Measurement],
+    (est, measured): (&mut Estimate, &[Measurement]),
     iters: usize,
-    rounds: u64,
+    (rounds, note): (u64, Option<String>),
     private: bool,
 ) {
     let mut left = iters;
@@ -378,13 +410,14 @@ fn final_fit(
         let k = left.min(250);
         let loss = est.fit(measured, k);
         left -= k;
-        let p = Progress::at(
+        let mut p = Progress::at(
             s,
             private,
             "final fit",
             (rounds, rounds),
             vec![("fit loss".into(), loss)],
         );
+        p.note = note.clone();
         if (s.observer)(p) == Flow::Stop {
             break;
         }

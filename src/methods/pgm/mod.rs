@@ -42,6 +42,10 @@ pub struct GraphicalHeader {
     pub parent: Vec<Option<usize>>,
     /// The marginals measured, in order.
     pub measured: Vec<Measured>,
+    /// Column pairs the noisy counts showed to be one fact written twice, which the model
+    /// keeps one-to-one (post-processing; `one_to_one.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub one_to_one: Vec<[String; 2]>,
 }
 
 /// A fitted graphical model as released: node marginals as probabilities.
@@ -219,6 +223,7 @@ impl GraphicalModel {
                         sigma: m.sigma,
                     })
                     .collect(),
+                one_to_one: Vec::new(),
             },
             tables,
         }
