@@ -137,13 +137,15 @@ impl Scan {
     /// called on each part (the schema's checks, before anything is reserved).
     pub fn survey(
         &self,
-        check: &mut dyn FnMut(&Table) -> Result<(), DataError>,
+        check: &mut dyn FnMut(&Table, usize) -> Result<(), DataError>,
     ) -> Result<Survey, DataError> {
         let stamp = stamp_of(&self.file)?;
         let mut digest: Option<TableDigest> = None;
         let mut columns = Vec::new();
+        let mut before = 0;
         let rows = self.for_each(None, &mut |t| {
-            check(&t)?;
+            check(&t, before)?;
+            before += t.n_rows;
             let d = digest.get_or_insert_with(|| {
                 columns = t.columns.iter().map(|c| c.name.clone()).collect();
                 TableDigest::new(&t)
@@ -433,7 +435,7 @@ mod tests {
         for part_rows in [1, 2, 3, 5, 1 << 20] {
             let mut scan = Scan::open(&p, Default::default()).unwrap();
             scan.part_rows = part_rows;
-            let s = scan.survey(&mut |_| Ok(())).unwrap();
+            let s = scan.survey(&mut |_, _| Ok(())).unwrap();
             assert_eq!(s.rows, whole.n_rows, "part_rows {part_rows}");
             assert_eq!(
                 s.content_key,
@@ -461,7 +463,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = write(dir.path(), "t.csv", "a,b\n1,x\n2,y\n3,z\n");
         let scan = Scan::open(&p, Default::default()).unwrap();
-        let survey = scan.survey(&mut |_| Ok(())).unwrap();
+        let survey = scan.survey(&mut |_, _| Ok(())).unwrap();
         let schema: crate::data::schema::Schema = serde_json::from_str(
             r#"{"columns":[{"name":"a","kind":"continuous","domain":{"bounds":{"lower":0,"upper":9}}},
             {"name":"b","kind":"categorical","domain":{"categories":["x","y","z"]}}]}"#,
@@ -501,11 +503,11 @@ mod tests {
         let p = write(dir.path(), "r.csv", "a,b\n1,2\n3,4\n5,6,7\n");
         let mut scan = Scan::open(&p, Default::default()).unwrap();
         scan.part_rows = 1;
-        assert!(scan.survey(&mut |_| Ok(())).is_err());
+        assert!(scan.survey(&mut |_, _| Ok(())).is_err());
         let p = write(dir.path(), "e.csv", "a,b\n");
         let e = Scan::open(&p, Default::default())
             .unwrap()
-            .survey(&mut |_| Ok(()))
+            .survey(&mut |_, _| Ok(()))
             .unwrap_err();
         assert!(e.to_string().contains("no data rows"), "{e}");
         let p = write(dir.path(), "x.xlsx", "PK\u{3}\u{4}not really");

@@ -90,12 +90,23 @@ impl App {
         ui.label("2 · Mark each column's kind; type its public range or categories, or let each run estimate them privately.");
         ui.label("3 · Pick a method and a privacy budget, see what it costs, and train.");
         ui.label("4 · Compare the synthetic data with the real data, then export it.");
+        ui.add_space(8.0);
+        let mut open = None;
+        ui.horizontal(|ui| {
+            ui.label("A third bundled table, with many exact zeros:");
+            if ui
+                .button("Try it with a survey of working hours")
+                .on_hover_text("Married women in the 1991 Current Population Survey: 42 % work 0 hours a week, and the codebook ties hours to being in the labour force (its rules: assets/cps91/cps91.rules)")
+                .clicked()
+            {
+                open = Some(sample_path("cps91/cps91_train.csv"));
+            }
+        });
         ui.add_space(12.0);
         ui.strong("Recent files");
         if self.settings.recent.is_empty() {
             ui.label("none yet");
         }
-        let mut open = None;
         for p in &self.settings.recent {
             let exists = p.exists();
             let name = p.file_name().map_or_else(

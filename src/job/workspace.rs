@@ -148,7 +148,7 @@ fn connect_streamed(path: &Path, schema: &Path) -> Result<Connected, JobError> {
         ))
     })?;
     let survey = scan
-        .survey(&mut |part| schema.check_fits(part, &[]))
+        .survey(&mut |part, before| schema.check_fits_at(part, &[], before))
         .map_err(|e| at(&e))?;
     Ok(Connected {
         identity: path.display().to_string(),

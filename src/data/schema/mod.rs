@@ -196,6 +196,17 @@ impl Schema {
     /// cell types are checked. A mismatch found here costs no budget; found after the
     /// reservation it would have charged a plan that never ran.
     pub fn check_fits(&self, t: &Table, estimated: &[String]) -> Result<(), DataError> {
+        self.check_fits_at(t, estimated, 0)
+    }
+
+    /// [`Self::check_fits`] on a part of a file that starts after `before` data rows, so a
+    /// bad cell is named by its row in the file.
+    pub fn check_fits_at(
+        &self,
+        t: &Table,
+        estimated: &[String],
+        before: usize,
+    ) -> Result<(), DataError> {
         let mut s = self.clone();
         for c in &mut s.columns {
             if estimated.contains(&c.name) {
@@ -218,7 +229,7 @@ impl Schema {
                             &spec.name,
                             format!(
                                 "row {} holds '{v}', which is not in the column's categories; add it to the domain or set \"missing\": true to encode unknown values as missing",
-                                r + 1
+                                before + r + 1
                             ),
                         ));
                     }

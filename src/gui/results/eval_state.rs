@@ -61,7 +61,7 @@ impl ImageScores {
                 .and_then(|(train, test)| score_images(&m, &train, &test, Some(0)))
                 .map_err(|e| e.to_string());
             let _ = tx.send(r);
-            c.request_repaint();
+            crate::gui::busy::wake(&c);
         });
         ImageScores::Running(rx)
     }
@@ -117,9 +117,11 @@ pub(super) fn evaluate_in_background(
     let (real, schema, ctx) = (std::sync::Arc::clone(real), schema.clone(), ctx.clone());
     std::thread::spawn(move || {
         crate::job::priority::yield_to_window();
+        // Each stage's message wakes the window within a tick, never at once: a frame
+        // asked for at once takes the cores the evaluation needs.
         let send = |m: Msg| {
             let _ = tx.send(m);
-            ctx.request_repaint();
+            crate::gui::busy::wake(&ctx);
         };
         let mut progress = |l: &str| send(Msg::Progress(l.to_string()));
         let spec = EvalSpec {

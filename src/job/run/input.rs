@@ -195,14 +195,14 @@ fn load_streamed(cfg: &RunConfig, cancel: &AtomicBool) -> Result<(Loaded, Keys),
         scan.part_rows = rows.max(1);
     }
     let survey = scan
-        .survey(&mut |part| {
+        .survey(&mut |part, before| {
             if cancel.load(Ordering::SeqCst) {
                 return Err(data::DataError::file(
                     &cfg.data.display().to_string(),
                     SURVEY_STOPPED,
                 ));
             }
-            schema.check_fits(part, &[])
+            schema.check_fits_at(part, &[], before)
         })
         .map_err(|e| at(&e))?;
     let bytes = crate::job::workspace::byte_key(&cfg.data).map_err(|e| at(&e))?;
