@@ -73,6 +73,12 @@ const MAX_GAMMA: f64 = (1u64 << 30) as f64;
 /// (`monotone` as in [`probabilities`], which it follows up to [`ROUNDING_ROOM`]).
 /// Non-finite utilities are never drawn (unless all are: then uniformly). `utilities`
 /// must not be empty.
+///
+/// The draw's rejection loop takes a number of random values that depends on the
+/// utilities, so it draws them from a generator of its own, seeded by one fixed-size
+/// draw from `rng`: the caller's stream then moves by the same amount whatever the rows
+/// were, as the neighbour harness needs (a run and its neighbour share every later draw).
+/// The distribution of the pick is unchanged.
 pub fn select(
     utilities: &[f64],
     epsilon: f64,
@@ -81,11 +87,16 @@ pub fn select(
     rng: &mut (impl Rng + ?Sized),
 ) -> usize {
     use super::probe::{Norm, Value, noise_call};
+    use rand::SeedableRng as _;
     noise_call(
         "exponential",
         (Norm::LInf, sensitivity),
         || Value::Dense(utilities.to_vec()),
-        || draw(utilities, epsilon, sensitivity, monotone, rng),
+        || {
+            let mut rng = rng;
+            let mut own = rand::rngs::StdRng::from_rng(&mut rng);
+            draw(utilities, epsilon, sensitivity, monotone, &mut own)
+        },
     )
 }
 
