@@ -218,6 +218,7 @@ pub fn train(a: TrainArgs) -> anyhow::Result<()> {
             "public_rows": a.public_rows,
             "boosted": summary.boosted,
             "device": summary.device,
+            "one_to_one": summary.one_to_one,
         }));
     }
     let eps = summary
@@ -318,6 +319,11 @@ fn with_rules(a: &TrainArgs) -> anyhow::Result<Option<crate::data::schema::Schem
 
 /// What the guarantee does not cover, and where the records were counted, on stderr.
 fn warnings(a: &TrainArgs, summary: &job::RunSummary) {
+    for [x, y] in &summary.one_to_one {
+        eprintln!(
+            "dpsynth: note: {x} and {y} are one fact written twice in the noisy counts; the model keeps them one-to-one (post-processing, no charge; --set one_to_one=false turns it off)"
+        );
+    }
     if !summary.non_private_domains.is_empty() {
         eprintln!(
             "dpsynth: warning: the domains of {} were read off the private rows and are in the model file as read; the guarantee does NOT cover them",

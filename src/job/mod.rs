@@ -250,6 +250,9 @@ pub struct RunSummary {
     pub boosted: bool,
     /// Where the networks trained (`cpu`, `cuda`, `metal`): what `--device auto` chose.
     pub device: String,
+    /// Column pairs a marginal method found one-to-one in its noisy counts and kept so
+    /// (post-processing; the model file's `graphical.one_to_one`).
+    pub one_to_one: Vec<[String; 2]>,
 }
 
 /// A loss or ε report of a running method. Only post-processing-safe figures: losses on

@@ -345,6 +345,9 @@ fn mst_keeps_a_pair_its_noisy_counts_show_one_to_one() {
     // 16 levels: education-num keeps one level per number.
     cfg.overrides.insert("bins".into(), 16.into());
     let s = common::run_job(cfg, &dir.path().join("l.sqlite3"), None).unwrap();
+    // The run's summary names it too (`train` prints it, `--json` lists it).
+    let pair = ["education".to_string(), "education-num".to_string()];
+    assert_eq!(s.one_to_one, vec![pair.clone()]);
     let m = ReleasedModel::load(&s.model, &candle_core::Device::Cpu).unwrap();
     let g = m.header.graphical.as_ref().unwrap();
     assert!(

@@ -303,6 +303,11 @@ impl RunSummary {
             not_for_release: privacy.not_for_release,
             boosted: model.mixture.is_some(),
             device: String::new(),
+            one_to_one: model
+                .header
+                .graphical
+                .as_ref()
+                .map_or_else(Vec::new, |g| g.one_to_one.clone()),
         }
     }
 }
