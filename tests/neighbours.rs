@@ -2,7 +2,9 @@
 //! domain estimators and the streamed count source (MST and AIM reading the file in parts)
 //! run, with the same seed, on a table D and on neighbours of D — one
 //! record added, one removed, one replaced, and hostile records added (an outlier, a
-//! non-number, an unseen category, a blank in a complete column). Every noise call
+//! non-number, an unseen category, a blank in a complete column) — and MST and AIM on a
+//! linked pair (persons and their years) and its neighbours: a person with all their
+//! years removed or added, a person with more years than K. Every noise call
 //! reports the exact query it noises and the sensitivity it declares
 //! (`dpsynth::privacy::probe`); on the neighbour each call returns D's output (its noise
 //! still drawn), so everything after it is the same in both runs unless something reads
@@ -199,6 +201,179 @@ fn configs() -> Vec<(String, RunConfig)> {
     out
 }
 
+/// Parents of the linked pair's D, and the bound on children.
+const PARENTS: usize = 300;
+const K: usize = 5;
+
+/// The bundled household-panel pair cut to its first `PARENTS` persons (and their years),
+/// with `drop` left out and `extra` persons (each with its years) added.
+fn pair(
+    dir: &Path,
+    tag: &str,
+    drop: Option<&str>,
+    extra: &[(&str, Vec<String>)],
+) -> (PathBuf, PathBuf) {
+    let read =
+        |f: &str| std::fs::read_to_string(common::repo(&format!("assets/gsoep/{f}"))).unwrap();
+    let (persons, years) = (read("persons_train.csv"), read("years_train.csv"));
+    let id = |l: &str| l.split(',').next().unwrap_or("").to_string();
+    let mut p: Vec<String> = persons
+        .lines()
+        .take(1 + PARENTS)
+        .map(str::to_string)
+        .collect();
+    let keep: std::collections::HashSet<String> = p.iter().skip(1).map(|l| id(l)).collect();
+    let mut c: Vec<String> = years
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || keep.contains(&id(l)))
+        .map(|(_, l)| l.to_string())
+        .collect();
+    if let Some(d) = drop {
+        p.retain(|l| id(l) != d);
+        c.retain(|l| id(l) != d);
+    }
+    for (parent, children) in extra {
+        p.push(parent.to_string());
+        c.extend(children.iter().cloned());
+    }
+    let (pp, cp) = (
+        dir.join(format!("{tag}-p.csv")),
+        dir.join(format!("{tag}-c.csv")),
+    );
+    std::fs::write(&pp, p.join("\n") + "\n").unwrap();
+    std::fs::write(&cp, c.join("\n") + "\n").unwrap();
+    (pp, cp)
+}
+
+/// One linked run under a probe: its calls and the three headers, or its error.
+fn run_linked(
+    cfg: &job::linked::LinkedConfig,
+    (parents, children): &(PathBuf, PathBuf),
+    mode: Mode,
+    dir: &Path,
+    tag: &str,
+) -> Result<(Vec<Call>, serde_json::Value), String> {
+    let mut cfg = cfg.clone();
+    cfg.parent.data = parents.clone();
+    cfg.child = children.clone();
+    cfg.parent.out = dir.join(format!("{tag}.dpsynth"));
+    probe::install(mode);
+    let r = job::linked::run_linked(
+        &cfg,
+        &dir.join(format!("{tag}.sqlite3")),
+        &|_| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    );
+    let calls = probe::take();
+    let s = r.map_err(|e| e.to_string())?;
+    let calls = calls.map_err(|e| format!("the neighbour's run left the table's: {e}"))?;
+    let m = job::linked::model::LinkedModel::load(&s.model).map_err(|e| e.to_string())?;
+    Ok((
+        calls,
+        serde_json::json!({
+            "linked": m.header,
+            "parent": m.parent.header,
+            "child": m.child.header,
+        }),
+    ))
+}
+
+/// The linked pair: the unit is a parent with all its children, so a neighbour adds or
+/// removes a whole person with up to K years (a child count moves by up to K, so every
+/// call is allowed K times its row-level Δ), or a person with more than K years, whose
+/// surplus the bound drops.
+fn linked_pairs(dir: &Path, method: &str) -> (usize, usize, usize, Vec<String>) {
+    let a = |y: &str| format!("418,{y},2,0,0,1,0,0,3.5");
+    let years: Vec<String> = ["1984", "1985", "1986", "1987", "1988"]
+        .iter()
+        .map(|y| a(y))
+        .collect();
+    let mut many = years.clone();
+    many.extend(["1984", "1985", "1986"].iter().map(|y| a(y)));
+    let mut unseen = years.clone();
+    unseen[2] = a("1999");
+    let base = pair(dir, "linked-d", None, &[]);
+    let near = [
+        (
+            "a person and its years removed",
+            pair(dir, "linked-r", Some("1"), &[]),
+        ),
+        (
+            "a person and its years added",
+            pair(dir, "linked-a", None, &[("418,1,1,1923", years)]),
+        ),
+        (
+            "a person with more than K years added",
+            pair(dir, "linked-m", None, &[("418,1,1,1923", many)]),
+        ),
+        (
+            "a person with an unseen year added",
+            pair(dir, "linked-u", None, &[("418,1,1,1923", unseen)]),
+        ),
+    ];
+    let cfg = job::linked::LinkedConfig {
+        parent: RunConfig {
+            schema: Some(common::repo("assets/gsoep/persons.schema.json")),
+            preset: "tiny".into(),
+            seed: Some(3),
+            threads: Some(1),
+            ..RunConfig::new(PathBuf::new(), method, 2.0, 1e-5)
+        },
+        child: PathBuf::new(),
+        child_schema: Some(common::repo("assets/gsoep/years.schema.json")),
+        link: dpsynth::data::linked::Link {
+            key: "id".into(),
+            max_children: K,
+        },
+        parent_share: job::linked::DEFAULT_PARENT_SHARE,
+        independent: false,
+    };
+    let (d, header) = run_linked(
+        &cfg,
+        &base,
+        Mode::Record,
+        dir,
+        &format!("linked-{method}-d"),
+    )
+    .unwrap();
+    assert!(!d.is_empty(), "the linked run made no noise call");
+    let (mut calls, mut pairs, mut refused, mut failures) = (0, 0, 0, Vec::new());
+    for (i, (what, files)) in near.iter().enumerate() {
+        match run_linked(
+            &cfg,
+            files,
+            Mode::Replay(d.clone()),
+            dir,
+            &format!("linked-{method}-n{i}"),
+        ) {
+            Ok((other, h)) => {
+                let mut bad = compare(&d, &other, K as f64);
+                if h != header {
+                    let mut diff = Vec::new();
+                    common::json_differences(&header, &h, String::new(), &mut diff);
+                    bad.push(format!("the released headers differ at {diff:?}"));
+                }
+                failures.extend(
+                    bad.into_iter()
+                        .map(|b| format!("linked {method}, {what}: {b}")),
+                );
+                calls += other.len();
+                pairs += 1;
+            }
+            Err(e) if REFUSALS.iter().any(|r| e.contains(r)) => {
+                eprintln!("linked {method}, {what}: refused: {e}");
+                refused += 1;
+            }
+            Err(e) => failures.push(format!(
+                "linked {method}, {what}: the neighbour's run failed: {e}"
+            )),
+        }
+    }
+    eprintln!("linked {method}: {} noise calls per run", d.len());
+    (calls, pairs, refused, failures)
+}
+
 #[test]
 fn every_noise_call_moves_by_at_most_its_sensitivity_on_neighbouring_tables() {
     let dir = tempfile::tempdir().unwrap();
@@ -248,6 +423,16 @@ fn every_noise_call_moves_by_at_most_its_sensitivity_on_neighbouring_tables() {
             pairs += 1;
         }
         eprintln!("{name}: {} noise calls per run", base.len());
+    }
+    for method in ["mst", "aim"] {
+        let name = format!("linked {method}");
+        if only.as_ref().is_none_or(|o| name.contains(o.as_str())) {
+            let (c, p, r, f) = linked_pairs(dir.path(), method);
+            calls += c;
+            pairs += p;
+            refused += r;
+            failures.extend(f);
+        }
     }
     eprintln!(
         "checked {calls} noise calls over {pairs} neighbouring pairs ({refused} hostile neighbours refused before any release)"

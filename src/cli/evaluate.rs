@@ -55,9 +55,31 @@ pub struct EvaluateArgs {
     /// Repeats of the 100-point Wasserstein protocol.
     #[arg(long, default_value_t = 100)]
     pub wasserstein_repeats: usize,
+    /// Linked tables: the real child rows the synthesizer was trained on (--real-train,
+    /// --real-test and --synthetic are then the parents). Adds the cross-table figures:
+    /// children per parent, parent × child tables on the joined rows, and a task that
+    /// needs both tables.
+    #[arg(long, value_name = "FILE", requires_all = ["real_test_child", "synthetic_child", "key", "schema", "child_schema"])]
+    pub real_train_child: Option<PathBuf>,
+    /// The held-out real children (of the --real-test parents).
+    #[arg(long, value_name = "FILE", requires = "real_train_child")]
+    pub real_test_child: Option<PathBuf>,
+    /// The synthetic children (`sample --child-out`).
+    #[arg(long, value_name = "FILE", requires = "real_train_child")]
+    pub synthetic_child: Option<PathBuf>,
+    /// The child table's schema (--schema is the parents').
+    #[arg(long, value_name = "FILE", requires = "real_train_child")]
+    pub child_schema: Option<PathBuf>,
+    /// The key column both tables share.
+    #[arg(long, value_name = "COLUMN", requires = "real_train_child")]
+    pub key: Option<String>,
+    /// The parent column the two-table task predicts (default: the parent schema's
+    /// target, else its first binary column).
+    #[arg(long, value_name = "COLUMN", requires = "real_train_child")]
+    pub parent_label: Option<String>,
 }
 
-fn load_table(path: &PathBuf, what: &str) -> anyhow::Result<Table> {
+pub(super) fn load_table(path: &PathBuf, what: &str) -> anyhow::Result<Table> {
     match data::open(path, &data::csv::LoadOptions::default())
         .with_context(|| format!("--{what} {}", path.display()))?
     {
@@ -69,6 +91,18 @@ fn load_table(path: &PathBuf, what: &str) -> anyhow::Result<Table> {
     }
 }
 
+/// `--schema` with the lines of `--rules` added to its rules.
+fn schema_with_rules(a: &EvaluateArgs) -> anyhow::Result<Option<Schema>> {
+    let mut schema = a.schema.as_ref().map(|p| Schema::load(p)).transpose()?;
+    if let (Some(s), Some(p)) = (schema.as_mut(), &a.rules) {
+        let text = std::fs::read_to_string(p).map_err(|e| JobError::file(p, e))?;
+        let stated = data::rules::parse_text(&text, &p.display().to_string())?;
+        data::rules::check(&stated, s).with_context(|| format!("--rules {}", p.display()))?;
+        s.rules.extend(stated.into_iter().map(|r| r.text));
+    }
+    Ok(schema)
+}
+
 pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     let first = data::open(&a.real_train, &data::csv::LoadOptions::default())
         .with_context(|| format!("--real-train {}", a.real_train.display()))?;
@@ -78,13 +112,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     let train = load_table(&a.real_train, "real-train")?;
     let test = load_table(&a.real_test, "real-test")?;
     let syn = load_table(&a.synthetic, "synthetic")?;
-    let mut schema = a.schema.as_ref().map(|p| Schema::load(p)).transpose()?;
-    if let (Some(s), Some(p)) = (schema.as_mut(), &a.rules) {
-        let text = std::fs::read_to_string(p).map_err(|e| JobError::file(p, e))?;
-        let stated = data::rules::parse_text(&text, &p.display().to_string())?;
-        data::rules::check(&stated, s).with_context(|| format!("--rules {}", p.display()))?;
-        s.rules.extend(stated.into_iter().map(|r| r.text));
-    }
+    let schema = schema_with_rules(&a)?;
     let spec = EvalSpec {
         rows: None,
         // The flag, else the target the schema names.
@@ -208,7 +236,7 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
     Ok(())
 }
 
-fn print_summary(r: &report::Report) {
+pub(super) fn print_summary(r: &report::Report) {
     let f = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{x:.3}"));
     let v = crate::eval::verdict::verdict(r);
     println!("verdict: {}", v.headline);

@@ -8,7 +8,9 @@ mod audit;
 mod bench;
 mod budget;
 mod evaluate;
+mod evaluate_linked;
 mod inspect;
+mod linked;
 mod methods;
 mod privacy;
 mod runs;
@@ -142,8 +144,11 @@ pub fn main_with_args(args: Vec<OsString>) -> ExitCode {
     };
     let result = match cli.command {
         Command::Inspect(a) => inspect::run(a),
+        Command::Train(a) if a.child.is_some() => linked::train(&a),
         Command::Train(a) => train::train(a),
+        Command::Sample(a) if linked::is_linked_sample(&a) => linked::sample(&a),
         Command::Sample(a) => train::sample(a),
+        Command::Evaluate(a) if a.real_train_child.is_some() => evaluate_linked::run(&a),
         Command::Evaluate(a) => evaluate::run(a),
         Command::Privacy(c) => privacy::run(c),
         Command::Budget(c) => budget::run(c),

@@ -123,6 +123,29 @@ pub struct TrainArgs {
     /// unless asked: with DP critics it often sharpens the wrong rows; see README).
     #[arg(long, requires = "boost")]
     pub drs: bool,
+    /// A child table linked to --data (the members of households, the visits of
+    /// patients, the years of persons), trained with it under one guarantee whose unit is
+    /// a parent with all its children (MST and AIM). Needs --key and --max-children.
+    #[arg(long, value_name = "FILE", requires_all = ["key", "max_children"])]
+    pub child: Option<PathBuf>,
+    /// The child table's public schema (with --child; --schema is the parent's).
+    #[arg(long, value_name = "FILE", requires = "child")]
+    pub child_schema: Option<PathBuf>,
+    /// The column both tables share that links a child to its parent. Keys are
+    /// identifiers: never released; synthetic keys are fresh.
+    #[arg(long, value_name = "COLUMN", requires = "child")]
+    pub key: Option<String>,
+    /// K, the most children one parent contributes (a public bound: a parent with more
+    /// keeps its first K; the child counts' noise grows with K).
+    #[arg(long, value_name = "K", requires = "child")]
+    pub max_children: Option<usize>,
+    /// Share of the budget for the parent table (the children get the rest).
+    #[arg(long, value_name = "SHARE", requires = "child")]
+    pub parent_share: Option<f64>,
+    /// Draw children without their parent's columns: the baseline that synthesizes the two
+    /// tables apart and loses the link (to measure what the link is worth).
+    #[arg(long, requires = "child")]
+    pub independent: bool,
 }
 
 impl TrainArgs {
@@ -193,6 +216,10 @@ pub struct SampleArgs {
     /// printed and written in the statement.
     #[arg(long = "where", value_name = "CONDITION")]
     pub condition: Option<String>,
+    /// For a linked model: where the children go (--out gets the parents; --rows counts
+    /// parents).
+    #[arg(long, value_name = "FILE")]
+    pub child_out: Option<PathBuf>,
 }
 
 pub fn train(a: TrainArgs) -> anyhow::Result<()> {
@@ -259,7 +286,7 @@ fn default_out(a: &TrainArgs) -> PathBuf {
 }
 
 /// The run the arguments ask for.
-fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
+pub(super) fn run_config(a: &TrainArgs) -> anyhow::Result<RunConfig> {
     let out = default_out(a);
     Ok(RunConfig {
         inline_schema: with_rules(a)?,

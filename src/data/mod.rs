@@ -30,6 +30,7 @@ pub mod estimate;
 pub mod export;
 pub mod image;
 pub mod infer;
+pub mod linked;
 pub mod rules;
 pub mod schema;
 pub mod source;

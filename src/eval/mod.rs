@@ -12,6 +12,7 @@ pub mod frame;
 pub mod html;
 pub mod images;
 pub mod linalg;
+pub mod linked;
 pub mod marginals;
 pub mod models;
 pub mod modes;

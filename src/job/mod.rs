@@ -17,6 +17,7 @@ pub mod cost;
 mod error;
 pub mod eta;
 pub mod evaluation;
+pub mod linked;
 pub mod paths;
 mod plan;
 pub mod priority;
@@ -388,6 +389,16 @@ where
 
 /// Starts `cfg` on a worker thread; `wake` is called after each event. The run's result
 /// comes last, as [`Event::Finished`].
+/// One run on this thread (a part of a linked run, which spawns the worker itself).
+pub(crate) fn run_part(
+    cfg: &RunConfig,
+    ledger_path: &std::path::Path,
+    send: &(dyn Fn(Event) + Sync),
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<RunSummary, JobError> {
+    run::run(cfg, ledger_path, send, cancel)
+}
+
 pub fn spawn(cfg: RunConfig, ledger_path: PathBuf, wake: Option<Waker>) -> JobHandle {
     let threads = cfg.threads;
     spawn_worker(

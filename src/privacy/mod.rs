@@ -10,6 +10,7 @@
 //!   votes), on integers only.
 //! - [`estimators`]: DP estimates of a column's bounds and categories.
 //! - [`point_masses`]: DP estimates of the exact values many rows of a number column hold.
+//! - [`record_count`]: a record count with exact discrete Gaussian noise (linked tables).
 //! - [`audit`]: empirical lower bounds on ε (distinguishing tests, one-run canary audits).
 //! - [`votes`]: PATE's noisy vote counts and the mechanism each query charges.
 //! - [`tradeoff`]: what ε means for a person: the best attack's TPR at each FPR.
@@ -33,6 +34,7 @@ pub mod pld;
 pub mod point_masses;
 pub mod probe;
 pub mod rdp;
+pub mod record_count;
 pub mod tradeoff;
 pub mod votes;
 

@@ -24,6 +24,7 @@ mod jitter;
 mod labeller;
 mod layering;
 mod ledger;
+mod linked;
 mod marginal;
 mod metrics_fixtures;
 mod product_words;

@@ -13,6 +13,7 @@
 //! Layering: numbers only; `mst` and `aim` charge the accountant, this module never reads
 //! a private row except through the counts they hand it.
 
+pub mod conditional;
 pub mod domain;
 pub mod estimate;
 pub mod factor;
@@ -115,7 +116,7 @@ impl GraphicalModel {
     }
 
     /// Node order from the root outwards.
-    fn order(&self) -> Vec<usize> {
+    pub(crate) fn order(&self) -> Vec<usize> {
         let m = self.header.cliques.len();
         let mut kids = vec![Vec::new(); m];
         let mut order = Vec::with_capacity(m);

@@ -1,0 +1,326 @@
+//! Linked tables from the command line, on the bundled persons-and-years panel: a pair
+//! trains and samples with fresh consistent keys, the bound K truncates, the cross-table
+//! evaluation runs and shows what the link is worth, and every bad link is refused before
+//! the ledger is touched.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::common;
+
+fn asset(f: &str) -> String {
+    common::repo(&format!("assets/gsoep/{f}"))
+        .display()
+        .to_string()
+}
+
+/// `dpsynth train` on a pair; the extra flags last.
+fn train(
+    dir: &Path,
+    parents: &str,
+    children: &str,
+    out: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let ledger = dir.join("ledger.sqlite3");
+    let out = dir.join(out);
+    let parent_schema = asset("persons.schema.json");
+    let mut args = vec!["train", "--data", parents, "--schema", &parent_schema];
+    let (schema, ledger, out) = (
+        asset("years.schema.json"),
+        ledger.display().to_string(),
+        out.display().to_string(),
+    );
+    args.extend([
+        "--child",
+        children,
+        "--child-schema",
+        &schema,
+        "--key",
+        "id",
+        "--preset",
+        "tiny",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--seed",
+        "4",
+        "--ledger",
+        &ledger,
+        "--out",
+        &out,
+        "--json",
+    ]);
+    if !extra.contains(&"--method") {
+        args.extend(["--method", "aim"]);
+    }
+    args.extend(extra);
+    common::dpsynth(&args)
+}
+
+fn ids(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect()
+}
+
+fn sample(dir: &Path, model: &str, rows: &str, tag: &str) -> (PathBuf, PathBuf) {
+    let (p, c) = (
+        dir.join(format!("{tag}-p.csv")),
+        dir.join(format!("{tag}-c.csv")),
+    );
+    let o = common::dpsynth(&[
+        "sample",
+        "--model",
+        dir.join(model).to_str().unwrap(),
+        "--rows",
+        rows,
+        "--out",
+        p.to_str().unwrap(),
+        "--child-out",
+        c.to_str().unwrap(),
+        "--seed",
+        "9",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    (p, c)
+}
+
+/// The share of parents with 0…5 children.
+fn sizes(parents: &[String], children: &[String]) -> Vec<f64> {
+    let mut n: HashMap<&str, usize> = parents.iter().map(|p| (p.as_str(), 0)).collect();
+    for c in children {
+        *n.entry(c.as_str()).or_insert(0) += 1;
+    }
+    dpsynth::data::linked::size_shares(n.values().copied(), 5)
+}
+
+#[test]
+fn a_pair_trains_samples_and_keeps_its_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = train(
+        d,
+        &asset("persons_train.csv"),
+        &asset("years_train.csv"),
+        "pair.dpsynth",
+        &["--max-children", "5"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    assert_eq!(j["parents"], 4902);
+    assert_eq!(j["children"], 15687);
+    assert_eq!(j["truncated_parents"], 0);
+    assert_eq!(j["epsilon_spent"], 1.0);
+    let (p, c) = sample(d, "pair.dpsynth", "2000", "s");
+    let (pk, ck) = (ids(&p), ids(&c));
+    assert_eq!(pk.len(), 2000);
+    // Fresh keys 1…n, every child's among them, at most K per parent.
+    assert_eq!(pk.first().map(String::as_str), Some("1"));
+    let set: HashSet<&String> = pk.iter().collect();
+    assert!(ck.iter().all(|k| set.contains(k)));
+    let real = sizes(
+        &ids(&common::repo("assets/gsoep/persons_train.csv")),
+        &ids(&common::repo("assets/gsoep/years_train.csv")),
+    );
+    let syn = sizes(&pk, &ck);
+    let tv: f64 = 0.5
+        * real
+            .iter()
+            .zip(&syn)
+            .map(|(a, b)| (a - b).abs())
+            .sum::<f64>();
+    assert!(
+        tv < 0.10,
+        "children per parent: real {real:?}, synthetic {syn:?}"
+    );
+    let header = std::fs::read_to_string(&c).unwrap();
+    assert!(header.starts_with("id,year,docvis"), "{}", &header[..40]);
+    let side = std::fs::read_to_string(c.with_file_name("s-c.csv.privacy.json")).unwrap();
+    assert!(side.contains("one parent with all its children"), "{side}");
+    // A linked model asks where its children go.
+    let o = common::dpsynth(&[
+        "sample",
+        "--model",
+        d.join("pair.dpsynth").to_str().unwrap(),
+        "--rows",
+        "5",
+        "--out",
+        d.join("x.csv").to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && common::stderr(&o).contains("--child-out"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
+#[test]
+fn k_truncates_and_the_link_beats_drawing_children_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pt, ct) = (asset("persons_train.csv"), asset("years_train.csv"));
+    let o = train(d, &pt, &ct, "k2.dpsynth", &["--max-children", "2"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    // Parents with 3, 4 or 5 years keep their first 2.
+    let real = ids(&common::repo("assets/gsoep/years_train.csv"));
+    let mut per: HashMap<&str, usize> = HashMap::new();
+    for k in &real {
+        *per.entry(k.as_str()).or_insert(0) += 1;
+    }
+    let over = per.values().filter(|n| **n > 2).count();
+    let dropped: usize = per.values().map(|n| n.saturating_sub(2)).sum();
+    assert_eq!(j["truncated_parents"], over);
+    assert_eq!(j["dropped_children"], dropped);
+    assert_eq!(j["children"], real.len() - dropped);
+    let (p, c) = sample(d, "k2.dpsynth", "1000", "k2");
+    let ck = ids(&c);
+    let mut n: HashMap<&str, usize> = HashMap::new();
+    for k in &ck {
+        *n.entry(k.as_str()).or_insert(0) += 1;
+    }
+    assert!(n.values().all(|v| *v <= 2));
+    assert_eq!(ids(&p).len(), 1000);
+
+    // The same pair trained with and without the link: the two-table task (a person's sex
+    // from their years) learns from the linked pair only.
+    let task = |model: &str, tag: &str| {
+        let o = train(
+            d,
+            &pt,
+            &ct,
+            model,
+            &if tag == "apart" {
+                vec!["--max-children", "5", "--independent"]
+            } else {
+                vec!["--max-children", "5"]
+            },
+        );
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let (p, c) = sample(d, model, "4902", tag);
+        let o = common::dpsynth(&[
+            "evaluate",
+            "--real-train",
+            &pt,
+            "--real-test",
+            &asset("persons_test.csv"),
+            "--synthetic",
+            p.to_str().unwrap(),
+            "--schema",
+            &asset("persons.schema.json"),
+            "--real-train-child",
+            &ct,
+            "--real-test-child",
+            &asset("years_test.csv"),
+            "--synthetic-child",
+            c.to_str().unwrap(),
+            "--child-schema",
+            &asset("years.schema.json"),
+            "--key",
+            "id",
+            "--wasserstein-repeats",
+            "2",
+            "--json",
+            "-",
+        ]);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let j: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        assert_eq!(j["linked"]["keys_found"], 1.0);
+        assert!(j["parents"]["sizes"].is_object() && j["children"]["sizes"].is_object());
+        j["linked"]["task"]["synthetic"].as_f64().unwrap()
+    };
+    let (linked, apart) = (task("with.dpsynth", "with"), task("apart.dpsynth", "apart"));
+    assert!(linked > apart + 0.05, "linked {linked}, apart {apart}");
+}
+
+#[test]
+fn bad_links_are_refused_before_the_ledger_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let write = |name: &str, text: &str| {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let parents = write(
+        "p.csv",
+        "id,female,edlevel,birth_year\n1,0,1,1950\n2,1,2,1960\n",
+    );
+    let children = write(
+        "c.csv",
+        "id,year,docvis,hospvis,outwork,married,kids,self,hhninc\n1,1984,0,0,0,1,0,0,3\n2,1985,1,0,1,1,1,0,2.5\n",
+    );
+    let dup = write(
+        "dup.csv",
+        "id,female,edlevel,birth_year\n1,0,1,1950\n1,1,2,1960\n",
+    );
+    let orphan = write(
+        "orphan.csv",
+        "id,year,docvis,hospvis,outwork,married,kids,self,hhninc\n1,1984,0,0,0,1,0,0,3\n7,1985,1,0,1,1,1,0,2.5\n",
+    );
+    let nokey = write(
+        "nokey.csv",
+        "person,year,docvis,hospvis,outwork,married,kids,self,hhninc\n1,1984,0,0,0,1,0,0,3\n2,1985,1,0,1,1,1,0,2.5\n",
+    );
+    let outside = write(
+        "outside.csv",
+        "id,year,docvis,hospvis,outwork,married,kids,self,hhninc\n1,1999,0,0,0,1,0,0,3\n2,1985,1,0,1,1,1,0,2.5\n",
+    );
+    let cases: [(&str, &str, &[&str], &str); 6] = [
+        (
+            &dup,
+            &children,
+            &["--max-children", "5"],
+            "each parent must appear once",
+        ),
+        (
+            &parents,
+            &orphan,
+            &["--max-children", "5"],
+            "'7', which no parent has",
+        ),
+        (
+            &parents,
+            &nokey,
+            &["--max-children", "5"],
+            "child table has no column 'id'",
+        ),
+        (
+            &parents,
+            &children,
+            &["--max-children", "0"],
+            "must be 1 to",
+        ),
+        (
+            &parents,
+            &outside,
+            &["--max-children", "5"],
+            "not in the column's categories",
+        ),
+        (
+            &parents,
+            &children,
+            &["--max-children", "5", "--method", "dp-merf"],
+            "linked tables train with aim or mst",
+        ),
+    ];
+    for (p, c, extra, want) in cases {
+        let o = train(d, p, c, "bad.dpsynth", extra);
+        assert!(!o.status.success(), "{want}: trained");
+        assert!(
+            common::stderr(&o).contains(want),
+            "{want}: {}",
+            common::stderr(&o)
+        );
+        assert!(
+            !d.join("ledger.sqlite3").exists(),
+            "{want}: the ledger was opened"
+        );
+        assert!(!d.join("bad.dpsynth").exists());
+    }
+}
