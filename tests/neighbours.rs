@@ -321,7 +321,10 @@ fn linked_pairs(dir: &Path, method: &str) -> (usize, usize, usize, Vec<String>) 
             ..RunConfig::new(PathBuf::new(), method, 2.0, 1e-5)
         },
         child: PathBuf::new(),
-        child_schema: Some(common::repo("assets/gsoep/years.schema.json")),
+        child_schema: Some(
+            dpsynth::data::schema::Schema::load(&common::repo("assets/gsoep/years.schema.json"))
+                .unwrap(),
+        ),
         link: dpsynth::data::linked::Link {
             key: "id".into(),
             max_children: K,

@@ -17,7 +17,12 @@ pub fn train(a: &TrainArgs) -> anyhow::Result<()> {
     let cfg = LinkedConfig {
         parent,
         child: child.clone(),
-        child_schema: a.child_schema.clone(),
+        child_schema: match &a.child_schema {
+            Some(p) => Some(
+                crate::data::schema::Schema::load(p).map_err(|e| JobError::Usage(e.to_string()))?,
+            ),
+            None => None,
+        },
         link: Link {
             key: key.clone(),
             max_children: k,

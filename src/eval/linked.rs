@@ -105,6 +105,31 @@ fn key(t: &Table, key: &str, r: usize) -> Option<String> {
         .and_then(|c| crate::data::linked::key_text(c, r))
 }
 
+/// A pair split by parent: `share` of the parents (seeded) with all their children held
+/// out, the rest kept — (kept parents, kept children), (held parents, held children). The
+/// window scores its two-table task on the held-out pair, as `evaluate` does on a test
+/// file.
+pub fn split_pair(
+    p: &Pair<'_>,
+    k: &str,
+    share: f64,
+    seed: u64,
+) -> ((Table, Table), (Table, Table)) {
+    let (kept, held) = p.parents.split_off(share, seed);
+    let keys = |t: &Table| -> std::collections::HashSet<String> {
+        (0..t.n_rows).filter_map(|r| key(t, k, r)).collect()
+    };
+    let held_keys = keys(&held);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for r in 0..p.children.n_rows {
+        match key(p.children, k, r) {
+            Some(x) if held_keys.contains(&x) => b.push(r),
+            _ => a.push(r),
+        }
+    }
+    ((kept, p.children.rows(&a)), (held, p.children.rows(&b)))
+}
+
 /// Each parent row's children (row indices), by key.
 fn children_of(p: &Pair<'_>, k: &str) -> Vec<Vec<usize>> {
     let index: HashMap<String, usize> = (0..p.parents.n_rows)

@@ -102,6 +102,18 @@ impl App {
                 open = Some(sample_path("cps91/cps91_train.csv"));
             }
         });
+        ui.horizontal(|ui| {
+            ui.label("Two linked tables:");
+            if ui
+                .button("Try it with persons and their years")
+                .on_hover_text("4,902 persons of a German health panel and their 15,687 yearly interviews, linked by id: trained as one pair, each person with all their years one record of the guarantee (Train tab, \"Linked tables\")")
+                .clicked()
+            {
+                let p = sample_path("gsoep/persons_train.csv");
+                self.pending_child = Some(p.clone());
+                open = Some(p);
+            }
+        });
         ui.add_space(12.0);
         ui.strong("Recent files");
         if self.settings.recent.is_empty() {

@@ -31,6 +31,9 @@ pub enum Purpose {
     /// Rows and the model of a run selected in Results.
     ExportRunCsv,
     SaveRunModel,
+    /// A child table linked to the open one, and its public schema.
+    OpenChild,
+    ChildSchema,
 }
 
 impl Purpose {
@@ -48,6 +51,8 @@ impl Purpose {
             Purpose::SampleModel => "Export rows of the opened model (CSV)",
             Purpose::ExportRunCsv => "Export the selected run's synthetic data (CSV)",
             Purpose::SaveRunModel => "Save the selected run's released model",
+            Purpose::OpenChild => "Open the child table linked to this one",
+            Purpose::ChildSchema => "The child table's public schema (JSON)",
         }
     }
 
@@ -59,9 +64,14 @@ impl Purpose {
                     .chain(["gz", "idx3-ubyte", "idx1-ubyte", "dpsynth"])
                     .collect(),
             ),
-            Purpose::LoadSchema | Purpose::SaveSchema | Purpose::EngineSchema => {
-                ("Schema", vec!["json"])
-            }
+            Purpose::LoadSchema
+            | Purpose::SaveSchema
+            | Purpose::EngineSchema
+            | Purpose::ChildSchema => ("Schema", vec!["json"]),
+            Purpose::OpenChild => (
+                "Tables (CSV, Excel, ODS, Parquet, Arrow, SPSS, Stata)",
+                crate::data::source::table_extensions().collect(),
+            ),
             Purpose::ExportCsv | Purpose::SampleModel | Purpose::ExportRunCsv => {
                 ("CSV", vec!["csv"])
             }
@@ -73,7 +83,11 @@ impl Purpose {
     fn saves(self) -> bool {
         !matches!(
             self,
-            Purpose::OpenData | Purpose::LoadSchema | Purpose::EngineSchema
+            Purpose::OpenData
+                | Purpose::LoadSchema
+                | Purpose::EngineSchema
+                | Purpose::OpenChild
+                | Purpose::ChildSchema
         )
     }
 }

@@ -19,6 +19,7 @@ mod data_panel;
 mod dialogs;
 mod frame_stats;
 mod guide;
+mod linked;
 mod loader;
 mod model_view;
 mod panel;
@@ -84,6 +85,8 @@ pub struct Loaded {
     pub content: Content,
     /// The rows as the job holds them: a run trains on these, not on the file read again.
     pub dataset: Option<crate::job::workspace::Shared>,
+    /// A child table linked to this one (Data tab), trained with it as a pair.
+    pub linked: Option<linked::Child>,
 }
 
 /// What was opened.
@@ -192,6 +195,8 @@ pub struct App {
     guide: guide::Guide,
     /// "Connect…": a query engine's table, or a file read in parts.
     connect: connect::ConnectDialog,
+    /// The linked sample was asked for: its child table joins these parents once open.
+    pending_child: Option<PathBuf>,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -288,11 +293,23 @@ impl App {
         } else if !path.starts_with(sample_path("")) {
             self.settings.opened(&path);
         }
+        // The linked sample's child comes with its parents.
+        let linked = match self.pending_child.take() {
+            Some(want) if want == path => match linked::sample_child() {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    self.error = Some(format!("the sample's child table: {e}"));
+                    None
+                }
+            },
+            _ => None,
+        };
         self.loaded = Some(Loaded {
             path,
             key,
             dataset: done.dataset,
             content,
+            linked,
         });
         self.data_panel = Default::default();
         if restored {
@@ -397,6 +414,9 @@ impl App {
                 self.train_panel.export_to(purpose, &path, ctx)
             }
             Purpose::SaveReport => self.results_panel.save_report(&path),
+            Purpose::OpenChild | Purpose::ChildSchema => {
+                self.data_panel.child.chosen(purpose, &path)
+            }
             Purpose::ExportRunCsv | Purpose::SaveRunModel => {
                 self.results_panel.export_to(purpose, &path, ctx)
             }

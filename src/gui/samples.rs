@@ -39,8 +39,15 @@ pub fn sample_schema(path: &Path, table: &Table) -> Option<(Schema, PathBuf)> {
     if !std::fs::canonicalize(dir).ok()?.starts_with(&samples) {
         return None;
     }
+    // `adult/adult.schema.json` for the folder's table; `gsoep/persons.schema.json` for
+    // `persons_train.csv` in a folder of several tables.
     let name = dir.file_name()?.to_str()?;
-    let file = dir.join(format!("{name}.schema.json"));
+    let stem = path.file_stem()?.to_str()?;
+    let table_name = stem.split('_').next().unwrap_or(stem);
+    let file = [name, table_name]
+        .iter()
+        .map(|n| dir.join(format!("{n}.schema.json")))
+        .find(|f| f.exists())?;
     let schema = Schema::load(&file).ok()?;
     (schema.validate().is_ok() && schema.check_table(table).is_ok()).then_some((schema, file))
 }

@@ -38,6 +38,8 @@ pub struct DataPanel {
     rules: rules::RulesEditor,
     /// The text of a number column's point-mass field while the user types.
     point_text: std::collections::HashMap<String, String>,
+    /// A child table linked to this one.
+    pub child: crate::gui::linked::ChildSection,
 }
 
 impl DataPanel {
@@ -264,6 +266,8 @@ impl DataPanel {
                         ui.add_space(6.0);
                         changed |= self.rules.ui(ui, table, schema);
                         changed |= target::target_ui(ui, schema);
+                        ui.add_space(6.0);
+                        self.child.ui(ui, table, &mut loaded.linked, dialogs);
                     });
                 ui.separator();
                 ui.strong("Preview");
@@ -431,6 +435,7 @@ mod tests {
                 key: None,
                 path,
                 dataset: None,
+                linked: None,
                 content: Content::Table {
                     table: std::sync::Arc::new(table),
                     schema: inf.schema,

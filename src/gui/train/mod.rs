@@ -24,6 +24,8 @@ enum Mode {
     #[default]
     OneRun,
     Sweep,
+    /// The open table with its linked child table, as one pair.
+    Linked,
 }
 
 /// State of the training view.
@@ -38,6 +40,7 @@ pub struct TrainPanel {
     sweep_open: Option<Finished>,
     form: form::Form,
     view: run_view::RunView,
+    linked: crate::gui::linked::run_view::RunView,
     export: export::ExportView,
     job: Option<JobHandle>,
     /// The data file of the running (or last) run: its results belong to it alone.
@@ -81,7 +84,7 @@ impl TrainPanel {
     }
 
     pub fn is_running(&self) -> bool {
-        self.job.is_some()
+        self.job.is_some() || self.linked.is_running()
     }
 
     /// The last session's choices.
@@ -221,6 +224,10 @@ impl TrainPanel {
         }
         // Messages about the last file do not follow the user to the next one.
         self.start_error = None;
+        // A table opened with its child table (the linked sample) trains as a pair.
+        if loaded.is_some_and(|l| l.linked.is_some()) {
+            self.mode = Mode::Linked;
+        }
         self.form.forget_cost();
         self.dataset_changed(loaded);
     }
@@ -374,15 +381,21 @@ impl TrainPanel {
             return;
         };
         let running = self.job.is_some();
-        ui.add_enabled_ui(!running && !self.sweep.is_running(), |ui| {
+        ui.add_enabled_ui(!running && !self.sweep.is_running() && !self.linked.is_running(), |ui| {
             ui.horizontal(|ui| {
                 ui.selectable_value(&mut self.mode, Mode::OneRun, "One run")
                     .on_hover_text("Train one model at the ε below, then export it.");
                 ui.selectable_value(&mut self.mode, Mode::Sweep, "ε sweep (teaching)")
                     .on_hover_text("Train the chosen method(s) once per ε and draw utility against ε: what the privacy budget buys.");
+                ui.selectable_value(&mut self.mode, Mode::Linked, "Linked tables")
+                    .on_hover_text("This table and the child table linked to it in the Data tab, trained as one pair: each parent with all its children is one record of the guarantee.");
             });
         });
         self.form.sweep_mode = self.mode == Mode::Sweep;
+        if self.mode == Mode::Linked {
+            self.linked.ui(ui, loaded);
+            return;
+        }
         if self.mode == Mode::Sweep {
             self.sweep_body(ui, loaded);
             return;
@@ -562,6 +575,7 @@ impl crate::gui::panel::Panel for TrainPanel {
     /// that finished on the open dataset.
     fn poll(&mut self, ctx: &egui::Context, cx: &mut Ctx<'_>) -> Vec<Command> {
         self.drain(ctx);
+        self.linked.poll(ctx, cx.loaded.as_deref());
         if let Some((title, model, config)) = self.sweep_open.take() {
             return vec![Command::ShowRun {
                 title,

@@ -36,7 +36,9 @@ pub const METHODS: &[&str] = &["aim", "mst"];
 pub struct LinkedConfig {
     pub parent: RunConfig,
     pub child: PathBuf,
-    pub child_schema: Option<PathBuf>,
+    /// The child table's public schema (`None`: read off the rows, with
+    /// `--allow-data-domains` only).
+    pub child_schema: Option<Schema>,
     pub link: Link,
     /// Share of ρ for the parent table ([`DEFAULT_PARENT_SHARE`]).
     pub parent_share: f64,
@@ -166,6 +168,18 @@ fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Stri
         };
         fits(ps, &joined.parents, "parent", &cfg.parent.data)?;
         fits(cs, &joined.children, "child", &cfg.child)?;
+        // A run refuses domains read off the rows; the pair must before its reservation.
+        let read: Vec<&str> = ps
+            .non_private_domains()
+            .into_iter()
+            .chain(cs.non_private_domains())
+            .collect();
+        if !read.is_empty() && !matches!(cfg.parent.domains, DomainPolicy::AllowData) {
+            return Err(JobError::Usage(format!(
+                "the domains of {} were read off the rows: give them in the tables' public schemas (or allow data domains, which the guarantee does not cover)",
+                read.join(", ")
+            )));
+        }
     }
     Ok((joined, schemas, content_key(&parent.0, &child.0)))
 }
@@ -261,10 +275,7 @@ fn derived_schemas(cfg: &LinkedConfig) -> Result<Option<(Schema, Schema)>, JobEr
         (None, Some(p)) => Some(Schema::load(p).map_err(|e| JobError::Usage(e.to_string()))?),
         (None, None) => None,
     };
-    let child = match &cfg.child_schema {
-        Some(p) => Some(Schema::load(p).map_err(|e| JobError::Usage(e.to_string()))?),
-        None => None,
-    };
+    let child = cfg.child_schema.clone();
     match (parent, child) {
         (Some(p), Some(c)) => {
             let usage = |e: crate::data::DataError| JobError::Usage(e.to_string());

@@ -1,0 +1,270 @@
+//! Linked tables in the window: the Data tab's child table (its file, public schema, the
+//! key and K, a preview and how many parents K would cut), and the Train tab's linked run
+//! ([`run_view`]).
+
+pub mod run_view;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use eframe::egui;
+
+use crate::data::Table;
+use crate::data::schema::Schema;
+use crate::gui::dialogs::{Dialogs, Purpose};
+
+/// The child table linked to the open (parent) table.
+#[derive(Clone)]
+pub struct Child {
+    pub path: PathBuf,
+    pub table: Arc<Table>,
+    pub schema: Schema,
+    /// The public schema file it came from; `None`: guessed from the rows (not covered).
+    pub schema_file: Option<PathBuf>,
+    /// The key column both tables share.
+    pub key: Option<String>,
+    /// K, the most children one parent contributes.
+    pub max_children: usize,
+}
+
+impl Child {
+    /// Opens a child table and its schema (the file's, else a guess from the rows).
+    pub fn open(path: &Path, schema_file: Option<&Path>) -> Result<Self, String> {
+        let opened =
+            crate::job::workspace::open(path, &mut |_, _| {}).map_err(|e| e.to_string())?;
+        let table = match opened.rows {
+            crate::job::workspace::Rows::Table(t) => t,
+            _ => {
+                return Err(format!(
+                    "{}: holds images; a child table is a table",
+                    path.display()
+                ));
+            }
+        };
+        let schema = match schema_file {
+            Some(f) => Schema::load(f).map_err(|e| e.to_string())?,
+            None => {
+                crate::data::infer::infer_schema(&table)
+                    .map_err(|e| e.to_string())?
+                    .schema
+            }
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            table,
+            schema,
+            schema_file: schema_file.map(Path::to_path_buf),
+            key: None,
+            max_children: 5,
+        })
+    }
+
+    /// The columns both tables have: the key's candidates.
+    pub fn shared_columns(&self, parent: &Table) -> Vec<String> {
+        parent
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .filter(|n| self.table.column(n).is_some())
+            .collect()
+    }
+}
+
+/// The bundled linked sample: persons and their yearly interviews, with public schemas.
+pub fn sample_child() -> Result<Child, String> {
+    let p = crate::gui::sample_path("gsoep/years_train.csv");
+    let s = crate::gui::sample_path("gsoep/years.schema.json");
+    let mut c = Child::open(&p, Some(&s))?;
+    c.key = Some("id".into());
+    c.max_children = 5;
+    Ok(c)
+}
+
+/// The Data tab's section for a child table.
+#[derive(Default)]
+pub struct ChildSection {
+    path: String,
+    schema: String,
+    message: Option<Result<String, String>>,
+    /// (key, K) the diagnostic was computed for, and its line.
+    diagnostic: Option<((String, usize), Result<String, String>)>,
+}
+
+impl ChildSection {
+    /// A file dialog's answer for the child table or its schema.
+    pub fn chosen(&mut self, purpose: Purpose, path: &Path) {
+        match purpose {
+            Purpose::OpenChild => self.path = path.display().to_string(),
+            Purpose::ChildSchema => self.schema = path.display().to_string(),
+            _ => {}
+        }
+    }
+
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        parent: &Table,
+        linked: &mut Option<Child>,
+        dialogs: &mut Dialogs,
+    ) {
+        egui::CollapsingHeader::new("Linked child table")
+            .id_salt("linked-child")
+            .default_open(linked.is_some())
+            .show(ui, |ui| match linked {
+                None => self.add_ui(ui, linked, dialogs),
+                Some(c) => {
+                    if self.child_ui(ui, parent, c) {
+                        *linked = None;
+                        self.diagnostic = None;
+                    }
+                }
+            });
+    }
+
+    fn add_ui(&mut self, ui: &mut egui::Ui, linked: &mut Option<Child>, dialogs: &mut Dialogs) {
+        ui.label("A second table whose rows belong to this one's rows — household members, a patient's visits, a person's years. They train together, and each person here with all their rows there is one record of the guarantee.");
+        ui.horizontal(|ui| {
+            ui.label("child table");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.path)
+                    .hint_text("path of the child table")
+                    .desired_width(320.0),
+            );
+            dialogs.button(
+                ui,
+                true,
+                "Choose…",
+                "Pick the child table's file",
+                Purpose::OpenChild,
+                "",
+            );
+        });
+        ui.horizontal(|ui| {
+            ui.label("its public schema");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.schema)
+                    .hint_text("schema JSON (optional)")
+                    .desired_width(320.0),
+            );
+            dialogs.button(
+                ui,
+                true,
+                "Choose… ",
+                "Pick the child table's public schema (JSON)",
+                Purpose::ChildSchema,
+                "",
+            );
+        });
+        if ui.button("Link child table").clicked() {
+            let schema =
+                (!self.schema.trim().is_empty()).then(|| PathBuf::from(self.schema.trim()));
+            match Child::open(Path::new(self.path.trim()), schema.as_deref()) {
+                Ok(c) => {
+                    *linked = Some(c);
+                    self.message = None;
+                }
+                Err(e) => self.message = Some(Err(e)),
+            }
+        }
+        if let Some(Err(e)) = &self.message {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+    }
+
+    /// The linked child: its size, schema, key, K and diagnostic. True to unlink it.
+    fn child_ui(&mut self, ui: &mut egui::Ui, parent: &Table, c: &mut Child) -> bool {
+        ui.label(format!(
+            "{}: {} rows × {} columns",
+            c.path.display(),
+            c.table.n_rows,
+            c.table.n_cols()
+        ));
+        match &c.schema_file {
+            Some(f) => ui.label(format!("public schema: {}", f.display())),
+            None => ui.colored_label(
+                ui.visuals().warn_fg_color,
+                "kinds and domains guessed from the child's rows: the guarantee does not cover them; link it again with its public schema",
+            ),
+        };
+        let shared = c.shared_columns(parent);
+        ui.horizontal(|ui| {
+            ui.label("key");
+            egui::ComboBox::from_id_salt("linked-key")
+                .selected_text(c.key.clone().unwrap_or_else(|| "pick the column both tables share".into()))
+                .show_ui(ui, |ui| {
+                    for n in &shared {
+                        ui.selectable_value(&mut c.key, Some(n.clone()), n);
+                    }
+                })
+                .response
+                .on_hover_text("The column that names each child's parent. Keys are identifiers: never released; synthetic keys are fresh numbers.");
+            ui.label("K");
+            ui.add(egui::DragValue::new(&mut c.max_children).range(1..=crate::data::linked::MAX_K))
+                .on_hover_text("The most children one parent contributes: a public bound. A parent with more keeps its first K; the children's noise grows with K.");
+        });
+        if let Some(key) = &c.key {
+            self.diagnostic_ui(ui, parent, c, key.clone());
+        }
+        preview(ui, &c.table);
+        ui.button("Unlink the child table").clicked()
+    }
+
+    /// How many parents have more than K children (read off the rows: shown here only).
+    fn diagnostic_ui(&mut self, ui: &mut egui::Ui, parent: &Table, c: &Child, key: String) {
+        let want = (key.clone(), c.max_children);
+        if self.diagnostic.as_ref().is_none_or(|(k, _)| *k != want) {
+            let link = crate::data::linked::Link {
+                key,
+                max_children: c.max_children,
+            };
+            let line = crate::data::linked::join(parent, &c.table, &link)
+                .map(|j| diagnostic_line(&j, c.max_children))
+                .map_err(|e| e.to_string());
+            self.diagnostic = Some((want, line));
+        }
+        match self.diagnostic.as_ref().map(|d| &d.1) {
+            Some(Ok(l)) => {
+                ui.label(l);
+            }
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            None => {}
+        }
+    }
+}
+
+fn diagnostic_line(j: &crate::data::linked::Joined, k: usize) -> String {
+    let most = j.sizes.iter().copied().max().unwrap_or(0);
+    let cut = if j.truncated_parents == 0 {
+        format!("no parent has more than K = {k}")
+    } else {
+        format!(
+            "{} parents have more than K = {k}: {} children would be left out",
+            j.truncated_parents, j.dropped_children
+        )
+    };
+    format!(
+        "{} parents with {} children; at most {most} a parent; {cut} (counted here only, never released)",
+        j.parents.n_rows,
+        j.sizes.iter().sum::<usize>()
+    )
+}
+
+/// The child's first rows.
+fn preview(ui: &mut egui::Ui, t: &Table) {
+    egui::Grid::new("linked-preview")
+        .striped(true)
+        .show(ui, |ui| {
+            for c in &t.columns {
+                ui.strong(&c.name);
+            }
+            ui.end_row();
+            for r in 0..t.n_rows.min(5) {
+                for c in &t.columns {
+                    ui.label(c.text(r).unwrap_or_default());
+                }
+                ui.end_row();
+            }
+        });
+}
