@@ -109,6 +109,21 @@ pub fn run(a: &EvaluateArgs) -> anyhow::Result<()> {
         "children": own_children,
         "linked": linked,
     });
+    if let Some(p) = &a.html {
+        let inputs = |f: &Files| crate::eval::html::Inputs {
+            real_train: f.paths[0].display().to_string(),
+            real_test: f.paths[1].display().to_string(),
+            synthetic: f.paths[2].display().to_string(),
+        };
+        let html = crate::eval::html::render_linked(
+            (&own_parents, &inputs(&parents)),
+            (&own_children, &inputs(&children)),
+            &linked,
+        );
+        crate::util::atomic::write_atomic(p, html.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
+        eprintln!("wrote {} ({} KiB)", p.display(), html.len() / 1024);
+    }
     let text = serde_json::to_string_pretty(&json)?;
     match &a.json {
         Some(p) if p.as_os_str() == "-" => println!("{text}"),

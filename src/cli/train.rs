@@ -146,6 +146,10 @@ pub struct TrainArgs {
     /// tables apart and loses the link (to measure what the link is worth).
     #[arg(long, requires = "child")]
     pub independent: bool,
+    /// A child column no two children of one parent share (a person has one row a year):
+    /// a public fact the synthetic children keep (repeatable).
+    #[arg(long, value_name = "COLUMN", requires = "child")]
+    pub unique: Vec<String>,
 }
 
 impl TrainArgs {

@@ -108,7 +108,7 @@ fn a_pair_trains_samples_and_keeps_its_link() {
         &asset("persons_train.csv"),
         &asset("years_train.csv"),
         "pair.dpsynth",
-        &["--max-children", "5"],
+        &["--max-children", "5", "--unique", "year"],
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
@@ -123,6 +123,20 @@ fn a_pair_trains_samples_and_keeps_its_link() {
     assert_eq!(pk.first().map(String::as_str), Some("1"));
     let set: HashSet<&String> = pk.iter().collect();
     assert!(ck.iter().all(|k| set.contains(k)));
+    // One row a year per person, in year order.
+    let rows: Vec<(String, String)> = std::fs::read_to_string(&c)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut f = l.split(',');
+            (f.next().unwrap().to_string(), f.next().unwrap().to_string())
+        })
+        .collect();
+    assert!(
+        rows.windows(2).all(|w| w[0].0 != w[1].0 || w[0].1 < w[1].1),
+        "a person's years repeat or are out of order"
+    );
     let real = sizes(
         &ids(&common::repo("assets/gsoep/persons_train.csv")),
         &ids(&common::repo("assets/gsoep/years_train.csv")),

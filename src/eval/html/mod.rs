@@ -7,7 +7,9 @@ use super::report::{Report, Scores};
 
 mod charts;
 mod first_look;
+mod linked;
 use charts::*;
+pub use linked::render_linked;
 
 /// Where the compared tables came from (shown in the report's header).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]

@@ -25,6 +25,8 @@ pub struct Child {
     pub key: Option<String>,
     /// K, the most children one parent contributes.
     pub max_children: usize,
+    /// A child column no two children of one parent share (a person's year).
+    pub unique: Option<String>,
 }
 
 impl Child {
@@ -56,6 +58,7 @@ impl Child {
             schema_file: schema_file.map(Path::to_path_buf),
             key: None,
             max_children: 5,
+            unique: None,
         })
     }
 
@@ -77,6 +80,7 @@ pub fn sample_child() -> Result<Child, String> {
     let mut c = Child::open(&p, Some(&s))?;
     c.key = Some("id".into());
     c.max_children = 5;
+    c.unique = Some("year".into());
     Ok(c)
 }
 
@@ -201,6 +205,27 @@ impl ChildSection {
             ui.label("K");
             ui.add(egui::DragValue::new(&mut c.max_children).range(1..=crate::data::linked::MAX_K))
                 .on_hover_text("The most children one parent contributes: a public bound. A parent with more keeps its first K; the children's noise grows with K.");
+        });
+        ui.horizontal(|ui| {
+            ui.label("one child per parent for each");
+            let names: Vec<String> = c
+                .schema
+                .columns
+                .iter()
+                .filter(|s| matches!(s.kind, crate::data::schema::Kind::Categorical | crate::data::schema::Kind::Binary))
+                .map(|s| s.name.clone())
+                .filter(|n| Some(n) != c.key.as_ref())
+                .collect();
+            egui::ComboBox::from_id_salt("linked-unique")
+                .selected_text(c.unique.clone().unwrap_or_else(|| "(no such column)".into()))
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut c.unique, None, "(no such column)");
+                    for n in names {
+                        ui.selectable_value(&mut c.unique, Some(n.clone()), n);
+                    }
+                })
+                .response
+                .on_hover_text("A child column no two children of one parent share — a person has one row a year: synthetic children keep it (a public fact; no cost)");
         });
         if let Some(key) = &c.key {
             self.diagnostic_ui(ui, parent, c, key.clone());

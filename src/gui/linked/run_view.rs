@@ -214,6 +214,7 @@ impl RunView {
             },
             parent_share: self.share,
             independent: self.independent,
+            unique: child.unique.iter().cloned().collect(),
         })
     }
 

@@ -44,6 +44,9 @@ pub struct LinkedConfig {
     pub parent_share: f64,
     /// The baseline that loses the link: children drawn without their parent's columns.
     pub independent: bool,
+    /// Child columns no two children of one parent share (a person's years): kept when
+    /// sampling. Binary or categorical columns of the child table.
+    pub unique: Vec<String>,
 }
 
 /// What a finished linked run reports.
@@ -160,6 +163,7 @@ fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Stri
     let joined =
         linked::join(&parent.1, &child.1, &cfg.link).map_err(|e| JobError::Usage(e.to_string()))?;
     let schemas = derived_schemas(cfg)?;
+    check_unique(cfg, &child.1)?;
     if let Some((ps, cs)) = &schemas {
         // A run's own check of the cells would come after the pair's reservation.
         let fits = |s: &Schema, t: &crate::data::Table, which: &str, path: &Path| {
@@ -228,6 +232,29 @@ fn refuse_unsupported(cfg: &LinkedConfig) -> Result<(), JobError> {
         Some(w) => Err(JobError::Usage(w.into())),
         None => Ok(()),
     }
+}
+
+/// Each column named one-per-parent is a child column of categories.
+fn check_unique(cfg: &LinkedConfig, child: &crate::data::Table) -> Result<(), JobError> {
+    use crate::data::schema::Kind;
+    for u in &cfg.unique {
+        let kind = cfg
+            .child_schema
+            .as_ref()
+            .and_then(|s| s.column(u))
+            .map(|c| c.kind);
+        if child.column(u).is_none() || *u == cfg.link.key {
+            return Err(JobError::Usage(format!(
+                "--unique '{u}' is not a column of the child table"
+            )));
+        }
+        if kind.is_some_and(|k| !matches!(k, Kind::Binary | Kind::Categorical)) {
+            return Err(JobError::Usage(format!(
+                "--unique '{u}' must be a column of categories (a year, a member's role), not a number"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A table file opened with its content key.

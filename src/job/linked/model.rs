@@ -43,6 +43,10 @@ pub struct LinkedHeader {
     pub statement: String,
     /// A fixed seed made the run reproducible: not for release.
     pub not_for_release: bool,
+    /// Child columns no two children of one parent share (a person's years): a public
+    /// fact, kept by sampling (post-processing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unique: Vec<String>,
 }
 
 impl LinkedHeader {
@@ -74,6 +78,7 @@ impl LinkedHeader {
                 super::unit_statement(&cfg.link.key, cfg.link.max_children)
             ),
             not_for_release: p.seed.is_some(),
+            unique: cfg.unique.clone(),
         }
     }
 }
@@ -221,29 +226,17 @@ impl LinkedModel {
             groups[g].1 += n;
             members[g].push(r);
         }
-        let (drawn, unmatched) = gc
-            .sample_levels_given(&groups, &mut rng)
-            .map_err(JobError::Training)?;
-        // Put each parent's children together, parents in order.
-        let mut owner = vec![0usize; drawn.first().map_or(0, Vec::len)];
-        let mut at = 0;
-        for m in &members {
-            for &r in m {
-                for o in &mut owner[at..at + counts[r]] {
-                    *o = r;
-                }
-                at += counts[r];
-            }
-        }
-        let mut order: Vec<usize> = (0..owner.len()).collect();
-        order.sort_by_key(|i| owner[*i]);
-        let drawn: Vec<Vec<u32>> = drawn
-            .iter()
-            .map(|col| order.iter().map(|i| col[*i]).collect())
-            .collect();
+        let unique = self.header.unique.first().and_then(|u| {
+            gc.header
+                .domain
+                .attributes
+                .iter()
+                .position(|a| a.name == *u)
+        });
+        let (drawn, child_keys, unmatched) =
+            draw_children(gc, (&groups, &members), &counts, unique, &mut rng)?;
         let children = decode(&self.child, gc, &drawn, &mut rng)?
             .keep_columns(|n| !n.starts_with(PARENT_PREFIX));
-        let child_keys: Vec<usize> = order.iter().map(|i| owner[*i]).collect();
         Ok(LinkedRows {
             parents: with_key(
                 &parents.keep_columns(|n| n != COUNT_COLUMN),
@@ -254,6 +247,75 @@ impl LinkedModel {
             unmatched_groups: unmatched,
         })
     }
+}
+
+/// Each parent's children drawn given its evidence, parents in order: the levels column
+/// by column, each row's parent, and how many groups' evidence had no mass. With a
+/// `unique` attribute (a person's year), a parent's children take distinct values of it,
+/// drawn in turn from the conditional until a new one comes up, and are sorted by it.
+fn draw_children(
+    gc: &GraphicalModel,
+    (groups, members): (&[(Vec<Option<u32>>, usize)], &[Vec<usize>]),
+    counts: &[usize],
+    unique: Option<usize>,
+    rng: &mut StdRng,
+) -> Result<(Vec<Vec<u32>>, Vec<usize>, usize), JobError> {
+    let mut per_parent: Vec<Vec<Vec<u32>>> = vec![Vec::new(); counts.len()];
+    let mut unmatched = 0;
+    let mut draw = |ev: &Vec<Option<u32>>, n: usize, rng: &mut StdRng| {
+        let (cols, bad) = gc
+            .sample_levels_given(&[(ev.clone(), n)], rng)
+            .map_err(JobError::Training)?;
+        unmatched += bad.min(1);
+        Ok::<_, JobError>(
+            (0..n)
+                .map(|i| cols.iter().map(|c| c[i]).collect::<Vec<u32>>())
+                .collect::<Vec<_>>(),
+        )
+    };
+    for ((ev, need), who) in groups.iter().zip(members) {
+        let extra = if unique.is_some() { need * 2 + 8 } else { 0 };
+        let mut pool: std::collections::VecDeque<Vec<u32>> = draw(ev, need + extra, rng)?.into();
+        for &r in who {
+            let mut used = std::collections::HashSet::new();
+            let (mut skipped, mut tries) = (Vec::new(), 0);
+            while per_parent[r].len() < counts[r] {
+                let row = match pool.pop_front() {
+                    Some(row) => row,
+                    None => {
+                        tries += 1;
+                        draw(ev, 1, rng)?.remove(0)
+                    }
+                };
+                // More children than values (or a value the model all but rules out):
+                // after 64 fresh draws a repeat is kept.
+                if unique.is_none_or(|u| used.insert(row[u])) || tries > 64 {
+                    per_parent[r].push(row);
+                } else {
+                    skipped.push(row);
+                }
+            }
+            // Rows this parent could not use go to the next one.
+            for row in skipped.into_iter().rev() {
+                pool.push_front(row);
+            }
+            if let Some(u) = unique {
+                per_parent[r].sort_by_key(|row| row[u]);
+            }
+        }
+    }
+    let d = gc.header.domain.len();
+    let mut cols = vec![Vec::new(); d];
+    let mut owner = Vec::new();
+    for (r, rows) in per_parent.into_iter().enumerate() {
+        for row in rows {
+            for (c, v) in cols.iter_mut().zip(row) {
+                c.push(v);
+            }
+            owner.push(r);
+        }
+    }
+    Ok((cols, owner, unmatched))
 }
 
 /// Levels drawn from a model's graph, decoded to its schema's values.
