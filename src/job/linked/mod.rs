@@ -26,6 +26,12 @@ use crate::privacy::ledger::{DEFAULT_BUDGET, Ledger};
 
 pub use budget::{DEFAULT_PARENT_SHARE, Split};
 
+/// The most bins a linked run cuts a continuous column into unless `--set bins=` says
+/// otherwise: the child counts carry K times the noise, and on the bundled pair at ε = 1
+/// 16 bins bring the parent × child tables' mean error from 0.07–0.08 to 0.05 (100 bins
+/// spread the noise over cells too small to hold signal).
+pub const LINKED_BINS: u64 = 16;
+
 /// The methods that train linked tables: the marginal ones, which spend zCDP (so the
 /// child run's share scales by K² exactly) and draw children given their parent.
 pub const METHODS: &[&str] = &["aim", "mst"];
@@ -434,7 +440,17 @@ fn noisy_counts(j: &Joined, s: &Split, seed: Option<u64>) -> Option<(u64, u64)> 
 }
 
 fn part_config(cfg: &LinkedConfig, data: PathBuf, out: PathBuf, epsilon: f64) -> RunConfig {
+    let mut overrides = cfg.parent.overrides.clone();
+    if !overrides.contains_key("bins") {
+        let preset = crate::job::preset_settings(&cfg.parent.method, &cfg.parent.preset)
+            .ok()
+            .and_then(|s| s.get("bins").and_then(|b| b.as_u64()));
+        if let Some(b) = preset {
+            overrides.insert("bins".into(), b.min(LINKED_BINS).into());
+        }
+    }
     RunConfig {
+        overrides,
         data,
         out,
         epsilon,
