@@ -21,6 +21,8 @@ pub struct Child {
     pub schema: Schema,
     /// The public schema file it came from; `None`: guessed from the rows (not covered).
     pub schema_file: Option<PathBuf>,
+    /// The ledger's content key of its rows (the pair's key joins it with the parent's).
+    pub content_key: String,
     /// The key column both tables share.
     pub key: Option<String>,
     /// K, the most children one parent contributes.
@@ -34,6 +36,7 @@ impl Child {
     pub fn open(path: &Path, schema_file: Option<&Path>) -> Result<Self, String> {
         let opened =
             crate::job::workspace::open(path, &mut |_, _| {}).map_err(|e| e.to_string())?;
+        let content_key = opened.content_key.clone();
         let table = match opened.rows {
             crate::job::workspace::Rows::Table(t) => t,
             _ => {
@@ -56,6 +59,7 @@ impl Child {
             table,
             schema,
             schema_file: schema_file.map(Path::to_path_buf),
+            content_key,
             key: None,
             max_children: 5,
             unique: None,

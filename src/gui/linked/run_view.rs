@@ -26,6 +26,8 @@ pub struct RunView {
     statement: Option<String>,
     figures: Option<Receiver<Result<LinkedReport, String>>>,
     report: Option<Result<LinkedReport, String>>,
+    /// The pair's ledger standing for (ε, δ, share, K), as last worked out.
+    standing: Option<(String, Result<String, String>)>,
     rows: usize,
     out_parents: String,
     out_children: String,
@@ -47,6 +49,7 @@ impl Default for RunView {
             statement: None,
             figures: None,
             report: None,
+            standing: None,
             rows: 1000,
             out_parents: String::new(),
             out_children: String::new(),
@@ -94,6 +97,9 @@ impl RunView {
         let running = self.job.is_some();
         ui.add_enabled_ui(!running, |ui| self.form_ui(ui));
         self.cost_ui(ui, child.max_children);
+        if !running {
+            self.standing_ui(ui, loaded);
+        }
         ui.horizontal(|ui| {
             if ui
                 .add_enabled(!running, egui::Button::new("Train the linked pair"))
@@ -184,6 +190,41 @@ impl RunView {
             Err(e) => {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
+        }
+    }
+
+    /// The pair's budget in the ledger with this run added (worked out again when a
+    /// setting changes; the ledger is a small local file).
+    fn standing_ui(&mut self, ui: &mut egui::Ui, loaded: &Loaded) {
+        let (Some((_, _, child)), Some(pk)) = (pair(loaded), loaded.key.as_ref()) else {
+            return;
+        };
+        let want = format!(
+            "{}|{}|{}|{}|{}",
+            self.epsilon,
+            self.delta,
+            self.share,
+            child.max_children,
+            self.result.is_some()
+        );
+        if self.standing.as_ref().is_none_or(|(w, _)| *w != want) {
+            let ledger = crate::job::paths::default_ledger_path();
+            let line = self
+                .numbers()
+                .and_then(|(e, d)| Split::new(e, d, self.share, child.max_children))
+                .and_then(|s| {
+                    linked::standing(pk, &child.content_key, &s, &ledger).map_err(|e| e.to_string())
+                });
+            self.standing = Some((want, line));
+        }
+        match self.standing.as_ref().map(|s| &s.1) {
+            Some(Ok(l)) => {
+                ui.label(l);
+            }
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            None => {}
         }
     }
 

@@ -275,6 +275,31 @@ fn open_table(path: &Path) -> Result<(String, crate::data::Table), JobError> {
     }
 }
 
+/// The pair's standing in the ledger with this run added, in words (the window's cost
+/// preview): its total, what was spent, and what is left after the run.
+pub fn standing(
+    parent_key: &str,
+    child_key: &str,
+    split: &Split,
+    ledger_path: &Path,
+) -> Result<String, JobError> {
+    let key = content_key(parent_key, child_key);
+    let ledger = Ledger::open(ledger_path)?;
+    let (budget, _) = ledger.budget(&key)?;
+    let spent = ledger.spent(&key)?.epsilon;
+    let after = ledger.epsilon_after(&key, &split.charges())?.epsilon;
+    let mut s = format!(
+        "this pair's budget: total ε {:.3} · spent {spent:.3} · left after this run {:.3} (at δ = {})",
+        budget.epsilon,
+        budget.epsilon - after,
+        budget.delta
+    );
+    if after > budget.epsilon {
+        s.push_str(" — the ledger will refuse this run: lower ε, or raise the pair's total with `dpsynth budget set`");
+    }
+    Ok(s)
+}
+
 /// The ledger key of the pair: both tables' content keys, so the same rows in any format
 /// or order share one budget, and a change to either table is a new dataset.
 fn content_key(parent: &str, child: &str) -> String {
