@@ -21,7 +21,11 @@ fn a_linked_pair_trains_and_exports_in_the_window() {
     h.run_steps(3);
     h.get_by_label_contains("linked by 'id' · K = 5");
     h.get_by_label_contains("charged once to the pair");
-    common::wait_for(&mut h, "this pair's budget: total ε 3.000 · spent 0.000", 10);
+    common::wait_for(
+        &mut h,
+        "this pair's budget: total ε 3.000 · spent 0.000",
+        10,
+    );
     common::click(&mut h, "Train the linked pair");
     common::wait_until(
         &mut h,
@@ -32,7 +36,11 @@ fn a_linked_pair_trains_and_exports_in_the_window() {
     h.get_by_label_contains("The privacy unit is one parent with all its children");
     h.get_by_label_contains("children per parent: total variation");
     // The ledger now holds the run, under the pair's key.
-    common::wait_for(&mut h, "this pair's budget: total ε 3.000 · spent 1.000", 10);
+    common::wait_for(
+        &mut h,
+        "this pair's budget: total ε 3.000 · spent 1.000",
+        10,
+    );
 
     let (p, c) = (dir.path().join("out/p.csv"), dir.path().join("out/c.csv"));
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();

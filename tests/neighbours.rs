@@ -332,6 +332,7 @@ fn linked_pairs(dir: &Path, method: &str) -> (usize, usize, usize, Vec<String>) 
         parent_share: job::linked::DEFAULT_PARENT_SHARE,
         independent: false,
         unique: vec!["year".into()],
+        count_by: Some("outwork".into()),
     };
     let (d, header) = run_linked(
         &cfg,

@@ -30,6 +30,7 @@ pub fn train(a: &TrainArgs) -> anyhow::Result<()> {
         parent_share: a.parent_share.unwrap_or(linked::DEFAULT_PARENT_SHARE),
         independent: a.independent,
         unique: a.unique.clone(),
+        count_by: a.count_by.clone(),
     };
     let ledger = a
         .ledger

@@ -150,6 +150,11 @@ pub struct TrainArgs {
     /// a public fact the synthetic children keep (repeatable).
     #[arg(long, value_name = "COLUMN", requires = "child")]
     pub unique: Vec<String>,
+    /// A child column of categories each parent counts its children by (a household's
+    /// women and men): the parent model learns the counts, and each synthetic parent's
+    /// children take exactly its counts' values.
+    #[arg(long, value_name = "COLUMN", requires = "child")]
+    pub count_by: Option<String>,
 }
 
 impl TrainArgs {

@@ -19,6 +19,15 @@ use super::table::{Column, Table, Values};
 /// The derived parent column holding the number of children kept (0–K).
 pub const COUNT_COLUMN: &str = "n_children";
 
+/// The derived parent column counting the children whose `column` is `level` (0–K), for
+/// a child column the user counts by (a household's women, a person's years in work).
+pub fn count_column(column: &str, level: &str) -> String {
+    format!("{COUNT_COLUMN}:{column}={level}")
+}
+
+/// A child column of categories counted per parent, with its public levels.
+pub type CountBy<'a> = Option<(&'a str, &'a [String])>;
+
 /// The prefix of a parent's columns in the derived child table.
 pub const PARENT_PREFIX: &str = "parent.";
 
@@ -78,6 +87,16 @@ fn key_column<'a>(t: &'a Table, key: &str, which: &str) -> Result<&'a Column, Da
 /// is reserved: a key missing in either table, a blank or repeated parent key, a child
 /// whose key has no parent, K < 1, and column names the derived tables would repeat.
 pub fn join(parent: &Table, child: &Table, link: &Link) -> Result<Joined, DataError> {
+    join_counting(parent, child, link, None)
+}
+
+/// [`join`], the parents also counting their kept children by each level of `count_by`.
+pub fn join_counting(
+    parent: &Table,
+    child: &Table,
+    link: &Link,
+    count_by: CountBy<'_>,
+) -> Result<Joined, DataError> {
     let k = link.max_children;
     if k < 1 || k > MAX_K {
         return Err(DataError::Schema(format!(
@@ -126,7 +145,10 @@ pub fn join(parent: &Table, child: &Table, link: &Link) -> Result<Joined, DataEr
             owner.push(p);
         }
     }
-    let parents = with_count(parent, &link.key, &sizes, k)?;
+    let mut parents = with_count(parent, &link.key, &sizes, k)?;
+    if let Some(by) = count_by {
+        counts_by(&mut parents, child, by, (&kept_children, &owner))?;
+    }
     let children = with_parent(child, &link.key, &parents, (&kept_children, &owner))?;
     Ok(Joined {
         truncated_parents: sizes.iter().filter(|s| **s > k).count(),
@@ -135,6 +157,34 @@ pub fn join(parent: &Table, child: &Table, link: &Link) -> Result<Joined, DataEr
         children,
         sizes,
     })
+}
+
+/// Adds to the parents, per level of the counted child column, how many of their kept
+/// children have it.
+fn counts_by(
+    parents: &mut Table,
+    child: &Table,
+    (column, levels): (&str, &[String]),
+    (kept, owner): (&[usize], &[usize]),
+) -> Result<(), DataError> {
+    let c = child.column(column).ok_or_else(|| {
+        DataError::Schema(format!(
+            "the child table has no column '{column}' to count by"
+        ))
+    })?;
+    for level in levels {
+        let mut n = vec![0f64; parents.n_rows];
+        for (&r, &p) in kept.iter().zip(owner) {
+            if c.text(r).is_some_and(|t| t.trim() == level) {
+                n[p] += 1.0;
+            }
+        }
+        parents.columns.push(Column {
+            name: count_column(column, level),
+            values: Values::Number(n.into_iter().map(Some).collect()),
+        });
+    }
+    Ok(())
 }
 
 /// The parents without the key, with their kept children's number.
@@ -184,7 +234,11 @@ fn with_parent(
 
 /// The derived parent table's schema: the parent's columns without the key, and the count
 /// of children as a category of 0–K (public: K is).
-pub fn parent_schema(parent: &Schema, link: &Link) -> Result<Schema, DataError> {
+pub fn parent_schema(
+    parent: &Schema,
+    link: &Link,
+    count_by: CountBy<'_>,
+) -> Result<Schema, DataError> {
     let mut s = parent.clone();
     s.columns.retain(|c| c.name != link.key);
     if s.column(COUNT_COLUMN).is_some() {
@@ -192,14 +246,21 @@ pub fn parent_schema(parent: &Schema, link: &Link) -> Result<Schema, DataError> 
             "the parent schema has a column named '{COUNT_COLUMN}', the name the link gives each parent's number of children; rename it"
         )));
     }
-    let count: ColumnSpec = serde_json::from_value(serde_json::json!({
-        "name": COUNT_COLUMN,
-        "kind": "categorical",
-        "domain": {"categories": (0..=link.max_children).map(|k| k.to_string()).collect::<Vec<_>>()},
-        "provenance": "user_provided"
-    }))
-    .map_err(|e| DataError::Schema(format!("the count column's schema: {e}")))?;
-    s.columns.push(count);
+    let count = |name: &str| -> Result<ColumnSpec, DataError> {
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "kind": "categorical",
+            "domain": {"categories": (0..=link.max_children).map(|k| k.to_string()).collect::<Vec<_>>()},
+            "provenance": "user_provided"
+        }))
+        .map_err(|e| DataError::Schema(format!("the count column's schema: {e}")))
+    };
+    s.columns.push(count(COUNT_COLUMN)?);
+    if let Some((column, levels)) = count_by {
+        for level in levels {
+            s.columns.push(count(&count_column(column, level))?);
+        }
+    }
     s.target = None;
     s.validate()?;
     Ok(s)

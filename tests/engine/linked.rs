@@ -108,7 +108,14 @@ fn a_pair_trains_samples_and_keeps_its_link() {
         &asset("persons_train.csv"),
         &asset("years_train.csv"),
         "pair.dpsynth",
-        &["--max-children", "5", "--unique", "year"],
+        &[
+            "--max-children",
+            "5",
+            "--unique",
+            "year",
+            "--count-by",
+            "outwork",
+        ],
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
@@ -136,6 +143,31 @@ fn a_pair_trains_samples_and_keeps_its_link() {
     assert!(
         rows.windows(2).all(|w| w[0].0 != w[1].0 || w[0].1 < w[1].1),
         "a person's years repeat or are out of order"
+    );
+    // Counted by outwork: how many of a person's years were out of work follows the real
+    // persons' (the parent model learned each person's count).
+    let out_of_work = |path: &Path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut per: HashMap<String, usize> = HashMap::new();
+        for l in text.lines().skip(1) {
+            let f: Vec<&str> = l.split(',').collect();
+            *per.entry(f[0].to_string()).or_insert(0) += usize::from(f[4] == "1");
+        }
+        dpsynth::data::linked::size_shares(per.into_values(), 5)
+    };
+    let (real, syn) = (
+        out_of_work(&common::repo("assets/gsoep/years_train.csv")),
+        out_of_work(&c),
+    );
+    let tv: f64 = 0.5
+        * real
+            .iter()
+            .zip(&syn)
+            .map(|(a, b)| (a - b).abs())
+            .sum::<f64>();
+    assert!(
+        tv < 0.10,
+        "years out of work per person: real {real:?}, synthetic {syn:?}"
     );
     let real = sizes(
         &ids(&common::repo("assets/gsoep/persons_train.csv")),

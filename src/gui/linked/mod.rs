@@ -10,7 +10,7 @@ use std::sync::Arc;
 use eframe::egui;
 
 use crate::data::Table;
-use crate::data::schema::Schema;
+use crate::data::schema::{Kind, Schema};
 use crate::gui::dialogs::{Dialogs, Purpose};
 
 /// The child table linked to the open (parent) table.
@@ -29,6 +29,8 @@ pub struct Child {
     pub max_children: usize,
     /// A child column no two children of one parent share (a person's year).
     pub unique: Option<String>,
+    /// A child column each parent counts its children by.
+    pub count_by: Option<String>,
 }
 
 impl Child {
@@ -63,6 +65,7 @@ impl Child {
             key: None,
             max_children: 5,
             unique: None,
+            count_by: None,
         })
     }
 
@@ -210,27 +213,28 @@ impl ChildSection {
             ui.add(egui::DragValue::new(&mut c.max_children).range(1..=crate::data::linked::MAX_K))
                 .on_hover_text("The most children one parent contributes: a public bound. A parent with more keeps its first K; the children's noise grows with K.");
         });
-        ui.horizontal(|ui| {
-            ui.label("one child per parent for each");
-            let names: Vec<String> = c
-                .schema
-                .columns
-                .iter()
-                .filter(|s| matches!(s.kind, crate::data::schema::Kind::Categorical | crate::data::schema::Kind::Binary))
-                .map(|s| s.name.clone())
-                .filter(|n| Some(n) != c.key.as_ref())
-                .collect();
-            egui::ComboBox::from_id_salt("linked-unique")
-                .selected_text(c.unique.clone().unwrap_or_else(|| "(no such column)".into()))
-                .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut c.unique, None, "(no such column)");
-                    for n in names {
-                        ui.selectable_value(&mut c.unique, Some(n.clone()), n);
-                    }
-                })
-                .response
-                .on_hover_text("A child column no two children of one parent share — a person has one row a year: synthetic children keep it (a public fact; no cost)");
-        });
+        let names: Vec<String> = c
+            .schema
+            .columns
+            .iter()
+            .filter(|s| matches!(s.kind, Kind::Categorical | Kind::Binary))
+            .map(|s| s.name.clone())
+            .filter(|n| Some(n) != c.key.as_ref())
+            .collect();
+        column_choice(
+            ui,
+            ("linked-unique", "one child per parent for each"),
+            &names,
+            &mut c.unique,
+            "A child column no two children of one parent share — a person has one row a year: synthetic children keep it (a public fact; no cost)",
+        );
+        column_choice(
+            ui,
+            ("linked-count-by", "count each parent's children by"),
+            &names,
+            &mut c.count_by,
+            "A child column each parent counts its children by (a household's women and men): the parent model learns the counts, and each synthetic parent's children take exactly those values",
+        );
         if let Some(key) = &c.key {
             self.diagnostic_ui(ui, parent, c, key.clone());
         }
@@ -278,6 +282,29 @@ fn diagnostic_line(j: &crate::data::linked::Joined, k: usize) -> String {
         j.parents.n_rows,
         j.sizes.iter().sum::<usize>()
     )
+}
+
+/// A pick among the child's columns of categories, or none.
+fn column_choice(
+    ui: &mut egui::Ui,
+    (id, label): (&str, &str),
+    names: &[String],
+    pick: &mut Option<String>,
+    hover: &str,
+) {
+    ui.horizontal(|ui| {
+        ui.label(label);
+        egui::ComboBox::from_id_salt(id)
+            .selected_text(pick.clone().unwrap_or_else(|| "(none)".into()))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(pick, None, "(none)");
+                for n in names {
+                    ui.selectable_value(pick, Some(n.clone()), n);
+                }
+            })
+            .response
+            .on_hover_text(hover);
+    });
 }
 
 /// The child's first rows.

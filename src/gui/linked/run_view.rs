@@ -256,6 +256,7 @@ impl RunView {
             parent_share: self.share,
             independent: self.independent,
             unique: child.unique.iter().cloned().collect(),
+            count_by: child.count_by.clone(),
         })
     }
 

@@ -53,7 +53,15 @@ pub struct LinkedConfig {
     /// Child columns no two children of one parent share (a person's years): kept when
     /// sampling. Binary or categorical columns of the child table.
     pub unique: Vec<String>,
+    /// A child column of categories each parent counts its children by (a household's
+    /// women and men): the parent model learns the counts, and each synthetic parent's
+    /// children take exactly its counts' values.
+    pub count_by: Option<String>,
 }
+
+/// The most levels a counted child column may have: each is a parent column of K + 1
+/// values in the parent model.
+pub const MAX_COUNT_LEVELS: usize = 12;
 
 /// What a finished linked run reports.
 #[derive(Debug, Clone)]
@@ -166,9 +174,11 @@ fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Stri
     refuse_unsupported(cfg)?;
     let parent = open_table(&cfg.parent.data)?;
     let child = open_table(&cfg.child)?;
-    let joined =
-        linked::join(&parent.1, &child.1, &cfg.link).map_err(|e| JobError::Usage(e.to_string()))?;
-    let schemas = derived_schemas(cfg)?;
+    let levels = count_levels(cfg)?;
+    let count_by = cfg.count_by.as_deref().zip(levels.as_deref());
+    let joined = linked::join_counting(&parent.1, &child.1, &cfg.link, count_by)
+        .map_err(|e| JobError::Usage(e.to_string()))?;
+    let schemas = derived_schemas(cfg, count_by)?;
     check_unique(cfg, &child.1)?;
     if let Some((ps, cs)) = &schemas {
         // A run's own check of the cells would come after the pair's reservation.
@@ -327,7 +337,37 @@ fn truncation_notice(j: &Joined, k: usize) -> String {
 
 /// The derived tables' schemas, from the given ones (`None` when the run reads domains
 /// off the rows, which the two runs then do as any run does).
-fn derived_schemas(cfg: &LinkedConfig) -> Result<Option<(Schema, Schema)>, JobError> {
+/// The public levels of the child column the parents count by (its schema's categories).
+pub fn count_levels(cfg: &LinkedConfig) -> Result<Option<Vec<String>>, JobError> {
+    use crate::data::schema::{Domain, Kind};
+    let Some(col) = &cfg.count_by else {
+        return Ok(None);
+    };
+    let spec = cfg
+        .child_schema
+        .as_ref()
+        .and_then(|s| s.column(col))
+        .ok_or_else(|| {
+            JobError::Usage(format!(
+                "--count-by '{col}' is not a column of the child table's schema"
+            ))
+        })?;
+    match (&spec.kind, &spec.domain) {
+        (Kind::Binary | Kind::Categorical, Some(Domain::Categories(levels)))
+            if levels.len() <= MAX_COUNT_LEVELS && !spec.missing =>
+        {
+            Ok(Some(levels.clone()))
+        }
+        _ => Err(JobError::Usage(format!(
+            "--count-by '{col}' must be a complete column of at most {MAX_COUNT_LEVELS} public categories (a member's sex, a year's work status)"
+        ))),
+    }
+}
+
+fn derived_schemas(
+    cfg: &LinkedConfig,
+    count_by: linked::CountBy<'_>,
+) -> Result<Option<(Schema, Schema)>, JobError> {
     let parent = match (&cfg.parent.inline_schema, &cfg.parent.schema) {
         (Some(s), _) => Some(s.clone()),
         (None, Some(p)) => Some(Schema::load(p).map_err(|e| JobError::Usage(e.to_string()))?),
@@ -337,7 +377,7 @@ fn derived_schemas(cfg: &LinkedConfig) -> Result<Option<(Schema, Schema)>, JobEr
     match (parent, child) {
         (Some(p), Some(c)) => {
             let usage = |e: crate::data::DataError| JobError::Usage(e.to_string());
-            let p = linked::parent_schema(&p, &cfg.link).map_err(usage)?;
+            let p = linked::parent_schema(&p, &cfg.link, count_by).map_err(usage)?;
             let c = linked::child_schema(&c, &p, &cfg.link).map_err(usage)?;
             Ok(Some((p, c)))
         }

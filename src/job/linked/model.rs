@@ -47,6 +47,9 @@ pub struct LinkedHeader {
     /// fact, kept by sampling (post-processing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unique: Vec<String>,
+    /// The child column each parent counts its children by, with its public levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_by: Option<(String, Vec<String>)>,
 }
 
 impl LinkedHeader {
@@ -79,6 +82,10 @@ impl LinkedHeader {
             ),
             not_for_release: p.seed.is_some(),
             unique: cfg.unique.clone(),
+            count_by: cfg
+                .count_by
+                .clone()
+                .zip(super::count_levels(cfg).ok().flatten()),
         }
     }
 }
@@ -185,6 +192,54 @@ impl LinkedModel {
         Ok(m)
     }
 
+    /// With a counted child column: its attribute in the child model, and each synthetic
+    /// parent's counts by level (cut to K in level order).
+    fn counted(
+        &self,
+        gc: &GraphicalModel,
+        parents: &Table,
+    ) -> Result<Option<(usize, Vec<Vec<usize>>)>, JobError> {
+        let Some((column, levels)) = &self.header.count_by else {
+            return Ok(None);
+        };
+        let attr = gc
+            .header
+            .domain
+            .attributes
+            .iter()
+            .position(|a| a.name == *column && a.size == levels.len())
+            .ok_or_else(|| {
+                JobError::Training(format!(
+                    "the child model has no column '{column}' of {} levels; the file is damaged",
+                    levels.len()
+                ))
+            })?;
+        let cols: Vec<Vec<usize>> = levels
+            .iter()
+            .map(|l| {
+                child_counts_in(
+                    parents,
+                    &crate::data::linked::count_column(column, l),
+                    self.header.max_children,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        let k = self.header.max_children;
+        let per = (0..parents.n_rows)
+            .map(|r| {
+                let mut left = k;
+                cols.iter()
+                    .map(|c| {
+                        let n = c[r].min(left);
+                        left -= n;
+                        n
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Some((attr, per)))
+    }
+
     fn graphs(&self) -> Result<(&GraphicalModel, &GraphicalModel), JobError> {
         match (&self.parent.graphical, &self.child.graphical) {
             (Some(p), Some(c)) => Ok((p, c)),
@@ -203,28 +258,45 @@ impl LinkedModel {
         };
         let levels = gp.sample_levels(rows, &mut rng);
         let parents = decode(&self.parent, gp, &levels, &mut rng)?;
-        let counts = child_counts(&parents, self.header.max_children)?;
+        let by = self.counted(gc, &parents)?;
+        let counts = match &by {
+            Some((_, per)) => per.iter().map(|c| c.iter().sum()).collect(),
+            None => child_counts(&parents, self.header.max_children)?,
+        };
         let map = parent_attributes(gp, gc)?;
         let relevant = relevant(gc, &map);
-        // Parents that share their relevant columns draw their children together.
+        // Parents that share their relevant columns (and a counted level) draw their
+        // children together.
         let mut index: HashMap<Vec<Option<u32>>, usize> = HashMap::new();
         let mut groups: Vec<(Vec<Option<u32>>, usize)> = Vec::new();
-        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut members: Vec<Vec<(usize, usize)>> = Vec::new();
         for (r, &n) in counts.iter().enumerate() {
-            if n == 0 {
-                continue;
-            }
             let mut ev = vec![None; map.len()];
             for &j in &relevant {
                 ev[j] = map[j].map(|i| levels[i][r]);
             }
-            let g = *index.entry(ev.clone()).or_insert_with(|| {
-                groups.push((ev, 0));
-                members.push(Vec::new());
-                groups.len() - 1
-            });
-            groups[g].1 += n;
-            members[g].push(r);
+            let parts: Vec<(Option<u32>, usize)> = match &by {
+                Some((_, per)) => per[r]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| **c > 0)
+                    .map(|(v, c)| (Some(v as u32), *c))
+                    .collect(),
+                None => vec![(None, n)],
+            };
+            for (level, n) in parts.into_iter().filter(|p| p.1 > 0) {
+                let mut ev = ev.clone();
+                if let (Some((attr, _)), Some(v)) = (&by, level) {
+                    ev[*attr] = Some(v);
+                }
+                let g = *index.entry(ev.clone()).or_insert_with(|| {
+                    groups.push((ev, 0));
+                    members.push(Vec::new());
+                    groups.len() - 1
+                });
+                groups[g].1 += n;
+                members[g].push((r, n));
+            }
         }
         let unique = self.header.unique.first().and_then(|u| {
             gc.header
@@ -234,12 +306,12 @@ impl LinkedModel {
                 .position(|a| a.name == *u)
         });
         let (drawn, child_keys, unmatched) =
-            draw_children(gc, (&groups, &members), &counts, unique, &mut rng)?;
+            draw_children(gc, (&groups, &members), counts.len(), unique, &mut rng)?;
         let children = decode(&self.child, gc, &drawn, &mut rng)?
             .keep_columns(|n| !n.starts_with(PARENT_PREFIX));
         Ok(LinkedRows {
             parents: with_key(
-                &parents.keep_columns(|n| n != COUNT_COLUMN),
+                &parents.keep_columns(|n| !n.starts_with(COUNT_COLUMN)),
                 &self.header.key,
                 &(0..rows).collect::<Vec<_>>(),
             ),
@@ -255,12 +327,13 @@ impl LinkedModel {
 /// drawn in turn from the conditional until a new one comes up, and are sorted by it.
 fn draw_children(
     gc: &GraphicalModel,
-    (groups, members): (&[(Vec<Option<u32>>, usize)], &[Vec<usize>]),
-    counts: &[usize],
+    (groups, members): (&[(Vec<Option<u32>>, usize)], &[Vec<(usize, usize)>]),
+    parents: usize,
     unique: Option<usize>,
     rng: &mut StdRng,
 ) -> Result<(Vec<Vec<u32>>, Vec<usize>, usize), JobError> {
-    let mut per_parent: Vec<Vec<Vec<u32>>> = vec![Vec::new(); counts.len()];
+    let mut per_parent: Vec<Vec<Vec<u32>>> = vec![Vec::new(); parents];
+    let mut used: Vec<std::collections::HashSet<u32>> = vec![Default::default(); parents];
     let mut unmatched = 0;
     let mut draw = |ev: &Vec<Option<u32>>, n: usize, rng: &mut StdRng| {
         let (cols, bad) = gc
@@ -276,10 +349,10 @@ fn draw_children(
     for ((ev, need), who) in groups.iter().zip(members) {
         let extra = if unique.is_some() { need * 2 + 8 } else { 0 };
         let mut pool: std::collections::VecDeque<Vec<u32>> = draw(ev, need + extra, rng)?.into();
-        for &r in who {
-            let mut used = std::collections::HashSet::new();
+        for &(r, n) in who {
+            let target = per_parent[r].len() + n;
             let (mut skipped, mut tries) = (Vec::new(), 0);
-            while per_parent[r].len() < counts[r] {
+            while per_parent[r].len() < target {
                 let row = match pool.pop_front() {
                     Some(row) => row,
                     None => {
@@ -289,7 +362,7 @@ fn draw_children(
                 };
                 // More children than values (or a value the model all but rules out):
                 // after 64 fresh draws a repeat is kept.
-                if unique.is_none_or(|u| used.insert(row[u])) || tries > 64 {
+                if unique.is_none_or(|u| used[r].insert(row[u])) || tries > 64 {
                     per_parent[r].push(row);
                 } else {
                     skipped.push(row);
@@ -299,9 +372,11 @@ fn draw_children(
             for row in skipped.into_iter().rev() {
                 pool.push_front(row);
             }
-            if let Some(u) = unique {
-                per_parent[r].sort_by_key(|row| row[u]);
-            }
+        }
+    }
+    if let Some(u) = unique {
+        for rows in &mut per_parent {
+            rows.sort_by_key(|row| row[u]);
         }
     }
     let d = gc.header.domain.len();
@@ -333,9 +408,14 @@ fn decode(
 
 /// Each synthetic parent's number of children, from its count column.
 fn child_counts(parents: &Table, k: usize) -> Result<Vec<usize>, JobError> {
-    let c = parents.column(COUNT_COLUMN).ok_or_else(|| {
-        JobError::Training(format!("the parent model has no '{COUNT_COLUMN}' column"))
-    })?;
+    child_counts_in(parents, COUNT_COLUMN, k)
+}
+
+/// Each synthetic parent's value of the count column `name` (0–K).
+fn child_counts_in(parents: &Table, name: &str, k: usize) -> Result<Vec<usize>, JobError> {
+    let c = parents
+        .column(name)
+        .ok_or_else(|| JobError::Training(format!("the parent model has no '{name}' column")))?;
     Ok((0..parents.n_rows)
         .map(|r| {
             c.text(r)
