@@ -41,6 +41,12 @@ fn a_linked_pair_trains_and_exports_in_the_window() {
         "this pair's budget: total ε 3.000 · spent 1.000",
         10,
     );
+    // The Results tab shows the pair too.
+    h.get_by_label("3 · Results").click();
+    common::wait_for(&mut h, "The linked pair", 10);
+    h.get_by_label_contains("parent × child tables on the joined rows");
+    h.get_by_label("2 · Train and export").click();
+    h.run_steps(3);
 
     let (p, c) = (dir.path().join("out/p.csv"), dir.path().join("out/c.csv"));
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();

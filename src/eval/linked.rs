@@ -19,7 +19,7 @@ pub struct Pair<'a> {
 }
 
 /// The cross-table figures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkedReport {
     /// Share of synthetic children whose key is a synthetic parent's.
     pub keys_found: f64,
@@ -36,14 +36,14 @@ pub struct LinkedReport {
     pub task: Option<Task>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CrossPair {
     pub parent: String,
     pub child: String,
     pub tv: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Task {
     pub label: String,
     /// "auroc" for a binary label, else "accuracy".

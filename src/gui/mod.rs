@@ -197,6 +197,8 @@ pub struct App {
     connect: connect::ConnectDialog,
     /// The linked sample was asked for: its child table joins these parents once open.
     pending_child: Option<PathBuf>,
+    /// The last linked run on the open pair, for the Results tab.
+    linked_results: Option<linked::results::Shown>,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -312,6 +314,7 @@ impl App {
             linked,
         });
         self.data_panel = Default::default();
+        self.linked_results = None;
         if restored {
             self.data_panel.restored();
         } else if let Some(file) = sample_schema {
@@ -333,6 +336,7 @@ impl App {
                     self.train_panel.dataset_changed(self.loaded.as_ref());
                 }
                 Command::Open(path) => self.open(&path, ctx),
+                Command::ShowLinked(s) => self.linked_results = Some(*s),
                 Command::ShowRun {
                     title,
                     model,
@@ -467,7 +471,13 @@ impl eframe::App for App {
             let panel: &mut dyn Panel = match self.tab {
                 Tab::Data => &mut self.data_panel,
                 Tab::Train => &mut self.train_panel,
-                Tab::Results => &mut self.results_panel,
+                Tab::Results => {
+                    if let Some(l) = &self.linked_results {
+                        l.ui(ui);
+                        ui.separator();
+                    }
+                    &mut self.results_panel
+                }
             };
             let mut cx = Ctx {
                 loaded: self.loaded.as_mut(),

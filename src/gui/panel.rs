@@ -23,6 +23,8 @@ pub enum Command {
         /// The run's settings (for the results' privacy audit).
         config: Option<Box<crate::job::RunConfig>>,
     },
+    /// A linked run on the open pair was judged: the Results tab shows it.
+    ShowLinked(Box<crate::gui::linked::results::Shown>),
 }
 
 /// What every panel may read or edit while it draws.

@@ -2,6 +2,7 @@
 //! key and K, a preview and how many parents K would cut), and the Train tab's linked run
 //! ([`run_view`]).
 
+pub mod results;
 pub mod run_view;
 
 use std::path::{Path, PathBuf};

@@ -299,15 +299,33 @@ impl RunView {
     }
 
     /// Picks up the run's events and the evaluation's answer (every frame).
-    pub fn poll(&mut self, ctx: &egui::Context, loaded: Option<&Loaded>) {
+    /// Returns the run's results for the Results tab once its figures are in.
+    pub fn poll(
+        &mut self,
+        ctx: &egui::Context,
+        loaded: Option<&Loaded>,
+    ) -> Option<super::results::Shown> {
+        let mut shown = None;
         if let Some(rx) = &self.figures {
             if let Ok(r) = rx.try_recv() {
+                if let (Ok(report), Some(Ok(s))) = (&r, &self.result) {
+                    shown = Some(super::results::Shown {
+                        model: s.model.clone(),
+                        statement: self.statement.clone().unwrap_or_default(),
+                        report: report.clone(),
+                    });
+                }
                 self.report = Some(r);
                 self.figures = None;
             } else {
                 crate::gui::busy::wake(ctx);
             }
         }
+        self.poll_job(ctx, loaded);
+        shown
+    }
+
+    fn poll_job(&mut self, ctx: &egui::Context, loaded: Option<&Loaded>) {
         let Some(job) = &self.job else { return };
         crate::gui::busy::wake(ctx);
         let mut done = None;
@@ -372,7 +390,7 @@ impl RunView {
             Some(Err(e)) => {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
-            Some(Ok(r)) => figures(ui, r),
+            Some(Ok(r)) => super::results::figures(ui, r),
         }
     }
 
@@ -495,49 +513,4 @@ fn evaluate(
         let _ = tx.send(run());
     });
     Some(rx)
-}
-
-/// The figures across the link, as the report prints them.
-fn figures(ui: &mut egui::Ui, r: &LinkedReport) {
-    ui.label(format!(
-        "synthetic children whose key is a synthetic parent's: {:.1} %",
-        100.0 * r.keys_found
-    ));
-    egui::Grid::new("linked-sizes")
-        .striped(true)
-        .show(ui, |ui| {
-            ui.strong("children per parent");
-            for k in 0..r.children_real.len() {
-                ui.strong(k.to_string());
-            }
-            ui.end_row();
-            for (name, v) in [
-                ("real", &r.children_real),
-                ("synthetic", &r.children_synthetic),
-            ] {
-                ui.label(name);
-                for x in v.iter() {
-                    ui.label(format!("{:.1} %", 100.0 * x));
-                }
-                ui.end_row();
-            }
-        });
-    ui.label(format!(
-        "children per parent: total variation {:.3}",
-        r.children_tv
-    ));
-    ui.label(format!(
-        "parent × child tables on the joined rows: mean total variation {:.3} over {} pairs",
-        r.cross_mean_tv,
-        r.cross.len()
-    ));
-    for c in r.cross.iter().take(3) {
-        ui.weak(format!("  worst: {} × {}: {:.3}", c.parent, c.child, c.tv));
-    }
-    if let Some(t) = &r.task {
-        ui.label(format!(
-            "two-table task — a parent's {} from its other columns and its children's ({}, scored on a held-out fifth of the real parents): trained on synthetic {:.3}, on the other real parents {:.3}",
-            t.label, t.score, t.synthetic, t.real
-        ));
-    }
 }

@@ -331,7 +331,7 @@ impl ResultsPanel {
     fn draw(&mut self, ui: &mut egui::Ui, dialogs: &mut super::dialogs::Dialogs) {
         self.drain();
         if self.runs.is_empty() {
-            ui.label("No results yet: train a model in tab 2; its evaluation appears here.");
+            ui.label("No results yet of a single-table run: train one in tab 2; its evaluation appears here.");
             return;
         }
         if !self.run_picker(ui) {

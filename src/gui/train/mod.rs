@@ -575,7 +575,9 @@ impl crate::gui::panel::Panel for TrainPanel {
     /// that finished on the open dataset.
     fn poll(&mut self, ctx: &egui::Context, cx: &mut Ctx<'_>) -> Vec<Command> {
         self.drain(ctx);
-        self.linked.poll(ctx, cx.loaded.as_deref());
+        if let Some(s) = self.linked.poll(ctx, cx.loaded.as_deref()) {
+            return vec![Command::ShowLinked(Box::new(s))];
+        }
         if let Some((title, model, config)) = self.sweep_open.take() {
             return vec![Command::ShowRun {
                 title,
