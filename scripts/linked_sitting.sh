@@ -24,7 +24,7 @@ for method in aim mst; do
       [ "$link" = apart ] && extra=(--independent)
       "$bin" train --data "$a/persons_train.csv" --schema "$a/persons.schema.json" \
         --child "$a/years_train.csv" --child-schema "$a/years.schema.json" --key id \
-        --max-children 5 --unique year --method "$method" --epsilon 1 --delta 1e-6 \
+        --max-children 5 --min-children 1 --unique year --method "$method" --epsilon 1 --delta 1e-6 \
         --out "$tag.dpsynth" --ledger "$tag.sqlite3" "${extra[@]}" >/dev/null 2>"$tag.train.log"
       "$bin" sample --model "$tag.dpsynth" --rows 4902 --out "$tag.p.csv" \
         --child-out "$tag.c.csv" 2>/dev/null

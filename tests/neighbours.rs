@@ -328,6 +328,7 @@ fn linked_pairs(dir: &Path, method: &str) -> (usize, usize, usize, Vec<String>) 
         link: dpsynth::data::linked::Link {
             key: "id".into(),
             max_children: K,
+            min_children: 1,
         },
         parent_share: job::linked::DEFAULT_PARENT_SHARE,
         independent: false,

@@ -26,6 +26,7 @@ pub fn train(a: &TrainArgs) -> anyhow::Result<()> {
         link: Link {
             key: key.clone(),
             max_children: k,
+            min_children: a.min_children,
         },
         parent_share: a.parent_share.unwrap_or(linked::DEFAULT_PARENT_SHARE),
         independent: a.independent,

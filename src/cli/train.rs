@@ -139,6 +139,10 @@ pub struct TrainArgs {
     /// keeps its first K; the child counts' noise grows with K).
     #[arg(long, value_name = "K", requires = "child")]
     pub max_children: Option<usize>,
+    /// The fewest children every parent has, as a public fact (a person in a panel has at
+    /// least one year): no synthetic parent gets fewer; a parent with fewer is an error.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "child")]
+    pub min_children: usize,
     /// Share of the budget for the parent table (the children get the rest).
     #[arg(long, value_name = "SHARE", requires = "child")]
     pub parent_share: Option<f64>,

@@ -40,6 +40,10 @@ pub const MAX_K: usize = 1000;
 pub struct Link {
     pub key: String,
     pub max_children: usize,
+    /// The fewest children a parent has, as a public fact (a person in a panel has at
+    /// least one year): the count's domain starts there, so no synthetic parent has
+    /// fewer. 0 when parents may have none.
+    pub min_children: usize,
 }
 
 /// The two derived tables and what truncation did (a local diagnostic: counts read off
@@ -145,6 +149,14 @@ pub fn join_counting(
             owner.push(p);
         }
     }
+    if let Some(r) = sizes.iter().position(|s| *s < link.min_children) {
+        return Err(DataError::Schema(format!(
+            "row {} of the parent table has {} children, fewer than the {} every parent has (--min-children)",
+            r + 1,
+            sizes[r],
+            link.min_children
+        )));
+    }
     let mut parents = with_count(parent, &link.key, &sizes, k)?;
     if let Some(by) = count_by {
         counts_by(&mut parents, child, by, (&kept_children, &owner))?;
@@ -246,19 +258,25 @@ pub fn parent_schema(
             "the parent schema has a column named '{COUNT_COLUMN}', the name the link gives each parent's number of children; rename it"
         )));
     }
-    let count = |name: &str| -> Result<ColumnSpec, DataError> {
+    if link.min_children > link.max_children {
+        return Err(DataError::Schema(format!(
+            "the fewest children a parent has ({}) is more than K ({})",
+            link.min_children, link.max_children
+        )));
+    }
+    let count = |name: &str, low: usize| -> Result<ColumnSpec, DataError> {
         serde_json::from_value(serde_json::json!({
             "name": name,
             "kind": "categorical",
-            "domain": {"categories": (0..=link.max_children).map(|k| k.to_string()).collect::<Vec<_>>()},
+            "domain": {"categories": (low..=link.max_children).map(|k| k.to_string()).collect::<Vec<_>>()},
             "provenance": "user_provided"
         }))
         .map_err(|e| DataError::Schema(format!("the count column's schema: {e}")))
     };
-    s.columns.push(count(COUNT_COLUMN)?);
+    s.columns.push(count(COUNT_COLUMN, link.min_children)?);
     if let Some((column, levels)) = count_by {
         for level in levels {
-            s.columns.push(count(&count_column(column, level))?);
+            s.columns.push(count(&count_column(column, level), 0)?);
         }
     }
     s.target = None;
@@ -345,6 +363,7 @@ mod tests {
         Link {
             key: "hh".into(),
             max_children: k,
+            min_children: 0,
         }
     }
 

@@ -115,6 +115,8 @@ fn a_pair_trains_samples_and_keeps_its_link() {
             "year",
             "--count-by",
             "outwork",
+            "--min-children",
+            "1",
         ],
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -174,6 +176,10 @@ fn a_pair_trains_samples_and_keeps_its_link() {
         &ids(&common::repo("assets/gsoep/years_train.csv")),
     );
     let syn = sizes(&pk, &ck);
+    assert_eq!(
+        syn[0], 0.0,
+        "every person has at least one year (--min-children 1)"
+    );
     let tv: f64 = 0.5
         * real
             .iter()
@@ -313,11 +319,15 @@ fn bad_links_are_refused_before_the_ledger_is_touched() {
         "nokey.csv",
         "person,year,docvis,hospvis,outwork,married,kids,self,hhninc\n1,1984,0,0,0,1,0,0,3\n2,1985,1,0,1,1,1,0,2.5\n",
     );
+    let orphanless_one = write(
+        "one-parent.csv",
+        "id,year,docvis,hospvis,outwork,married,kids,self,hhninc\n1,1984,0,0,0,1,0,0,3\n1,1985,1,0,1,1,1,0,2.5\n",
+    );
     let outside = write(
         "outside.csv",
         "id,year,docvis,hospvis,outwork,married,kids,self,hhninc\n1,1999,0,0,0,1,0,0,3\n2,1985,1,0,1,1,1,0,2.5\n",
     );
-    let cases: [(&str, &str, &[&str], &str); 6] = [
+    let cases: [(&str, &str, &[&str], &str); 7] = [
         (
             &dup,
             &children,
@@ -335,6 +345,12 @@ fn bad_links_are_refused_before_the_ledger_is_touched() {
             &nokey,
             &["--max-children", "5"],
             "child table has no column 'id'",
+        ),
+        (
+            &parents,
+            &orphanless_one,
+            &["--max-children", "5", "--min-children", "1"],
+            "fewer than the 1 every parent has",
         ),
         (
             &parents,

@@ -28,6 +28,8 @@ pub struct Child {
     pub key: Option<String>,
     /// K, the most children one parent contributes.
     pub max_children: usize,
+    /// The fewest children every parent has (a public fact).
+    pub min_children: usize,
     /// A child column no two children of one parent share (a person's year).
     pub unique: Option<String>,
     /// A child column each parent counts its children by.
@@ -65,6 +67,7 @@ impl Child {
             content_key,
             key: None,
             max_children: 5,
+            min_children: 0,
             unique: None,
             count_by: None,
         })
@@ -88,6 +91,7 @@ pub fn sample_child() -> Result<Child, String> {
     let mut c = Child::open(&p, Some(&s))?;
     c.key = Some("id".into());
     c.max_children = 5;
+    c.min_children = 1;
     c.unique = Some("year".into());
     Ok(c)
 }
@@ -213,6 +217,9 @@ impl ChildSection {
             ui.label("K");
             ui.add(egui::DragValue::new(&mut c.max_children).range(1..=crate::data::linked::MAX_K))
                 .on_hover_text("The most children one parent contributes: a public bound. A parent with more keeps its first K; the children's noise grows with K.");
+            ui.label("at least");
+            ui.add(egui::DragValue::new(&mut c.min_children).range(0..=c.max_children))
+                .on_hover_text("The fewest children every parent has, as a public fact (a person in a panel has at least one year): no synthetic parent gets fewer");
         });
         let names: Vec<String> = c
             .schema
@@ -245,11 +252,12 @@ impl ChildSection {
 
     /// How many parents have more than K children (read off the rows: shown here only).
     fn diagnostic_ui(&mut self, ui: &mut egui::Ui, parent: &Table, c: &Child, key: String) {
-        let want = (key.clone(), c.max_children);
+        let want = (key.clone(), c.max_children * 1001 + c.min_children);
         if self.diagnostic.as_ref().is_none_or(|(k, _)| *k != want) {
             let link = crate::data::linked::Link {
                 key,
                 max_children: c.max_children,
+                min_children: c.min_children,
             };
             let line = crate::data::linked::join(parent, &c.table, &link)
                 .map(|j| diagnostic_line(&j, c.max_children))

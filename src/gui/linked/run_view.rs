@@ -252,6 +252,7 @@ impl RunView {
             link: crate::data::linked::Link {
                 key: child.key.clone().ok_or("pick the key first")?,
                 max_children: child.max_children,
+                min_children: child.min_children,
             },
             parent_share: self.share,
             independent: self.independent,

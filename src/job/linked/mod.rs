@@ -187,7 +187,13 @@ fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Stri
                 .map_err(|e| JobError::Usage(format!("the {which} table {}: {e}", path.display())))
         };
         fits(ps, &joined.parents, "parent", &cfg.parent.data)?;
-        fits(cs, &joined.children, "child", &cfg.child)?;
+        // The child's own columns, against the file's rows (so an error names the file's
+        // row, whatever the bound cut); the parent's columns were checked above.
+        let mut own = cs.clone();
+        own.columns
+            .retain(|c| !c.name.starts_with(linked::PARENT_PREFIX));
+        let rows = child.1.keep_columns(|n| n != cfg.link.key);
+        fits(&own, &rows, "child", &cfg.child)?;
         // A run refuses domains read off the rows; the pair must before its reservation.
         let read: Vec<&str> = ps
             .non_private_domains()

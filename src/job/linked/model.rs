@@ -31,6 +31,9 @@ pub struct LinkedHeader {
     /// The key column's name (its values are never released; synthetic keys are fresh).
     pub key: String,
     pub max_children: usize,
+    /// The fewest children a parent has (a public fact; 0: none).
+    #[serde(default)]
+    pub min_children: usize,
     pub parent_share: f64,
     /// The baseline without the link (children drawn without their parent's columns).
     pub independent: bool,
@@ -70,6 +73,7 @@ impl LinkedHeader {
             format: LINKED_FORMAT.into(),
             key: cfg.link.key.clone(),
             max_children: cfg.link.max_children,
+            min_children: cfg.link.min_children,
             parent_share: cfg.parent_share,
             independent: cfg.independent,
             method: p.method.clone(),
@@ -284,6 +288,12 @@ impl LinkedModel {
                     .collect(),
                 None => vec![(None, n)],
             };
+            // Counts by level that sum below the fewest children: the rest unconstrained.
+            let mut parts = parts;
+            let have: usize = parts.iter().map(|p| p.1).sum();
+            if have < self.header.min_children {
+                parts.push((None, self.header.min_children - have));
+            }
             for (level, n) in parts.into_iter().filter(|p| p.1 > 0) {
                 let mut ev = ev.clone();
                 if let (Some((attr, _)), Some(v)) = (&by, level) {
