@@ -6,7 +6,7 @@ use std::sync::mpsc::Receiver;
 
 use eframe::egui;
 
-use crate::eval::linked::{LinkedReport, Pair};
+use crate::eval::linked::LinkedReport;
 use crate::gui::{Content, Loaded};
 use crate::job::linked::model::LinkedModel;
 use crate::job::linked::{self, LinkedConfig, LinkedEvent, LinkedSummary, Split};
@@ -450,12 +450,8 @@ fn export(
         PathBuf::from(parents.trim()),
         PathBuf::from(children.trim()),
     );
-    if p.as_os_str().is_empty() || c.as_os_str().is_empty() {
-        return Err("type both files' paths first".into());
-    }
-    let m = LinkedModel::load(model).map_err(|e| e.to_string())?;
-    let drawn = m.sample(rows, None).map_err(|e| e.to_string())?;
-    linked::model::write(&m, &drawn, &p, &c).map_err(|e| e.to_string())?;
+    let (_, drawn) =
+        linked::services::export_pair(model, rows, None, (&p, &c)).map_err(|e| e.to_string())?;
     Ok(format!(
         "wrote {} parents to {} and their {} children to {}, each with its statement beside it",
         drawn.parents.n_rows,
@@ -465,7 +461,7 @@ fn export(
     ))
 }
 
-/// Draws as many parents as the real table has and compares the pairs, off the UI thread.
+/// The pair judged against the real one, off the UI thread (the job does the work).
 fn evaluate(
     loaded: &Loaded,
     model: &std::path::Path,
@@ -480,38 +476,14 @@ fn evaluate(
     let model = model.to_path_buf();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let run = || -> Result<LinkedReport, String> {
-            let m = LinkedModel::load(&model).map_err(|e| e.to_string())?;
-            let s = m
-                .sample(parent.n_rows.clamp(1, 20_000), Some(0))
-                .map_err(|e| e.to_string())?;
-            let real = Pair {
-                parents: &parent,
-                children: &child_table,
-            };
-            // A fifth of the real parents, with their children, scores the task.
-            let ((tp, tc), (hp, hc)) = crate::eval::linked::split_pair(&real, &key, 0.2, 0);
-            let syn = Pair {
-                parents: &s.parents,
-                children: &s.children,
-            };
-            let train = Pair {
-                parents: &tp,
-                children: &tc,
-            };
-            let held = Pair {
-                parents: &hp,
-                children: &hc,
-            };
-            crate::eval::linked::evaluate(
-                (&train, &held, &syn),
-                (&schema, &child_schema),
-                &key,
-                None,
-                0,
-            )
+        let real = linked::services::RealPair {
+            parents: &parent,
+            parent_schema: &schema,
+            children: &child_table,
+            child_schema: &child_schema,
+            key: &key,
         };
-        let _ = tx.send(run());
+        let _ = tx.send(linked::services::judge_pair(&model, &real).map_err(|e| e.to_string()));
     });
     Some(rx)
 }

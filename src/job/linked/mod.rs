@@ -11,6 +11,7 @@
 
 pub mod budget;
 pub mod model;
+pub mod services;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
