@@ -11,8 +11,8 @@
 
 use rand::Rng;
 
-use super::GraphicalModel;
 use super::factor::{cells, sub_index};
+use super::{GraphicalModel, draw_node};
 
 /// Values fixed per attribute (`None`: free); one entry per attribute of the model.
 pub type Evidence = Vec<Option<u32>>;
@@ -185,39 +185,14 @@ impl Plan {
             if node.new.is_empty() {
                 continue;
             }
-            let (sc, nc) = (cells(&self.sizes, &node.sep), cells(&self.sizes, &node.new));
-            let mut cdf = vec![0f64; sc * nc];
-            for ((x, s), r) in w[c].iter().zip(&node.to_sep).zip(&node.to_new) {
-                cdf[*s as usize * nc + *r as usize] += *x;
-            }
-            for row in cdf.chunks_mut(nc) {
-                let mut t = 0.0;
-                for v in row.iter_mut() {
-                    t += *v;
-                    *v = t;
-                }
-            }
-            let sep_strides = super::factor::strides(&self.sizes, &node.sep);
-            let new_strides = super::factor::strides(&self.sizes, &node.new);
-            for r in 0..n {
-                let s: usize = node
-                    .sep
-                    .iter()
-                    .zip(&sep_strides)
-                    .map(|(a, st)| out[*a][r] as usize * st)
-                    .sum();
-                let row = &cdf[s * nc..(s + 1) * nc];
-                let total = row[nc - 1];
-                let k = if total > 0.0 {
-                    let u = rng.random::<f64>() * total;
-                    row.partition_point(|c| *c <= u).min(nc - 1)
-                } else {
-                    rng.random_range(0..nc)
-                };
-                for (a, st) in node.new.iter().zip(&new_strides) {
-                    out[*a][r] = ((k / st) % self.sizes[*a]) as u32;
-                }
-            }
+            draw_node(
+                w[c].iter().copied(),
+                (&node.to_sep, &node.to_new),
+                (&node.sep, &node.new),
+                &self.sizes,
+                &mut out,
+                rng,
+            );
         }
         out
     }

@@ -49,6 +49,54 @@ pub struct GraphicalHeader {
     pub one_to_one: Vec<[String; 2]>,
 }
 
+/// Draws every row's values of a node's `new` attributes given its `sep` attributes
+/// (already drawn into `out`), from the node's weights per clique cell: a conditional table
+/// left unnormalised per separator cell. A separator value with no weight draws any value
+/// of the rest. Ancestral sampling and draws given evidence share it.
+pub(crate) fn draw_node(
+    weights: impl Iterator<Item = f64>,
+    (to_sep, to_new): (&[u32], &[u32]),
+    (sep, new): (&[usize], &[usize]),
+    sizes: &[usize],
+    out: &mut [Vec<u32>],
+    rng: &mut impl Rng,
+) {
+    let (sc, nc) = (cells(sizes, sep), cells(sizes, new));
+    // Conditional table [separator cell][new cell], cumulated per row.
+    let mut cdf = vec![0f64; sc * nc];
+    for ((x, s), r) in weights.zip(to_sep).zip(to_new) {
+        cdf[*s as usize * nc + *r as usize] += x;
+    }
+    for row in cdf.chunks_mut(nc) {
+        let mut t = 0.0;
+        for v in row.iter_mut() {
+            t += *v;
+            *v = t;
+        }
+    }
+    let sep_strides = strides(sizes, sep);
+    let new_strides = strides(sizes, new);
+    let n = out.first().map_or(0, Vec::len);
+    for r in 0..n {
+        let s: usize = sep
+            .iter()
+            .zip(&sep_strides)
+            .map(|(a, st)| out[*a][r] as usize * st)
+            .sum();
+        let row = &cdf[s * nc..(s + 1) * nc];
+        let total = row[nc - 1];
+        let k = if total > 0.0 {
+            let u = rng.random::<f64>() * total;
+            row.partition_point(|c| *c <= u).min(nc - 1)
+        } else {
+            rng.random_range(0..nc)
+        };
+        for (a, st) in new.iter().zip(&new_strides) {
+            out[*a][r] = ((k / st) % sizes[*a]) as u32;
+        }
+    }
+}
+
 /// A fitted graphical model as released: node marginals as probabilities.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphicalModel {
@@ -148,42 +196,17 @@ impl GraphicalModel {
             if new.is_empty() {
                 continue;
             }
-            let (sc, nc) = (cells(&sizes, &sep), cells(&sizes, &new));
             let to_sep = sub_index(&sizes, clique, &sep);
             let to_new = sub_index(&sizes, clique, &new);
-            // Conditional table [separator cell][new cell], cumulated per row.
-            let mut cdf = vec![0f64; sc * nc];
-            for ((p, s), r) in self.tables[c].iter().zip(&to_sep).zip(&to_new) {
-                cdf[*s as usize * nc + *r as usize] += f64::from(*p);
-            }
-            for row in cdf.chunks_mut(nc) {
-                let mut t = 0.0;
-                for v in row.iter_mut() {
-                    t += *v;
-                    *v = t;
-                }
-            }
-            let sep_strides = strides(&sizes, &sep);
-            let new_strides = strides(&sizes, &new);
-            for r in 0..n {
-                let s: usize = sep
-                    .iter()
-                    .zip(&sep_strides)
-                    .map(|(a, st)| out[*a][r] as usize * st)
-                    .sum();
-                let row = &cdf[s * nc..(s + 1) * nc];
-                let total = row[nc - 1];
-                let k = if total > 0.0 {
-                    let u = rng.random::<f64>() * total;
-                    row.partition_point(|c| *c <= u).min(nc - 1)
-                } else {
-                    // A separator value the model gives no mass: any value of the rest.
-                    rng.random_range(0..nc)
-                };
-                for (a, st) in new.iter().zip(&new_strides) {
-                    out[*a][r] = ((k / st) % sizes[*a]) as u32;
-                }
-            }
+            let weights = self.tables[c].iter().map(|p| f64::from(*p));
+            draw_node(
+                weights,
+                (&to_sep, &to_new),
+                (&sep, &new),
+                &sizes,
+                &mut out,
+                rng,
+            );
             for a in new {
                 drawn[a] = true;
             }
