@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::train::{SampleArgs, TrainArgs};
 use crate::data::linked::Link;
-use crate::job::linked::{self, LinkedConfig, LinkedEvent, model::LinkedModel};
+use crate::job::linked::{self, LinkedConfig, LinkedEvent};
 use crate::job::{Event, JobError};
 
 pub fn train(a: &TrainArgs) -> anyhow::Result<()> {
@@ -66,6 +66,11 @@ pub fn train(a: &TrainArgs) -> anyhow::Result<()> {
     );
     if s.epsilon_spent.is_some() {
         eprintln!("dpsynth: note: {}", linked::unit_statement(key, k));
+        if a.allow_data_domains {
+            eprintln!(
+                "dpsynth: warning: domains read off the private rows are in the model file as read; the guarantee does NOT cover them"
+            );
+        }
     }
     Ok(())
 }
@@ -120,9 +125,7 @@ pub fn sample(a: &SampleArgs) -> anyhow::Result<()> {
         )
         .into());
     }
-    let m = LinkedModel::load(&a.model)?;
-    let rows = m.sample(a.rows, a.seed)?;
-    crate::job::linked::model::write(&m, &rows, &a.out, child_out)?;
+    let (m, rows) = linked::services::export_pair(&a.model, a.rows, a.seed, (&a.out, child_out))?;
     if rows.unmatched_groups > 0 {
         eprintln!(
             "dpsynth: note: for {} kinds of synthetic parent the child model had no mass; their children were drawn without the parent's columns",

@@ -69,6 +69,15 @@ impl LinkedHeader {
             ),
             None => " Trained without privacy (ε = ∞): a reference only.".into(),
         };
+        // What the guarantee leaves out, said in the sentence a reader sees.
+        let mut uncovered = String::new();
+        if matches!(p.domains, crate::job::DomainPolicy::AllowData) {
+            uncovered.push_str(" Domains read off the rows (--allow-data-domains) are NOT covered by the guarantee; the two models' headers name their columns.");
+        }
+        let schema_given = p.inline_schema.is_some() || p.schema.is_some();
+        if !(schema_given && cfg.child_schema.is_some()) && !p.public_kinds {
+            uncovered.push_str(" Column kinds guessed from the rows are NOT covered.");
+        }
         Self {
             format: LINKED_FORMAT.into(),
             key: cfg.link.key.clone(),
@@ -81,7 +90,7 @@ impl LinkedHeader {
             epsilon: p.epsilon.is_finite().then_some(p.epsilon),
             delta: p.delta,
             statement: format!(
-                "{}{split_text}",
+                "{}{split_text}{uncovered}",
                 super::unit_statement(&cfg.link.key, cfg.link.max_children)
             ),
             not_for_release: p.seed.is_some(),
