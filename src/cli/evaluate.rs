@@ -164,15 +164,25 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("wrote {} ({} KiB)", p.display(), html.len() / 1024);
     }
-    let json = serde_json::to_string_pretty(&rep)?;
-    match &a.json {
-        Some(p) if p.as_os_str() == "-" => println!("{json}"),
+    report_out(a.json.as_ref(), &rep, || print_summary(&rep))
+}
+
+/// Where `--json` sends a report: standard output (`-`), a file written atomically, or,
+/// without it, the printed `summary`.
+pub(super) fn report_out(
+    json: Option<&PathBuf>,
+    rep: &impl serde::Serialize,
+    summary: impl FnOnce(),
+) -> anyhow::Result<()> {
+    match json {
+        Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(rep)?),
         Some(p) => {
-            crate::util::atomic::write_atomic(p, json.as_bytes())
+            let text = serde_json::to_string_pretty(rep)?;
+            crate::util::atomic::write_atomic(p, text.as_bytes())
                 .with_context(|| format!("writing {}", p.display()))?;
             eprintln!("wrote {}", p.display());
         }
-        None => print_summary(&rep),
+        None => summary(),
     }
     Ok(())
 }
@@ -207,7 +217,6 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
     eprintln!("training logistic regression and an MLP on real-train and on synthetic images");
     let rep = crate::eval::images::evaluate(train, &test, &syn, a.seed)
         .map_err(|e| anyhow::anyhow!("evaluate: {e}"))?;
-    let json = serde_json::to_string_pretty(&rep)?;
     if let Some(p) = &a.html {
         let grid = match &a.grid {
             Some(g) => std::fs::read(g).ok(),
@@ -218,11 +227,8 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("wrote {}", p.display());
     }
-    match &a.json {
-        Some(p) if p.as_os_str() == "-" => println!("{json}"),
-        Some(p) => crate::util::atomic::write_atomic(p, json.as_bytes())
-            .with_context(|| format!("writing {}", p.display()))?,
-        None => println!(
+    report_out(a.json.as_ref(), &rep, || {
+        println!(
             "trained on synthetic, tested on real: CNN {:.3}, logistic regression {:.3}, MLP {:.3} (trained on real: {:.3}, {:.3}, {:.3}); Fréchet distance {:.3}",
             rep.synthetic_cnn_accuracy,
             rep.synthetic_logistic_accuracy,
@@ -231,9 +237,8 @@ fn run_images(a: &EvaluateArgs, train: &data::image::ImageSet) -> anyhow::Result
             rep.real_logistic_accuracy,
             rep.real_mlp_accuracy,
             rep.frechet_distance
-        ),
-    }
-    Ok(())
+        )
+    })
 }
 
 pub(super) fn print_summary(r: &report::Report) {

@@ -124,24 +124,14 @@ pub fn run(a: &EvaluateArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", p.display()))?;
         eprintln!("wrote {} ({} KiB)", p.display(), html.len() / 1024);
     }
-    let text = serde_json::to_string_pretty(&json)?;
-    match &a.json {
-        Some(p) if p.as_os_str() == "-" => println!("{text}"),
-        Some(p) => {
-            crate::util::atomic::write_atomic(p, text.as_bytes())
-                .with_context(|| format!("writing {}", p.display()))?;
-            eprintln!("wrote {}", p.display());
-        }
-        None => {
-            println!("== parents ==");
-            print_summary(&own_parents);
-            println!("== children ==");
-            print_summary(&own_children);
-            println!("== across the link ==");
-            print_linked(&linked);
-        }
-    }
-    Ok(())
+    super::evaluate::report_out(a.json.as_ref(), &json, || {
+        println!("== parents ==");
+        print_summary(&own_parents);
+        println!("== children ==");
+        print_summary(&own_children);
+        println!("== across the link ==");
+        print_linked(&linked);
+    })
 }
 
 pub(super) fn print_linked(l: &LinkedReport) {

@@ -32,3 +32,18 @@ pub fn models_dir() -> PathBuf {
 pub fn schemas_dir() -> PathBuf {
     data_dir().join("schemas")
 }
+
+/// A fresh model file in [`models_dir`] for a run on `data`: `STEM-TAG-SECONDS.dpsynth`
+/// (the folder created), so runs of one file by one method sort by time.
+pub fn new_model_path(data: &std::path::Path, tag: &str) -> Result<PathBuf, String> {
+    let dir = models_dir();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let stem = data
+        .file_stem()
+        .map_or("data".into(), |s| s.to_string_lossy().into_owned());
+    Ok(dir.join(format!("{stem}-{tag}-{stamp}.dpsynth")))
+}

@@ -231,20 +231,12 @@ impl RunView {
     fn config(&self, loaded: &Loaded) -> Result<LinkedConfig, String> {
         let (_, schema, child) = pair(loaded).ok_or("no linked child table")?;
         let (epsilon, delta) = self.numbers()?;
-        let dir = crate::job::paths::models_dir();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let stem = loaded
-            .path
-            .file_stem()
-            .map_or("data".into(), |s| s.to_string_lossy().into_owned());
+        let out =
+            crate::job::paths::new_model_path(&loaded.path, &format!("linked-{}", self.method))?;
         Ok(LinkedConfig {
             parent: RunConfig {
                 inline_schema: Some(schema.clone()),
-                out: dir.join(format!("{stem}-linked-{}-{stamp}.dpsynth", self.method)),
+                out,
                 ..RunConfig::new(loaded.path.clone(), self.method, epsilon, delta)
             },
             child: child.path.clone(),

@@ -300,21 +300,11 @@ impl TrainPanel {
     /// travel with it (nothing is written for it but its model).
     fn unsaved_config(&self, loaded: &Loaded, epsilon: f64) -> Result<RunConfig, String> {
         let info = self.form.info();
-        let dir = job::paths::models_dir();
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let stem = loaded
-            .path
-            .file_stem()
-            .map_or("data".into(), |s| s.to_string_lossy().into_owned());
-        let out = dir.join(format!("{stem}-{}-{stamp}.dpsynth", info.id));
+        let out = job::paths::new_model_path(&loaded.path, info.id)?;
         let schema = match &loaded.content {
             Content::Table { schema, .. } | Content::Engine { schema, .. } => Some(schema),
             Content::Images { .. } => None,
         };
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
         Ok(RunConfig {
             inline_schema: schema.cloned(),
             opened: loaded.dataset.clone(),
