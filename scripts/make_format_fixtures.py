@@ -24,6 +24,14 @@ with pd.ExcelWriter("adult_1k.xlsx", engine="openpyxl") as w:
 wb = openpyxl.load_workbook("adult_1k.xlsx")
 wb["titled"]["A1"] = "Adult census extract, first 50 rows"
 wb.save("adult_1k.xlsx")
+# A linked pair as two sheets of one workbook: the first 400 persons of the bundled panel
+# and their years.
+persons = pd.read_csv("../../../assets/gsoep/persons_train.csv").head(400)
+years = pd.read_csv("../../../assets/gsoep/years_train.csv")
+years = years[years["id"].isin(persons["id"])]
+with pd.ExcelWriter("panel.xlsx", engine="openpyxl") as w:
+    persons.to_excel(w, sheet_name="persons", index=False)
+    years.to_excel(w, sheet_name="years", index=False)
 df.to_excel("adult_1k.ods", engine="odf", index=False)
 df.to_parquet("adult_1k.parquet", index=False)
 df.to_feather("adult_1k.arrow")

@@ -40,8 +40,6 @@ fn train(
         "id",
         "--preset",
         "tiny",
-        "--epsilon",
-        "1",
         "--delta",
         "1e-6",
         "--seed",
@@ -54,6 +52,9 @@ fn train(
     ]);
     if !extra.contains(&"--method") {
         args.extend(["--method", "aim"]);
+    }
+    if !extra.contains(&"--epsilon") {
+        args.extend(["--epsilon", "1"]);
     }
     args.extend(extra);
     common::dpsynth(&args)
@@ -385,4 +386,66 @@ fn bad_links_are_refused_before_the_ledger_is_touched() {
         );
         assert!(!d.join("bad.dpsynth").exists());
     }
+}
+
+/// Two sheets of one workbook are a pair (`panel.xlsx#persons`, `panel.xlsx#years`), and
+/// the pair is the same people as the same rows saved as two CSV files: the second
+/// training draws on the budget the first spent and is refused for it.
+#[test]
+fn two_sheets_of_one_workbook_are_a_pair_with_the_csv_files_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let book = common::repo("tests/data/formats/panel.xlsx");
+    let (p, c) = (
+        format!("{}#persons", book.display()),
+        format!("{}#years", book.display()),
+    );
+    let o = train(
+        d,
+        &p,
+        &c,
+        "sheets.dpsynth",
+        &["--max-children", "5", "--epsilon", "2.5"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    assert_eq!(
+        (j["parents"].as_u64(), j["children"].as_u64()),
+        (Some(400), Some(1231))
+    );
+    let (sp, sc) = sample(d, "sheets.dpsynth", "300", "sheets");
+    let set: HashSet<String> = ids(&sp).into_iter().collect();
+    assert!(ids(&sc).iter().all(|k| set.contains(k)));
+    // The same 400 persons and their years as CSV files.
+    let read = |f: &str| std::fs::read_to_string(asset(f)).unwrap();
+    let persons: Vec<String> = read("persons_train.csv")
+        .lines()
+        .take(401)
+        .map(str::to_string)
+        .collect();
+    let keep: HashSet<&str> = persons
+        .iter()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    let years_text = read("years_train.csv");
+    let years: Vec<&str> = years_text
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || keep.contains(l.split(',').next().unwrap()))
+        .map(|(_, l)| l)
+        .collect();
+    let (pc, cc) = (d.join("persons.csv"), d.join("years.csv"));
+    std::fs::write(&pc, persons.join("\n") + "\n").unwrap();
+    std::fs::write(&cc, years.join("\n") + "\n").unwrap();
+    let o = train(
+        d,
+        pc.to_str().unwrap(),
+        cc.to_str().unwrap(),
+        "csv.dpsynth",
+        &["--max-children", "5", "--epsilon", "2.5"],
+    );
+    assert!(!o.status.success(), "the same people got a second budget");
+    let e = common::stderr(&o);
+    assert!(e.contains("left of its total"), "{e}");
 }
