@@ -186,18 +186,7 @@ fn count_by_engine(
     domain: &Domain,
     maximal: &[Vec<usize>],
 ) -> Result<Vec<Vec<f64>>> {
-    if let Some(c) = enc
-        .schema
-        .columns
-        .iter()
-        .find(|c| !c.point_masses.is_empty())
-    {
-        return Err(MethodError::Plan(format!(
-            "column '{}' has point masses, which an engine does not count yet; remove them from the schema for a table an engine holds, or export the table to a file",
-            c.name
-        )));
-    }
-    if enc.spans.len() != domain.attributes.len() {
+    if attribute_spans(enc).len() != domain.attributes.len() {
         return Err(MethodError::Plan(
             "internal error: the domain does not follow the encoding".into(),
         ));
@@ -231,6 +220,15 @@ fn count_by_engine(
             out.push(count_weighted(&levels, &sizes, m, &weights));
         }
     }
+    // Records changed since the survey would be counted under another table's key.
+    let mut heard = || {
+        let mut p = Progress::at(s, private, "counting in the engine", (0, 1), vec![]);
+        p.note = Some("the engine checks the table is the one surveyed".into());
+        (s.observer)(p) == Flow::Stop
+    };
+    table
+        .check_unchanged(&mut heard)
+        .map_err(|e| MethodError::Plan(e.to_string()))?;
     Ok(out)
 }
 
@@ -239,27 +237,34 @@ fn count_by_engine(
 /// count pushed into the query), a column whose only attribute here is its missing
 /// indicator by whether it is missing.
 fn groupings(enc: &Encoding, domain: &Domain, m: &[usize]) -> Vec<(String, Grouping)> {
+    let spans = attribute_spans(enc);
     let mut columns: Vec<(usize, Grouping)> = Vec::new();
     for &a in m {
-        let span = &enc.spans[a];
+        let span = spans[a];
         let spec = &enc.schema.columns[span.column];
         let g = match (&span.kind, &domain.attributes[a].coding) {
             (SpanKind::Binary | SpanKind::Categorical, _) => Grouping::Text,
             (SpanKind::Continuous, coding) => {
                 let (lo, hi) = spec.bounds().unwrap_or((0.0, 1.0));
+                // A binned column's point masses are levels after its bins; a column with
+                // a level per whole number holds them among its levels already.
+                let (integers, points) = match coding {
+                    Coding::Integers { first, .. } => (Some(*first), Vec::new()),
+                    Coding::Bins {
+                        points: Some(_), ..
+                    } => (None, spec.point_masses.clone()),
+                    _ => (None, Vec::new()),
+                };
                 Grouping::Bins {
                     lo,
                     hi,
-                    size: domain.attributes[a].size,
-                    integers: match coding {
-                        Coding::Integers { first, .. } => Some(*first),
-                        _ => None,
-                    },
+                    size: domain.attributes[a].size - points.len(),
+                    integers,
+                    points,
                 }
             }
             (SpanKind::MissingIndicator, _) => Grouping::Missing,
-            // Folded into the continuous column's attribute; engines refuse point masses
-            // before grouping (see `count_by_engine`).
+            // Not an attribute: folded into the continuous column's (`attribute_spans`).
             (SpanKind::PointMass, _) => Grouping::Missing,
         };
         match columns.iter_mut().find(|(c, _)| *c == span.column) {
@@ -275,6 +280,15 @@ fn groupings(enc: &Encoding, domain: &Domain, m: &[usize]) -> Vec<(String, Group
     columns
         .into_iter()
         .map(|(c, g)| (enc.schema.columns[c].name.clone(), g))
+        .collect()
+}
+
+/// The span behind each attribute of the domain, in order: every span but the point-mass
+/// blocks, which the continuous column's own attribute holds ([`Domain::of_encoding`]).
+fn attribute_spans(enc: &Encoding) -> Vec<&crate::data::encode::Span> {
+    enc.spans
+        .iter()
+        .filter(|s| s.kind != SpanKind::PointMass)
         .collect()
 }
 

@@ -23,11 +23,15 @@ fn a_ballista_cluster_counts_what_memory_counts() {
             formats(file).display()
         ))
     };
+    let csv = dpsynth::data::csv::load_csv(&formats("adult_1k.csv"), &Default::default()).unwrap();
+    let key = dpsynth::data::digest::table_key(&csv);
+    let spent = || Ledger::open(&ledger).unwrap().spent(&key).unwrap().epsilon;
     for method in ["mst", "aim"] {
         let whole = config(dir.path(), method, formats("adult_1k.csv"), "whole");
         let s = common::run_job(whole, &ledger, None).expect("the in-memory run succeeds");
         let want = fingerprint(&s.model);
         for (file, tag) in [("adult_1k.parquet", "bparquet"), ("adult_1k.csv", "bcsv")] {
+            let before = spent();
             let cfg = config(dir.path(), method, url(file), tag);
             let s = common::run_job(cfg, &ledger, None)
                 .unwrap_or_else(|e| panic!("the engine run of {method} on {file} failed: {e}"));
@@ -47,14 +51,25 @@ fn a_ballista_cluster_counts_what_memory_counts() {
                 want,
                 "{method} counted by the engine from {file}"
             );
+            assert!(
+                spent() > before,
+                "the engine's run of {file} is charged to the file's own book"
+            );
         }
     }
-    // The engine's table is booked under its own content key, found by its identity.
+    // The same records are one dataset whoever reads them: the file read here and the
+    // engine's tables (found by their identities) are booked under the file's content key,
+    // so the six runs above drew on one budget, not three.
     let l = Ledger::open(&ledger).unwrap();
-    let key = l
-        .alias(&format!("engine:{}", url("adult_1k.parquet").display()))
-        .unwrap()
-        .expect("the engine table is known to the ledger");
+    for file in ["adult_1k.parquet", "adult_1k.csv"] {
+        let engine = l
+            .alias(&format!("engine:{}", url(file).display()))
+            .unwrap()
+            .expect("the engine table is known to the ledger");
+        assert_eq!(engine, key, "the engine's {file} is keyed as the file is");
+    }
+    let file = dpsynth::job::workspace::byte_key(&formats("adult_1k.csv")).unwrap();
+    assert_eq!(l.alias(&file).unwrap(), Some(key.clone()));
     assert!(l.has_entries(&key).unwrap());
 
     // What an engine run cannot do is refused before anything is spent.
@@ -96,4 +111,45 @@ fn a_ballista_cluster_counts_what_memory_counts() {
             .unwrap()
             .is_none()
     );
+}
+
+/// Records that change between the survey that keys the budget and the counting pass
+/// would be counted under another table's key: the engine's second look refuses them,
+/// whether a record was added or one was edited in place (the same size).
+#[test]
+fn an_engine_table_changed_after_its_survey_is_refused() {
+    use dpsynth::data::engine::{CHANGED, EngineSource, EngineTable};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("people.csv");
+    let text = std::fs::read_to_string(formats("adult_1k.csv")).unwrap();
+    std::fs::write(&path, &text).unwrap();
+    let schema =
+        dpsynth::data::schema::Schema::load(&common::repo("assets/adult/adult.schema.json"))
+            .unwrap();
+    let url = PathBuf::from(format!("ballista://local{}", path.display()));
+    let mut table = EngineTable::connect(EngineSource::parse(&url).unwrap().unwrap()).unwrap();
+    let survey = table
+        .survey(&schema, &Default::default(), &mut || false)
+        .expect("the survey reads the table");
+    // The survey's key is the file's.
+    let csv = dpsynth::data::csv::load_csv(&path, &Default::default()).unwrap();
+    assert_eq!(survey.content_key, dpsynth::data::digest::table_key(&csv));
+    assert_eq!(survey.rows, csv.n_rows);
+    table
+        .check_unchanged(&mut || false)
+        .expect("an unchanged table passes");
+    // One more person.
+    let first = text.lines().nth(1).unwrap();
+    std::fs::write(&path, format!("{text}{first}\n")).unwrap();
+    let e = table.check_unchanged(&mut || false).unwrap_err();
+    assert!(e.to_string().contains(CHANGED), "{e}");
+    // A person's age edited in place: the same size, other records.
+    let edited = text.replacen("\n25,", "\n26,", 1);
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&path, &edited).unwrap();
+    let e = table.check_unchanged(&mut || false).unwrap_err();
+    assert!(e.to_string().contains(CHANGED), "{e}");
+    // Put back, the table is the one surveyed again.
+    std::fs::write(&path, &text).unwrap();
+    table.check_unchanged(&mut || false).unwrap();
 }

@@ -9,17 +9,18 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
 
-use super::arrays::{as_f64, as_i64, first_row, text};
+use super::arrays::{as_f64, as_i64, first_row, floats, number_cell, text, text_cell};
 use super::sql::{self, TABLE};
 use super::{EngineSource, EngineSurvey, Group, Grouping, STOPPED, Stop};
 use crate::data::DataError;
 use crate::data::cells::{Cell, RawColumn};
 use crate::data::csv::LoadOptions;
+use crate::data::digest::TableDigest;
 use crate::data::schema::{Kind, Schema};
 
-/// The tag of an engine table's content digest (a different row text from a file's
-/// [`crate::data::digest`], so its own namespace).
-const ENGINE_VERSION: &[u8] = b"dpsynth-engine/1";
+/// The tag of the engine's own fingerprint of a table (a row text of its own, computed
+/// where the rows are): what the re-survey after counting compares, never a ledger key.
+const FINGERPRINT_VERSION: &[u8] = b"dpsynth-engine-fingerprint/1";
 
 /// Most distinct values a categorical column may show the survey (its witness): more
 /// than any public category list a marginal method can take.
@@ -34,6 +35,9 @@ pub struct EngineTable {
     columns: Vec<(String, bool)>,
     tokens: Vec<String>,
     filler: Vec<(String, Cell)>,
+    /// The survey's record count and the engine's fingerprint of the records
+    /// ([`fingerprint`]), which the counting pass must find again.
+    surveyed: Option<(usize, String)>,
 }
 
 impl std::fmt::Debug for EngineTable {
@@ -82,23 +86,48 @@ impl EngineTable {
             columns,
             tokens: Vec::new(),
             filler: Vec::new(),
+            surveyed: None,
         })
     }
 
-    /// Runs `q` to its batches, asking `stop` first and five times a second while the
-    /// engine works: a stop drops the query here (a cluster may finish the stage it was
-    /// running).
+    /// Runs `q` to its batches (see [`Self::stream`]).
     fn query(&self, q: &str, stop: Stop<'_>) -> Result<Vec<RecordBatch>, DataError> {
+        let mut out = Vec::new();
+        self.stream(q, stop, &mut |b| {
+            out.push(b.clone());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Runs `q` and hands each batch to `each` as it arrives, asking `stop` first, after
+    /// every batch and five times a second while the engine works: a stop drops the query
+    /// here (a cluster may finish the stage it was running).
+    fn stream(
+        &self,
+        q: &str,
+        stop: Stop<'_>,
+        each: &mut dyn FnMut(&RecordBatch) -> Result<(), DataError>,
+    ) -> Result<(), DataError> {
+        use futures::StreamExt as _;
         let stopped = || DataError::file(&self.source.identity(), STOPPED);
         if stop() {
             return Err(stopped());
         }
         self.rt.block_on(async {
-            let run = async { self.ctx.sql(q).await?.collect().await };
-            tokio::pin!(run);
+            let df = self.ctx.sql(q).await.map_err(|e| self.err(e))?;
+            let mut batches = df.execute_stream().await.map_err(|e| self.err(e))?;
             loop {
                 tokio::select! {
-                    r = &mut run => return r.map_err(|e| self.err(e)),
+                    b = batches.next() => match b {
+                        None => return Ok(()),
+                        Some(b) => {
+                            each(&b.map_err(|e| self.err(e))?)?;
+                            if stop() {
+                                return Err(stopped());
+                            }
+                        }
+                    },
                     _ = tokio::time::sleep(std::time::Duration::from_millis(200)) => {
                         if stop() {
                             return Err(stopped());
@@ -121,12 +150,11 @@ impl EngineTable {
         sql::is_record(&self.names(), &self.tokens)
     }
 
-    /// Counts the records, computes the content key and checks every column against
-    /// `schema` (a continuous column's cells are numbers, a categorical column's values
-    /// are in its categories, missing cells only where the schema allows them) before
-    /// anything is reserved. The key: SHA-256 over [`ENGINE_VERSION`], the columns'
-    /// canonical names in order, and the sum mod 2²⁵⁶ of the records' SHA-256 hashes
-    /// ([`sql::digest_hex`]), computed by the engine where the rows are.
+    /// Counts the records, checks every column against `schema` (a continuous column's
+    /// cells are numbers, a categorical column's values are in its categories, missing
+    /// cells only where the schema allows them), then computes the content key
+    /// ([`Self::file_key`]), all before anything is reserved. The engine's own fingerprint
+    /// of the records is kept for [`Self::check_unchanged`].
     pub fn survey(
         &mut self,
         schema: &Schema,
@@ -136,16 +164,14 @@ impl EngineTable {
         self.tokens = opts.missing_tokens.clone();
         let id = self.source.identity();
         self.check_columns(schema)?;
-        let mut order: Vec<String> = self.names();
-        order.sort_by_key(|n| crate::data::digest::canonical_name(n));
         let continuous: Vec<&str> = schema
             .columns
             .iter()
             .filter(|c| c.kind == Kind::Continuous)
             .map(|c| c.name.as_str())
             .collect();
-        let row = self.survey_row(&order, &continuous, stop)?;
-        let rows = as_i64(&row[0]).unwrap_or(0).max(0) as usize;
+        let row = self.survey_row(&continuous, stop)?;
+        let (rows, fingerprint) = self.fingerprint_of(&row);
         if rows == 0 {
             return Err(DataError::file(&id, "has a header but no data rows"));
         }
@@ -155,10 +181,6 @@ impl EngineTable {
                 "has only one data row; synthetic data needs a table of many rows",
             ));
         }
-        let words: Vec<u64> = row[1..17]
-            .iter()
-            .map(|a| as_i64(a).unwrap_or(0) as u64)
-            .collect();
         let mut witness = continuous_witness(&row[17..], &continuous)?;
         for spec in schema.columns.iter().filter(|c| c.kind != Kind::Continuous) {
             let cells = if spec.kind == Kind::Ignored {
@@ -169,17 +191,108 @@ impl EngineTable {
             witness.push((spec.name.clone(), cells));
         }
         let t = witness_table(&id, &witness, opts)?;
-        schema
-            .check_fits(&t, &[])
-            .map_err(|e| DataError::file(&id, format!("does not fit the schema: {e}")))?;
+        schema.check_fits(&t, &[]).map_err(|e| {
+            DataError::file(&id, format!("does not fit the schema: {}", unrowed(&e)))
+        })?;
         self.filler = witness
             .into_iter()
             .map(|(n, cells)| (n, cells.into_iter().next().unwrap_or(Cell::Missing)))
             .collect();
-        Ok(EngineSurvey {
-            rows,
-            content_key: content_key(&order, &words),
-        })
+        let (keyed, content_key) = self.file_key(opts, stop)?;
+        if keyed != rows {
+            return Err(DataError::file(&id, super::CHANGED));
+        }
+        self.surveyed = Some((rows, fingerprint));
+        Ok(EngineSurvey { rows, content_key })
+    }
+
+    /// The content key a file of these records gets ([`crate::data::digest::TableDigest`]),
+    /// and how many records it covers. Every record streams through this client once, a
+    /// batch at a time, and its cells are finished by the rules every format's cells go
+    /// through ([`crate::data::cells`]), so the same rows share one budget whether a run
+    /// reads them from the file or an engine counts them.
+    ///
+    /// Why not a digest the engine computes: the file digest writes each number in Rust's
+    /// shortest round-trip form, which SQL does not reproduce exactly, and a key that
+    /// differs by one character is a second budget for the same people. The records pass
+    /// through the data owner's own process, as a file's do; the counts still come from
+    /// the engine, and nothing read here is released.
+    fn file_key(&self, opts: &LoadOptions, stop: Stop<'_>) -> Result<(usize, String), DataError> {
+        let id = self.source.identity();
+        let select: Vec<String> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(k, (name, number))| {
+                let ty = if *number { "DOUBLE" } else { "VARCHAR" };
+                format!("CAST({} AS {ty}) AS c{k}", sql::ident(name))
+            })
+            .collect();
+        let q = format!("SELECT {} FROM {TABLE}", select.join(", "));
+        let mut digest: Option<TableDigest> = None;
+        let mut rows = 0usize;
+        self.stream(&q, stop, &mut |b| {
+            let raw = self
+                .columns
+                .iter()
+                .zip(b.columns())
+                .map(|((name, number), a)| {
+                    let cells = if *number {
+                        let f = floats(a)?;
+                        (0..f.len()).map(|r| number_cell(&f, r)).collect()
+                    } else {
+                        let t = text(a)?;
+                        (0..t.len()).map(|r| text_cell(&t, r)).collect()
+                    };
+                    Ok(RawColumn {
+                        name: name.clone(),
+                        cells,
+                        codebook: Vec::new(),
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(|e| self.err(e))?;
+            let t = crate::data::cells::finish_part(&id, raw, opts)?;
+            rows += t.n_rows;
+            digest.get_or_insert_with(|| TableDigest::new(&t)).add(&t);
+            Ok(())
+        })?;
+        match digest {
+            Some(d) => Ok((rows, d.finish())),
+            None => Err(DataError::file(&id, "has a header but no data rows")),
+        }
+    }
+
+    /// Refuses a table whose records changed since [`Self::survey`] keyed the budget: the
+    /// count and the engine's fingerprint, taken again where the records are, must be the
+    /// survey's. Run after the counting pass, so rows changed before or while it counted
+    /// are caught before anything is released.
+    pub fn check_unchanged(&self, stop: Stop<'_>) -> Result<(), DataError> {
+        let Some(surveyed) = &self.surveyed else {
+            return Err(self.err("internal error: counted before its survey"));
+        };
+        let row = self.survey_row(&[], stop)?;
+        if self.fingerprint_of(&row) == *surveyed {
+            return Ok(());
+        }
+        Err(DataError::file(&self.source.identity(), super::CHANGED))
+    }
+
+    /// The record count and the fingerprint in a survey row.
+    fn fingerprint_of(&self, row: &[ArrayRef]) -> (usize, String) {
+        let rows = as_i64(&row[0]).unwrap_or(0).max(0) as usize;
+        let words: Vec<u64> = row[1..17]
+            .iter()
+            .map(|a| as_i64(a).unwrap_or(0) as u64)
+            .collect();
+        (rows, fingerprint(&self.digest_order(), &words))
+    }
+
+    /// The columns in the digest's order (by canonical name).
+    fn digest_order(&self) -> Vec<String> {
+        let mut order: Vec<String> = self.names();
+        order.sort_by_key(|n| crate::data::digest::canonical_name(n));
+        order
     }
 
     /// The table's columns are the schema's, by name (as a file's must be).
@@ -205,12 +318,7 @@ impl EngineTable {
 
     /// The survey's one row: the record count, the sixteen digest sums, and per
     /// continuous column its non-numbers, smallest, largest and missing count.
-    fn survey_row(
-        &self,
-        order: &[String],
-        continuous: &[&str],
-        stop: Stop<'_>,
-    ) -> Result<Vec<ArrayRef>, DataError> {
+    fn survey_row(&self, continuous: &[&str], stop: Stop<'_>) -> Result<Vec<ArrayRef>, DataError> {
         let mut select = vec!["COUNT(*)".to_string()];
         select.extend(sql::digest_words("dpsynth_h"));
         for c in continuous {
@@ -223,7 +331,7 @@ impl EngineTable {
         let q = format!(
             "SELECT {} FROM (SELECT *, {} AS dpsynth_h FROM {TABLE} WHERE {})",
             select.join(", "),
-            sql::digest_hex(order, &self.tokens),
+            sql::digest_hex(&self.digest_order(), &self.tokens),
             self.filter()
         );
         let batches = self.query(&q, stop)?;
@@ -391,6 +499,39 @@ fn continuous_witness(
     Ok(witness)
 }
 
+/// A schema check's message about the witness table, worded for the engine's table: the
+/// witness's row numbers and cell counts are not the table's, so "row 17 holds 'x'" says "a
+/// record holds 'x'" and "has 1 missing cells" says "has missing cells".
+fn unrowed(e: &DataError) -> String {
+    let text = e.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    let next = |r: &str| [r.find("row "), r.find("has ")].into_iter().flatten().min();
+    while let Some(at) = next(rest) {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let word = &tail[..4];
+        let digits = tail[4..].chars().take_while(char::is_ascii_digit).count();
+        let after = &tail[4 + digits..];
+        match (word, digits > 0) {
+            ("row ", true) if after.starts_with(" holds") => {
+                out.push_str("a record");
+                rest = after;
+            }
+            ("has ", true) if after.starts_with(" missing cells") => {
+                out.push_str("has");
+                rest = after;
+            }
+            _ => {
+                out.push_str(word);
+                rest = &tail[4..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A table whose every column holds each of its witness cells at least once (shorter
 /// columns repeat their first cell): it fits a schema exactly when the whole table does.
 fn witness_table(
@@ -420,8 +561,10 @@ fn witness_table(
     crate::data::cells::finish_part(name, raw, opts)
 }
 
-/// The key of an engine table (see [`EngineTable::survey`]).
-fn content_key(order: &[String], words: &[u64]) -> String {
+/// The engine's fingerprint of a table: SHA-256 over [`FINGERPRINT_VERSION`], the columns'
+/// canonical names in order, and the sum mod 2²⁵⁶ of the records' SHA-256 hashes
+/// ([`sql::digest_hex`]), which the engine sums where the rows are.
+fn fingerprint(order: &[String], words: &[u64]) -> String {
     use sha2::{Digest as _, Sha256};
     // words[k] sums the records' 16-bit words at bits 240 − 16k (big-endian hex).
     let mut sum = [0u64; 4];
@@ -442,7 +585,7 @@ fn content_key(order: &[String], words: &[u64]) -> String {
         }
     }
     let mut h = Sha256::new();
-    h.update(ENGINE_VERSION);
+    h.update(FINGERPRINT_VERSION);
     for n in order {
         let n = crate::data::digest::canonical_name(n);
         h.update((n.len() as u64).to_le_bytes());
@@ -452,4 +595,25 @@ fn content_key(order: &[String], words: &[u64]) -> String {
         h.update(limb.to_le_bytes());
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn witness_messages_name_no_rows() {
+        let e = DataError::column(
+            "education",
+            "row 17 holds 'Academy', which is not in the column's categories",
+        );
+        assert_eq!(
+            unrowed(&e),
+            "column 'education': a record holds 'Academy', which is not in the column's categories"
+        );
+        let e = DataError::column("age", "has 1 missing cells but the schema says it has none");
+        assert!(unrowed(&e).ends_with("age': has missing cells but the schema says it has none"));
+        let e = DataError::column("the row 5 has", "rows 3 holds nothing");
+        assert_eq!(unrowed(&e), e.to_string());
+    }
 }

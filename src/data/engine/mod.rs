@@ -17,8 +17,12 @@
 //! differently is an error, never a silently different count (levels grow with the value,
 //! so every value between the two lands there too).
 //!
-//! The ledger keys such a table by a content digest the engine computes
-//! ([`EngineTable::survey`]), and its byte-key slot holds the table's identity (the URL).
+//! The ledger keys such a table by the content digest a file of the same records gets
+//! ([`EngineTable::survey`]: the records stream through this client once to be hashed), so
+//! training a file and then the same rows through an engine spends one budget; its
+//! byte-key slot holds the table's identity (the URL). After the counting pass the engine
+//! fingerprints the records again where they are, and a table that changed since its
+//! survey is refused before anything is released ([`EngineTable::check_unchanged`]).
 
 #[cfg(feature = "ballista")]
 mod arrays;
@@ -58,6 +62,10 @@ pub type Stop<'a> = &'a mut dyn FnMut() -> bool;
 
 /// What a stopped query says.
 pub const STOPPED: &str = "stopped while the engine was counting";
+
+/// What a table whose records changed between the survey that keyed its budget and the
+/// counting pass says.
+pub const CHANGED: &str = "changed while the run read it (its records differ from when they were surveyed to key the privacy budget): nothing was released; run again on the table as it is now";
 
 /// The scheduler port Ballista listens on by default.
 pub const DEFAULT_PORT: u16 = 50050;
@@ -126,12 +134,15 @@ pub enum Grouping {
     /// By the cell's text (trimmed; missing tokens missing): categorical and binary columns.
     Text,
     /// By the bin of a number in [`lo`, `hi`] (clamped) cut into `size` equal bins, or one
-    /// level per whole number from `first` when `integers` (dpsynth's own rules).
+    /// level per whole number from `first` when `integers` (dpsynth's own rules). A number
+    /// at one of `points` (the schema's point masses, within the schema's tolerance) takes
+    /// level `size + k` instead, as the domain's binned attributes do.
     Bins {
         lo: f64,
         hi: f64,
         size: usize,
         integers: Option<f64>,
+        points: Vec<f64>,
     },
     /// By whether the cell is missing only.
     Missing,
@@ -149,6 +160,7 @@ pub struct Group {
 #[derive(Debug, Clone)]
 pub struct EngineSurvey {
     pub rows: usize,
+    /// The key a file of the same records gets ([`crate::data::digest::TableDigest`]).
     pub content_key: String,
 }
 
@@ -188,6 +200,10 @@ impl EngineTable {
         _sets: &[Vec<(String, Grouping)>],
         _stop: Stop<'_>,
     ) -> Result<Vec<Vec<Group>>, super::DataError> {
+        Err(self.absent())
+    }
+
+    pub fn check_unchanged(&self, _stop: Stop<'_>) -> Result<(), super::DataError> {
         Err(self.absent())
     }
 

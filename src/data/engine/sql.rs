@@ -63,8 +63,33 @@ pub(super) fn not_numbers(column: &str, tokens: &[String]) -> String {
 }
 
 /// The level of a number `x` under `g`, by the encoder's and the domain's arithmetic
-/// (clamp, scale to [0, 1] in f32, then cut); `NULL` for a missing cell.
+/// (clamp, scale to [0, 1] in f32, then cut; a point mass first, by
+/// `ColumnSpec::point_mass_of`'s test on the raw number); `NULL` for a missing cell.
 pub(super) fn level(x: &str, g: &Grouping) -> String {
+    let Grouping::Bins { size, points, .. } = g else {
+        return bin(x, g);
+    };
+    if points.is_empty() {
+        return bin(x, g);
+    }
+    let arms: Vec<String> = points
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let tol = 1e-9 * p.abs().max(1.0);
+            format!(
+                "WHEN abs({x} - {}) <= {} THEN {}",
+                number(*p),
+                number(tol),
+                size + k
+            )
+        })
+        .collect();
+    format!("(CASE {} ELSE {} END)", arms.join(" "), bin(x, g))
+}
+
+/// The level of `x` among `g`'s bins (or whole numbers), its points aside.
+fn bin(x: &str, g: &Grouping) -> String {
     match g {
         // Text columns are grouped by their cell, never by a level.
         Grouping::Text => "NULL".into(),
@@ -74,6 +99,7 @@ pub(super) fn level(x: &str, g: &Grouping) -> String {
             hi,
             size,
             integers,
+            ..
         } => {
             let (l, h) = (number(*lo), number(*hi));
             let u = format!(
