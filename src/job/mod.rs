@@ -200,7 +200,7 @@ pub fn records_statement(public_rows: Option<usize>) -> String {
 /// What a release counted by a query engine says about where its records were read.
 pub fn counted_by_statement(at: &str) -> String {
     format!(
-        "The records were counted where they lie, by a query engine ({at}): only exact counts left it, and the noise was added here."
+        "The records were counted where they lie, by a query engine ({at}): it sent exact counts, and the records once to key the budget as the same rows in a file are; the noise was added here."
     )
 }
 
