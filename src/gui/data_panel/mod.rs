@@ -378,7 +378,7 @@ fn engine_ui(
         ui.label(format!(
             "{path}: {records} records, counted by the query engine"
         ));
-        ui.label("Its rows stay in the engine and are never read or shown here: the engine counts groups of columns, dpsynth adds the noise. Train it with MST or AIM (tab 2); the released model then opens beside, to read and sample.");
+        ui.label("Its rows stay in the engine and are never held or shown here: they pass through once, a batch at a time, to key the budget as the same rows in a file would be; the engine counts groups of columns, dpsynth adds the noise. Train it with MST or AIM (tab 2); the released model then opens beside, to read and sample.");
     }
     ui.horizontal(|ui| {
         ui.label(format!("Public schema: {}", schema_path.display()));
