@@ -34,6 +34,8 @@ mod cluster;
 mod grouping;
 #[cfg(feature = "ballista")]
 mod sql;
+#[cfg(feature = "ballista")]
+mod witness;
 
 use super::cells::Cell;
 
