@@ -32,6 +32,19 @@ years = years[years["id"].isin(persons["id"])]
 with pd.ExcelWriter("panel.xlsx", engine="openpyxl") as w:
     persons.to_excel(w, sheet_name="persons", index=False)
     years.to_excel(w, sheet_name="years", index=False)
+# Dates and times as Parquet types (a warehouse's export), with the same rows as pandas
+# writes them to CSV.
+import datetime as dt
+import pyarrow as pa
+import pyarrow.parquet as pq
+n = 40
+when = [dt.datetime(2024, 3, 1, 10, 0) + dt.timedelta(minutes=37 * i, milliseconds=250 * (i % 3)) for i in range(n)]
+day = [dt.date(2024, 1, 1) + dt.timedelta(days=i % 17) for i in range(n)]
+visits = [i % 6 for i in range(n)]
+pq.write_table(pa.table({"day": pa.array(day, pa.date32()),
+                         "when": pa.array(when, pa.timestamp("us")),
+                         "visits": pa.array(visits, pa.int64())}), "dates.parquet")
+pd.DataFrame({"day": day, "when": when, "visits": visits}).to_csv("dates.csv", index=False)
 df.to_excel("adult_1k.ods", engine="odf", index=False)
 df.to_parquet("adult_1k.parquet", index=False)
 df.to_feather("adult_1k.arrow")

@@ -1,9 +1,12 @@
 //! Parquet and Arrow IPC (Feather v2) files, read with polars' own readers: the CSV reader
 //! is polars already, so these two formats add no second dataframe library.
 //!
-//! Numeric columns stay numbers; every other type (text, booleans, dates, categories) is
-//! read as the text polars writes for it (`2024-03-01`, `true`), which is what the CSV
-//! export of the same frame holds, so the same rules (and the same digest) apply.
+//! Numeric columns stay numbers; every other type (text, booleans, dates, times,
+//! categories) is read as the text polars writes for it (`2024-03-01`, `true`,
+//! `2024-03-01 10:37:00.250000`), which is what the CSV export of the same frame holds, so
+//! the same rules (and the same digest) apply. Polars reads dates and times only with its
+//! `dtype-date` and `dtype-datetime` features: without them any file holding one was
+//! refused as damaged.
 
 use polars::prelude::*;
 

@@ -336,3 +336,26 @@ fn the_packages_register_the_one_list_of_table_types() {
         }
     }
 }
+
+/// Dates and times stored as Parquet types (a warehouse's export) read as their text,
+/// with the kinds a CSV of the same rows gets. The reader used to refuse any such column
+/// as if the file were damaged ("is the file complete?"). A time's text carries its
+/// type's precision (microseconds: six digits), where pandas' CSV writes as many as the
+/// values need: the same instants, other text.
+#[test]
+fn parquet_dates_and_times_read_as_their_text() {
+    let p = open(&fixture("dates.parquet")).unwrap();
+    let c = open(&fixture("dates.csv")).unwrap();
+    assert_eq!((p.n_rows, p.n_cols()), (40, 3));
+    assert_eq!(kinds(&p), kinds(&c));
+    let cell = |t: &Table, col: &str, r: usize| t.column(col).unwrap().text(r).unwrap();
+    for r in 0..40 {
+        assert_eq!(cell(&p, "day", r), cell(&c, "day", r), "row {r}");
+        assert_eq!(cell(&p, "visits", r), cell(&c, "visits", r), "row {r}");
+        let (when, written) = (cell(&p, "when", r), cell(&c, "when", r));
+        assert!(
+            when.starts_with(&written) && when.len() == "2024-03-01 10:00:00.000000".len(),
+            "row {r}: {when} against {written}"
+        );
+    }
+}
