@@ -153,3 +153,27 @@ fn an_engine_table_changed_after_its_survey_is_refused() {
     std::fs::write(&path, &text).unwrap();
     table.check_unchanged(&mut || false).unwrap();
 }
+
+/// Dates and times held as Parquet types key alike through the engine and from the file:
+/// the engine's records are written as dpsynth's own reader writes them.
+#[test]
+fn an_engine_table_of_dates_and_times_is_keyed_as_its_file() {
+    use dpsynth::data::engine::{EngineSource, EngineTable};
+    let file = formats("dates.parquet");
+    let schema: dpsynth::data::schema::Schema = serde_json::from_str(
+        r#"{"columns":[{"name":"day","kind":"ignored"},{"name":"when","kind":"ignored"},
+        {"name":"visits","kind":"categorical","domain":{"categories":["0","1","2","3","4","5"]}}]}"#,
+    )
+    .unwrap();
+    let url = PathBuf::from(format!("ballista://local{}", file.display()));
+    let mut table = EngineTable::connect(EngineSource::parse(&url).unwrap().unwrap()).unwrap();
+    let survey = table
+        .survey(&schema, &Default::default(), &mut || false)
+        .expect("the survey reads the table");
+    let t = match dpsynth::data::open(&file, &Default::default()).unwrap() {
+        dpsynth::data::Dataset::Table(t) => t,
+        _ => unreachable!(),
+    };
+    assert_eq!(survey.rows, 40);
+    assert_eq!(survey.content_key, dpsynth::data::digest::table_key(&t));
+}

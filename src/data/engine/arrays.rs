@@ -55,6 +55,43 @@ pub(super) fn text_cell(a: &StringArray, r: usize) -> Cell {
     }
 }
 
+/// A column's cells as the text dpsynth's own Parquet reader gives them (polars' text),
+/// so the same records key alike however they are read: a time without a zone with its
+/// unit's fraction digits (`2024-03-01 10:37:00.250000`, where the engine's cast writes
+/// ISO with a `T`), every other type as the engine casts it to text.
+pub(super) fn text_cells(a: &ArrayRef) -> Result<Vec<Cell>, String> {
+    use datafusion::arrow::datatypes::TimeUnit;
+    let DataType::Timestamp(unit, None) = a.data_type() else {
+        let t = text(a)?;
+        return Ok((0..t.len()).map(|r| text_cell(&t, r)).collect());
+    };
+    let (digits, per_second) = match unit {
+        TimeUnit::Second => (0, 1i64),
+        TimeUnit::Millisecond => (3, 1_000),
+        TimeUnit::Microsecond => (6, 1_000_000),
+        TimeUnit::Nanosecond => (9, 1_000_000_000),
+    };
+    let v = ints(a)?;
+    (0..v.len())
+        .map(|r| {
+            if v.is_null(r) {
+                return Ok(Cell::Missing);
+            }
+            let (seconds, part) = (
+                v.value(r).div_euclid(per_second),
+                v.value(r).rem_euclid(per_second),
+            );
+            let at = chrono::DateTime::from_timestamp(seconds, 0)
+                .ok_or_else(|| format!("a time out of range ({})", v.value(r)))?
+                .format("%Y-%m-%d %H:%M:%S");
+            Ok(Cell::Text(match digits {
+                0 => at.to_string(),
+                d => format!("{at}.{part:0d$}"),
+            }))
+        })
+        .collect()
+}
+
 pub(super) fn number_cell(a: &Float64Array, r: usize) -> Cell {
     if a.is_null(r) {
         Cell::Missing

@@ -9,7 +9,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionContext};
 
-use super::arrays::{as_i64, first_row, floats, number_cell, text, text_cell};
+use super::arrays::{as_i64, first_row, floats, number_cell, text, text_cells};
 use super::sql::{self, TABLE};
 use super::witness::{continuous_witness, unrowed, witness_table};
 use super::{EngineSource, EngineSurvey, Group, Grouping, STOPPED, Stop};
@@ -224,9 +224,10 @@ impl EngineTable {
             .columns
             .iter()
             .enumerate()
-            .map(|(k, (name, number))| {
-                let ty = if *number { "DOUBLE" } else { "VARCHAR" };
-                format!("CAST({} AS {ty}) AS c{k}", sql::ident(name))
+            .map(|(k, (name, number))| match number {
+                true => format!("CAST({} AS DOUBLE) AS c{k}", sql::ident(name)),
+                // As the engine holds it: a time is written here as a file's is.
+                false => format!("{} AS c{k}", sql::ident(name)),
             })
             .collect();
         let q = format!("SELECT {} FROM {TABLE}", select.join(", "));
@@ -242,8 +243,7 @@ impl EngineTable {
                         let f = floats(a)?;
                         (0..f.len()).map(|r| number_cell(&f, r)).collect()
                     } else {
-                        let t = text(a)?;
-                        (0..t.len()).map(|r| text_cell(&t, r)).collect()
+                        text_cells(a)?
                     };
                     Ok(RawColumn {
                         name: name.clone(),
