@@ -118,7 +118,7 @@ fn a_ballista_cluster_counts_what_memory_counts() {
 /// whether a record was added or one was edited in place (the same size).
 #[test]
 fn an_engine_table_changed_after_its_survey_is_refused() {
-    use dpsynth::data::engine::{CHANGED, EngineSource, EngineTable};
+    use dpsynth::data::engine::CHANGED;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("people.csv");
     let text = std::fs::read_to_string(formats("adult_1k.csv")).unwrap();
@@ -126,11 +126,7 @@ fn an_engine_table_changed_after_its_survey_is_refused() {
     let schema =
         dpsynth::data::schema::Schema::load(&common::repo("assets/adult/adult.schema.json"))
             .unwrap();
-    let url = PathBuf::from(format!("ballista://local{}", path.display()));
-    let mut table = EngineTable::connect(EngineSource::parse(&url).unwrap().unwrap()).unwrap();
-    let survey = table
-        .survey(&schema, &Default::default(), &mut || false)
-        .expect("the survey reads the table");
+    let (table, survey) = surveyed(&path, &schema);
     // The survey's key is the file's.
     let csv = dpsynth::data::csv::load_csv(&path, &Default::default()).unwrap();
     assert_eq!(survey.content_key, dpsynth::data::digest::table_key(&csv));
@@ -158,22 +154,34 @@ fn an_engine_table_changed_after_its_survey_is_refused() {
 /// the engine's records are written as dpsynth's own reader writes them.
 #[test]
 fn an_engine_table_of_dates_and_times_is_keyed_as_its_file() {
-    use dpsynth::data::engine::{EngineSource, EngineTable};
     let file = formats("dates.parquet");
     let schema: dpsynth::data::schema::Schema = serde_json::from_str(
         r#"{"columns":[{"name":"day","kind":"ignored"},{"name":"when","kind":"ignored"},
         {"name":"visits","kind":"categorical","domain":{"categories":["0","1","2","3","4","5"]}}]}"#,
     )
     .unwrap();
-    let url = PathBuf::from(format!("ballista://local{}", file.display()));
-    let mut table = EngineTable::connect(EngineSource::parse(&url).unwrap().unwrap()).unwrap();
-    let survey = table
-        .survey(&schema, &Default::default(), &mut || false)
-        .expect("the survey reads the table");
+    let (_, survey) = surveyed(&file, &schema);
     let t = match dpsynth::data::open(&file, &Default::default()).unwrap() {
         dpsynth::data::Dataset::Table(t) => t,
         _ => unreachable!(),
     };
     assert_eq!(survey.rows, 40);
     assert_eq!(survey.content_key, dpsynth::data::digest::table_key(&t));
+}
+
+/// `file` as an in-process engine holds it, surveyed under `schema`.
+fn surveyed(
+    file: &std::path::Path,
+    schema: &dpsynth::data::schema::Schema,
+) -> (
+    dpsynth::data::engine::EngineTable,
+    dpsynth::data::engine::EngineSurvey,
+) {
+    use dpsynth::data::engine::{EngineSource, EngineTable};
+    let url = PathBuf::from(format!("ballista://local{}", file.display()));
+    let mut table = EngineTable::connect(EngineSource::parse(&url).unwrap().unwrap()).unwrap();
+    let survey = table
+        .survey(schema, &Default::default(), &mut || false)
+        .expect("the survey reads the table");
+    (table, survey)
 }

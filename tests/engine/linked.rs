@@ -91,6 +91,11 @@ fn sample(dir: &Path, model: &str, rows: &str, tag: &str) -> (PathBuf, PathBuf) 
     (p, c)
 }
 
+/// Half the summed absolute differences of two distributions over the same levels.
+fn total_variation(a: &[f64], b: &[f64]) -> f64 {
+    0.5 * a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f64>()
+}
+
 /// The share of parents with 0…5 children.
 fn sizes(parents: &[String], children: &[String]) -> Vec<f64> {
     let mut n: HashMap<&str, usize> = parents.iter().map(|p| (p.as_str(), 0)).collect();
@@ -162,12 +167,7 @@ fn a_pair_trains_samples_and_keeps_its_link() {
         out_of_work(&common::repo("assets/gsoep/years_train.csv")),
         out_of_work(&c),
     );
-    let tv: f64 = 0.5
-        * real
-            .iter()
-            .zip(&syn)
-            .map(|(a, b)| (a - b).abs())
-            .sum::<f64>();
+    let tv = total_variation(&real, &syn);
     assert!(
         tv < 0.10,
         "years out of work per person: real {real:?}, synthetic {syn:?}"
@@ -181,12 +181,7 @@ fn a_pair_trains_samples_and_keeps_its_link() {
         syn[0], 0.0,
         "every person has at least one year (--min-children 1)"
     );
-    let tv: f64 = 0.5
-        * real
-            .iter()
-            .zip(&syn)
-            .map(|(a, b)| (a - b).abs())
-            .sum::<f64>();
+    let tv = total_variation(&real, &syn);
     assert!(
         tv < 0.10,
         "children per parent: real {real:?}, synthetic {syn:?}"
