@@ -181,6 +181,17 @@ fn open_sample_change_columns_train_and_export() {
     assert!(typed.contains("typed-at-once.csv"), "{typed}");
     h.get_by_label("Cancel").click();
     h.run_steps(3);
+    // A field commits what it shows once left: exact values typed in one go, then Tab.
+    h.get_by_label("exact values of capital-loss")
+        .scroll_to_me();
+    h.run_steps(3);
+    h.get_by_label("exact values of capital-loss").click();
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label("exact values of capital-loss")
+        .type_text("0, 2000");
+    h.key_press(egui::Key::Tab);
+    h.run_steps(3);
     let schema_file = dir.path().join("schemas").join("adult-schema.json");
     h.get_by_label("Save schema…").click();
     answer_prompt(&mut h, "Save the schema (JSON)", &schema_file);
@@ -188,6 +199,11 @@ fn open_sample_change_columns_train_and_export() {
     let saved = Schema::load(&schema_file).unwrap();
     assert_eq!(saved.column("fnlwgt").unwrap().kind, Kind::Ignored);
     assert_eq!(saved.column("age").unwrap().bounds(), Some((16.0, 100.0)));
+    assert_eq!(
+        saved.column("capital-loss").unwrap().point_masses,
+        vec![0.0, 2000.0],
+        "the exact values as typed, the last keystroke included"
+    );
     // Typed domains take public defaults for the flags a guess read off the rows: blanks
     // allowed, whole numbers because both typed bounds are.
     let hours = saved.column("hours-per-week").unwrap();

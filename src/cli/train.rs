@@ -491,6 +491,9 @@ pub fn sample(a: SampleArgs) -> anyhow::Result<()> {
             acceptance.kept
         );
     }
+    for m in &acceptance.moved {
+        eprintln!("dpsynth: keeping rows moved {m}");
+    }
     let drawn = a.draw.unwrap_or(model.draw);
     eprintln!(
         "dpsynth: wrote {} synthetic rows to {} ({}; model: {}{}, ε = {} at δ = {}); statement: {}",

@@ -24,6 +24,8 @@ pub struct LevelProfile {
     pub levels: u64,
     /// The commonest values' counts, most frequent first (at most [`PROFILE_LEVELS`]).
     pub top: Vec<u64>,
+    /// Those values, in the same order (the diagnostic names a level at risk).
+    pub top_names: Vec<String>,
     /// A number column's exact grid counts, for trial bound estimates
     /// ([`super::bound_trials`]).
     pub numbers: Option<super::bound_trials::NumberProfile>,
@@ -35,11 +37,12 @@ pub fn profile(table: &Table) -> Vec<LevelProfile> {
         .columns
         .iter()
         .map(|col| {
-            let mut counts: Vec<u64> = level_counts(col).into_iter().map(|(_, c)| c).collect();
-            counts.sort_unstable_by(|a, b| b.cmp(a));
-            let levels = counts.len() as u64;
-            let present = counts.iter().sum();
-            counts.truncate(PROFILE_LEVELS);
+            let mut named = level_counts(col);
+            named.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let levels = named.len() as u64;
+            let present = named.iter().map(|(_, c)| c).sum();
+            named.truncate(PROFILE_LEVELS);
+            let (top_names, counts): (Vec<String>, Vec<u64>) = named.into_iter().unzip();
             let numbers = match &col.values {
                 Values::Number(v) => {
                     let (cells, missing) = crate::privacy::estimators::number_counts(v);
@@ -52,6 +55,7 @@ pub fn profile(table: &Table) -> Vec<LevelProfile> {
                 present,
                 levels,
                 top: counts,
+                top_names,
                 numbers,
             }
         })
@@ -138,6 +142,15 @@ pub fn diagnosis(
             continue;
         }
         let kept = p.top.iter().filter(|c| **c as f64 >= tau).count() as u64;
+        for (level, c) in p.top_names.iter().zip(&p.top) {
+            let odds = drop_chance(*c, tau, plan.std);
+            if (AT_RISK..1.0 - AT_RISK).contains(&odds) {
+                found.at_risk.push(format!(
+                    "{name} = \"{level}\" ({c} rows): dropped with a chance of {:.0} %",
+                    100.0 * odds
+                ));
+            }
+        }
         if kept == 0 {
             found.lost.push(name.clone());
         } else if kept < p.levels {
@@ -162,12 +175,27 @@ pub fn diagnosis(
     Some(Diagnosis { message, hopeless })
 }
 
+/// A level whose chance of being dropped lies between this and one less it is named with
+/// its odds: one in 30 runs losing a label (every synthetic row "alive") is not rare.
+const AT_RISK: f64 = 0.02;
+
+/// The chance that a level `count` rows hold falls below the threshold `tau` once noise of
+/// standard deviation `std` is added (released when the noisy count is above τ).
+pub fn drop_chance(count: u64, tau: f64, std: f64) -> f64 {
+    if std <= 0.0 {
+        return if (count as f64) > tau { 0.0 } else { 1.0 };
+    }
+    0.5 * libm::erfc((count as f64 - tau) / (std * std::f64::consts::SQRT_2))
+}
+
 /// The columns [`diagnose`] names, by what will happen to them.
 #[derive(Default)]
 struct Findings {
     lost: Vec<String>,
     wild: Vec<String>,
     thinned: Vec<String>,
+    /// Levels that survive in some runs and not in others, with their odds.
+    at_risk: Vec<String>,
 }
 
 impl Findings {
@@ -195,7 +223,11 @@ impl Findings {
     }
 
     fn words(&self, plan: &DomainPlan, tau: f64) -> Option<String> {
-        if self.lost.is_empty() && self.thinned.is_empty() && self.wild.is_empty() {
+        if self.lost.is_empty()
+            && self.thinned.is_empty()
+            && self.wild.is_empty()
+            && self.at_risk.is_empty()
+        {
             return None;
         }
         let mut s = format!(
@@ -223,6 +255,14 @@ impl Findings {
                 self.thinned.len(),
                 shown.join("; "),
                 if self.thinned.len() > shown.len() { "; …" } else { "" }
+            ));
+        }
+        if !self.at_risk.is_empty() {
+            let shown: Vec<&str> = self.at_risk.iter().take(6).map(String::as_str).collect();
+            s.push_str(&format!(
+                " Left to chance: {}{}. A level dropped this way is gone from every synthetic row (a label always the other value).",
+                shown.join("; "),
+                if self.at_risk.len() > shown.len() { "; …" } else { "" }
             ));
         }
         s.push_str(" Fixes: give the categories or bounds as public facts (type them, or load the codebook's schema), raise the domain share of ε (Advanced settings in the window, --domain-share on the command line), or leave columns out (kind: ignored). This check reads the rows: it is shown to you and never released.");
@@ -284,7 +324,9 @@ mod tests {
             epsilon: 1.0,
             delta: 1e-5,
         };
-        let plan = plan_domains(&schema, budget, 0.1, true).unwrap().unwrap();
+        let plan = plan_domains(&schema, budget, 0.1, true, (false, false))
+            .unwrap()
+            .unwrap();
         let d = diagnose(&schema, &plan, &profile(&small)).expect("a small table loses columns");
         assert!(d.contains("will be dropped"), "{d}");
         assert!(d.contains("never released"), "{d}");
@@ -294,7 +336,9 @@ mod tests {
         // lose their tails: the words say so.
         let head = first_rows(&t, 3_382);
         let schema = infer_schema(&head).unwrap().schema;
-        let plan = plan_domains(&schema, budget, 0.1, true).unwrap().unwrap();
+        let plan = plan_domains(&schema, budget, 0.1, true, (false, false))
+            .unwrap()
+            .unwrap();
         let found = diagnosis(&schema, &plan, &profile(&head)).unwrap();
         assert!(found.hopeless.is_none(), "{found:?}");
         assert!(
@@ -304,8 +348,53 @@ mod tests {
         assert!(found.message.contains("of the values outside"), "{found:?}");
         // With the whole table and a generous share, nothing is lost outright.
         let whole = infer_schema(&t).unwrap().schema;
-        let plan = plan_domains(&whole, budget, 0.5, true).unwrap().unwrap();
+        let plan = plan_domains(&whole, budget, 0.5, true, (false, false))
+            .unwrap()
+            .unwrap();
         let d = diagnose(&whole, &plan, &profile(&t)).unwrap_or_default();
         assert!(!d.contains("will be dropped"), "{d}");
+    }
+
+    /// A minority label held by about τ rows survives in some runs and not others: the
+    /// preview names it with its odds, before anything is spent.
+    #[test]
+    fn a_level_at_the_thresholds_edge_is_named_with_its_odds() {
+        let budget = Budget {
+            epsilon: 1.0,
+            delta: 1e-5,
+        };
+        let mut csv = String::from("outcome,group\n");
+        let schema_of = |t: &Table| infer_schema(t).unwrap().schema;
+        let probe = crate::data::csv::parse_csv_bytes(
+            b"outcome,group\nalive,a\ndead,b\n".to_vec(),
+            "t",
+            &Default::default(),
+        )
+        .unwrap();
+        let plan = plan_domains(&schema_of(&probe), budget, 0.1, true, (false, false))
+            .unwrap()
+            .unwrap();
+        let tau = crate::privacy::estimators::category_threshold(plan.std, plan.delta_inf);
+        // "dead" held by about τ rows: a coin flip whether it is kept.
+        let dead = tau.round() as usize;
+        for r in 0..20 * dead {
+            let outcome = if r < dead { "dead" } else { "alive" };
+            csv.push_str(&format!(
+                "{outcome},{}\n",
+                if r % 2 == 0 { "a" } else { "b" }
+            ));
+        }
+        let t =
+            crate::data::csv::parse_csv_bytes(csv.into_bytes(), "t", &Default::default()).unwrap();
+        let schema = schema_of(&t);
+        let plan = plan_domains(&schema, budget, 0.1, true, (false, false))
+            .unwrap()
+            .unwrap();
+        let d = diagnose(&schema, &plan, &profile(&t)).expect("a level at risk is named");
+        assert!(d.contains("outcome = \"dead\""), "{d}");
+        assert!(d.contains("dropped with a chance of"), "{d}");
+        assert!(!d.contains("outcome = \"alive\""), "{d}");
+        assert!((drop_chance(dead as u64, tau, plan.std) - 0.5).abs() < 0.2);
+        assert!(drop_chance(10 * dead as u64, tau, plan.std) < 1e-6);
     }
 }

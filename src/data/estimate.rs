@@ -14,6 +14,13 @@
 //! back exactly. The thresholded releases share an infinite-loss mass of a tenth of the
 //! run's δ.
 //!
+//! A number column whose bounds are public (typed, or the codebook's) and whose schema
+//! names no point masses gets that same thresholded histogram of its exact values, at the
+//! same noise, in the same step ([`DomainPlan::masses`]): typed bounds must not lose the
+//! zeros a survey's hours hold. The user turns it off per column by saying the column has
+//! none (`no_point_masses`), and a run that does not hold its rows (streamed, an engine's)
+//! or a linked pair's part does without it.
+//!
 //! Estimated category columns always allow missing values: levels too rare to pass the
 //! threshold are encoded as missing instead of failing the run (a public rule, not one
 //! the data choose). Estimated number columns do too, for the same reason. The same
@@ -43,6 +50,12 @@ const THRESHOLD_DELTA_SHARE: f64 = 0.1;
 pub struct DomainPlan {
     /// Columns to estimate (schema names), in schema order.
     pub columns: Vec<String>,
+    /// Number columns with public bounds whose exact values alone are found privately
+    /// (schema names, in schema order).
+    pub masses: Vec<String>,
+    /// `->` rules without a map whose map is measured with noise (left, right):
+    /// [`super::measured_map`].
+    pub maps: Vec<(String, String)>,
     pub std: f64,
     /// Infinite-loss mass per category column.
     pub delta_inf: f64,
@@ -64,7 +77,42 @@ pub(crate) fn is_number(spec: &ColumnSpec) -> bool {
 /// Whether a number column's estimate also looks for point masses: the user named none,
 /// and it is not a date (a date held by many rows is better a category).
 fn finds_point_masses(spec: &ColumnSpec) -> bool {
-    is_number(spec) && spec.point_masses.is_empty() && spec.time_format.is_none()
+    is_number(spec)
+        && spec.point_masses.is_empty()
+        && spec.time_format.is_none()
+        && !spec.no_point_masses
+}
+
+/// A whole-number column spanning at most this many values is left out of the search for
+/// exact values: each of its values is already a level of MST's and AIM's domain and
+/// comes back whole from the other methods, and every column searched raises the noise of
+/// all (a small table's zeros must still pass the threshold).
+const FEW_WHOLE_VALUES: f64 = 64.0;
+
+/// The columns with public bounds whose exact values a private run looks for: a public
+/// number column that names none, does not say it has none, has none named by a rule
+/// (`hours = 0` is public by the rule: [`super::rules::hold_named_values`]), and is not
+/// a whole-number column of a few values.
+pub fn masses_to_find(schema: &Schema) -> Vec<String> {
+    let ruled: Vec<String> = super::rules::of_schema(schema)
+        .map(|r| {
+            super::rules::named_values(&r, schema)
+                .into_iter()
+                .map(|(c, _)| c)
+                .collect()
+        })
+        .unwrap_or_default();
+    schema
+        .columns
+        .iter()
+        .filter(|c| c.provenance == Provenance::UserProvided && finds_point_masses(c))
+        .filter(|c| !ruled.contains(&c.name))
+        .filter(|c| {
+            c.bounds()
+                .is_some_and(|(lo, hi)| !c.integer || hi - lo >= FEW_WHOLE_VALUES)
+        })
+        .map(|c| c.name.clone())
+        .collect()
 }
 
 /// The releases estimating one column's domain makes, in order.
@@ -103,17 +151,30 @@ fn names_where(schema: &Schema, f: impl Fn(Provenance) -> bool) -> Vec<String> {
 }
 
 /// Plans the estimate of the columns marked `to_estimate`, and of every `from_data` one
-/// too when `all_uncovered`, at `share` of `budget.epsilon`; `None` when there are none.
+/// too when `all_uncovered`, and, when `exact_values`, of the exact values of the public
+/// number columns that name none ([`masses_to_find`]), at `share` of `budget.epsilon`;
+/// `None` when there is nothing to estimate.
 pub fn plan_domains(
     schema: &Schema,
     budget: Budget,
     share: f64,
     all_uncovered: bool,
+    (exact_values, measure_maps): (bool, bool),
 ) -> Result<Option<DomainPlan>, DataError> {
     let columns = names_where(schema, |p| {
         p == Provenance::ToEstimate || (all_uncovered && p == Provenance::FromData)
     });
-    if columns.is_empty() {
+    let masses = if exact_values {
+        masses_to_find(schema)
+    } else {
+        Vec::new()
+    };
+    let maps = if measure_maps {
+        super::measured_map::maps_to_measure(schema)
+    } else {
+        Vec::new()
+    };
+    if columns.is_empty() && masses.is_empty() && maps.is_empty() {
         return Ok(None);
     }
     if !(share > 0.0 && share < 1.0) {
@@ -125,12 +186,21 @@ pub fn plan_domains(
     let thresholded = specs
         .iter()
         .filter(|s| !is_number(s) || finds_point_masses(s))
-        .count();
+        .count()
+        + masses.len();
     let delta_inf = budget.delta * THRESHOLD_DELTA_SHARE / thresholded.max(1) as f64;
     let charges_at = |std: f64| -> Vec<Charge> {
         specs
             .iter()
             .flat_map(|s| column_charges(s, std, delta_inf))
+            .chain(masses.iter().map(|_| Charge {
+                mechanism: point_mass_mechanism(std, delta_inf),
+                count: 1,
+            }))
+            .chain(maps.iter().map(|_| Charge {
+                mechanism: number_mechanism(std),
+                count: 1,
+            }))
             .collect()
     };
     let epsilon = budget.epsilon * share;
@@ -139,7 +209,7 @@ pub fn plan_domains(
         epsilon,
         budget.delta,
         &product_orders(),
-        (specs.len() as f64).sqrt() / epsilon,
+        ((specs.len() + masses.len() + maps.len()) as f64).sqrt() / epsilon,
         1e-3,
     )
     .map_err(|e| DataError::Schema(format!("cannot estimate the domains privately: {e}")))?;
@@ -147,6 +217,8 @@ pub fn plan_domains(
     let spent = crate::privacy::compose::compose(&charges, &product_orders(), budget.delta);
     Ok(Some(DomainPlan {
         columns,
+        masses,
+        maps,
         std,
         delta_inf,
         charges,
@@ -191,6 +263,34 @@ pub fn estimate_domains(
             failed.push(name.clone());
         }
     }
+    for name in &plan.masses {
+        let Some(spec) = out.columns.iter_mut().find(|c| &c.name == name) else {
+            continue;
+        };
+        let col = table
+            .column(name)
+            .ok_or_else(|| DataError::column(name, "is in the schema but not in the data"))?;
+        accountant
+            .charge(point_mass_mechanism(plan.std, plan.delta_inf), 1)
+            .map_err(|e| {
+                DataError::column(
+                    name,
+                    format!("the search for its exact values was refused: {e}"),
+                )
+            })?;
+        find_masses(spec, col, plan, rng)?;
+    }
+    for (left, right) in &plan.maps {
+        accountant
+            .charge(number_mechanism(plan.std), 1)
+            .map_err(|e| {
+                DataError::column(
+                    left,
+                    format!("measuring the map to '{right}' was refused: {e}"),
+                )
+            })?;
+        super::measured_map::measure(table, &mut out, (left, right), plan.std, rng)?;
+    }
     out.validate().map_err(|e| {
         DataError::Schema(format!(
             "after estimating domains privately nothing usable is left ({e}); columns too sparse to estimate: {}. Give their domains as public facts",
@@ -198,6 +298,28 @@ pub fn estimate_domains(
         ))
     })?;
     Ok(out)
+}
+
+/// The exact values of a number column with public bounds, from a thresholded noisy
+/// histogram of its values (charged by the caller). Only values inside the bounds (whole
+/// in a whole-number column) are kept: the bounds are the user's and stay so.
+fn find_masses(
+    spec: &mut ColumnSpec,
+    col: &super::table::Column,
+    plan: &DomainPlan,
+    rng: &mut dyn RngCore,
+) -> Result<(), DataError> {
+    let values = spec.numbers(col)?;
+    let n = plan.public_rows.unwrap_or(values.len()) as f64;
+    let most = super::schema::MAX_POINT_MASSES;
+    let found = estimate_point_masses(&values, plan.std, plan.delta_inf, n, most, rng);
+    let (lo, hi) = spec.bounds().unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+    spec.point_masses = found
+        .into_iter()
+        .filter(|p| *p >= lo && *p <= hi && (!spec.integer || p.fract() == 0.0))
+        .collect();
+    spec.point_masses_estimated = !spec.point_masses.is_empty();
+    Ok(())
 }
 
 /// What a private estimate says of where a column's domain came from.
@@ -351,7 +473,9 @@ pub(crate) mod tests {
             epsilon: 1.0,
             delta: 1e-5,
         };
-        let plan = plan_domains(&schema, budget, 0.1, true).unwrap().unwrap();
+        let plan = plan_domains(&schema, budget, 0.1, true, (false, false))
+            .unwrap()
+            .unwrap();
         assert_eq!(plan.columns.len(), 15);
         assert!(
             plan.epsilon <= 0.1 + 1e-9 && plan.epsilon > 0.09,
@@ -421,7 +545,9 @@ pub(crate) mod tests {
             delta: 1e-5,
         };
         let flag = |public_rows: Option<usize>| {
-            let mut plan = plan_domains(&schema, budget, 0.5, true).unwrap().unwrap();
+            let mut plan = plan_domains(&schema, budget, 0.5, true, (false, false))
+                .unwrap()
+                .unwrap();
             plan.public_rows = public_rows;
             let mut acc = Accountant::for_plan(budget, &plan.charges).unwrap();
             let mut rng = StdRng::seed_from_u64(4);

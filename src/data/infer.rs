@@ -65,6 +65,7 @@ fn spec(col: &Column, kind: Kind, integer: bool, domain: Option<Domain>) -> Colu
         domain,
         point_masses: Vec::new(),
         point_masses_estimated: false,
+        no_point_masses: false,
         decimals: None,
         kind_from_data: true,
         blank_share: None,

@@ -31,6 +31,7 @@ pub mod export;
 pub mod image;
 pub mod infer;
 pub mod linked;
+pub mod measured_map;
 pub mod rules;
 pub mod schema;
 pub mod source;

@@ -129,14 +129,24 @@ fn rule_shares(schema: &Schema, real: &Table, synthetic: &Table) -> Vec<RuleShar
             .unwrap_or_else(|_| vec![f64::NAN; stated.len()])
     };
     let (r, s) = (share(real), share(synthetic));
+    let parts = |t: &Table| {
+        rules::part_shares(&stated, schema, t).unwrap_or_else(|_| vec![(None, None); stated.len()])
+    };
+    let (pr, ps) = (parts(real), parts(synthetic));
+    let both = |a: Option<f64>, b: Option<f64>| a.zip(b);
     stated
         .iter()
         .zip(r.into_iter().zip(s))
-        .map(|(st, (real, synthetic))| RuleShare {
-            rule: st.text.clone(),
-            real,
-            synthetic,
-        })
+        .zip(pr.into_iter().zip(ps))
+        .map(
+            |((st, (real, synthetic)), ((wr, tr), (ws, ts)))| RuleShare {
+                rule: st.text.clone(),
+                real,
+                synthetic,
+                when: both(wr, ws),
+                then: both(tr, ts),
+            },
+        )
         .collect()
 }
 
@@ -149,6 +159,23 @@ fn pct(x: f64) -> String {
 /// decimals than the data has. Gaps under 3 points are not named.
 fn worst(look: &FirstLook) -> Option<String> {
     let mut found: Vec<(f64, String)> = Vec::new();
+    // First, so that an equal gap named more plainly below wins.
+    for r in &look.rules {
+        // A group the rule speaks of, grown or shrunk (kept by dropping rows).
+        for (part, shares) in [("condition", r.when), ("consequence", r.then)] {
+            if let Some((real, synthetic)) = shares {
+                found.push((
+                    (real - synthetic).abs(),
+                    format!(
+                        "the {part} of the rule '{}' holds in {} of real rows but {} of synthetic rows",
+                        r.rule,
+                        pct(real),
+                        pct(synthetic)
+                    ),
+                ));
+            }
+        }
+    }
     for e in &look.exact {
         for v in &e.values {
             found.push((
@@ -222,6 +249,9 @@ mod tests {
         assert_eq!((gain.real_decimals, gain.synthetic_decimals), (0, 2));
         assert_eq!(look.rules[0].real, 0.0);
         assert_eq!(look.rules[0].synthetic, 0.25);
+        // gain > 0 in 1 of 4 real rows, 3 of 4 synthetic; loss = 0 in 3 and 3.
+        assert_eq!(look.rules[0].when, Some((0.25, 0.75)));
+        assert_eq!(look.rules[0].then, Some((0.75, 0.75)));
         assert_eq!(look.real_rows.len(), 4);
         assert_eq!(look.header, vec!["gain", "loss"]);
         let w = look.worst.unwrap();

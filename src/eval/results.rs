@@ -66,6 +66,13 @@ pub struct RuleShare {
     pub rule: String,
     pub real: f64,
     pub synthetic: f64,
+    /// The share of rows where the rule's condition holds, real and synthetic (a rule
+    /// kept by dropping a group shows here: "no" in 43 % of real rows, 0 % of synthetic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<(f64, f64)>,
+    /// The share of rows where its consequence holds, real and synthetic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<(f64, f64)>,
 }
 
 /// The first-look section of a report.

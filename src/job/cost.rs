@@ -37,6 +37,8 @@ pub struct CostRequest {
     /// Rows the run holds in memory at once when it does not hold them all: one part of
     /// a file read in parts, none for a query engine's table (None: all `rows`).
     pub held: Option<usize>,
+    /// The run looks for exact values privately ([`super::RunConfig::exact_values`]).
+    pub exact_values: bool,
 }
 
 /// The ledger's view of the dataset and the run's planned cost, all at the ledger's δ so
@@ -104,6 +106,27 @@ impl Cost {
     }
 }
 
+/// The run's domain step as the run will plan it: a run that holds its rows looks for
+/// exact values; MST and AIM (the methods that train from counts) measure a `->` rule's
+/// pair themselves, the others have its map measured in this step.
+fn domain_plan(
+    req: &CostRequest,
+    info: &crate::job::MethodInfo,
+    budget: Budget,
+) -> Result<Option<crate::data::estimate::DomainPlan>, JobError> {
+    let Some(schema) = &req.schema else {
+        return Ok(None);
+    };
+    let rows_here = req.held.is_none() && req.exact_values;
+    super::plan::domains(
+        schema,
+        req.domains,
+        super::plan::Uncovered::Plan,
+        budget,
+        (None, rows_here, rows_here && !info.streams),
+    )
+}
+
 /// The ledger key of a data file: a digest of its content ([`crate::data::digest`]), so
 /// renaming, re-saving or re-ordering the file keeps its budget. A file seen before is
 /// recognised by its byte hash without parsing.
@@ -144,16 +167,7 @@ pub fn cost(req: &CostRequest) -> Result<Cost, JobError> {
     budget.validate().map_err(JobError::Usage)?;
     let method =
         info.instantiate_boosted(&req.preset, req.epsilon, &req.overrides, req.boost.as_ref())?;
-    let domain_plan = match &req.schema {
-        Some(schema) => super::plan::domains(
-            schema,
-            req.domains,
-            super::plan::Uncovered::Plan,
-            budget,
-            None,
-        )?,
-        None => None,
-    };
+    let domain_plan = domain_plan(req, info, budget)?;
     if let Some(schema) = &req.schema {
         c.not_covered = not_covered(schema, req.domains);
     }

@@ -341,6 +341,7 @@ mod tests {
             }),
             point_masses: Vec::new(),
             point_masses_estimated: false,
+            no_point_masses: false,
             decimals: None,
             kind_from_data: false,
             blank_share: None,

@@ -124,6 +124,16 @@ pub struct RunConfig {
     /// use less memory, more read faster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part_rows: Option<usize>,
+    /// Find privately the exact values of public number columns that name none, and
+    /// measure the maps of `->` rules that give none (in the domain step:
+    /// [`crate::data::estimate::masses_to_find`], [`crate::data::measured_map`]). Off for a
+    /// linked pair's parts, where one unit's k children would count k times.
+    #[serde(default = "yes")]
+    pub exact_values: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl RunConfig {
@@ -156,6 +166,7 @@ impl RunConfig {
             public_codebook: false,
             stream: false,
             part_rows: None,
+            exact_values: true,
         }
     }
 

@@ -19,13 +19,16 @@ pub(super) enum Uncovered {
 }
 
 /// The private domain estimate `policy` asks for on `schema` at `budget`: `None` when no
-/// column needs one. Columns marked `to_estimate` are estimated under every policy.
+/// column needs one. Columns marked `to_estimate` are estimated under every policy; the
+/// exact values of public number columns that name none are looked for when
+/// `exact_values` (a run that holds its rows), and the maps of `->` rules that give none
+/// are measured when `measure_maps` (a method that does not measure marginals itself).
 pub(super) fn domains(
     schema: &Schema,
     policy: DomainPolicy,
     uncovered: Uncovered,
     budget: Budget,
-    public_rows: Option<usize>,
+    (public_rows, exact_values, measure_maps): (Option<usize>, bool, bool),
 ) -> Result<Option<DomainPlan>, JobError> {
     let read_off = estimate::uncovered(schema);
     let (share, all) = match policy {
@@ -40,7 +43,7 @@ pub(super) fn domains(
         DomainPolicy::AllowDataWithShare { share } => (share, false),
         _ => (estimate::DEFAULT_SHARE, false),
     };
-    let plan = estimate::plan_domains(schema, budget, share, all)
+    let plan = estimate::plan_domains(schema, budget, share, all, (exact_values, measure_maps))
         .map_err(|e| JobError::Usage(e.to_string()))?;
     Ok(plan.map(|p| DomainPlan { public_rows, ..p }))
 }

@@ -212,16 +212,7 @@ pub fn export_csv_where(
     let side = sidecar_path(out);
     let mut statement = sidecar(&m, model, written, out, draw);
     if let Some(j) = jitter {
-        statement["jittered"] = serde_json::json!({
-            "what": "each image turned, zoomed and moved at random as it was sampled (post-processing: no privacy cost), for training classifiers; the set no longer matches the real images' poses",
-            "degrees": j.degrees, "zoom": j.zoom, "shift": j.shift,
-        });
-        if let Some(e) = j.elastic {
-            statement["jittered"]["elastic"] = serde_json::json!({
-                "what": "each image first bent by a smooth random displacement field (Simard et al. 2003)",
-                "alpha": e.alpha, "sigma": e.sigma,
-            });
-        }
+        statement["jittered"] = jitter_statement(&j);
     }
     if !m.header.schema.rules.is_empty() {
         statement["rules"] = serde_json::json!({
@@ -230,6 +221,9 @@ pub fn export_csv_where(
             "rows_drawn": acceptance.drawn,
             "acceptance_rate": acceptance.rate(),
         });
+    }
+    if !acceptance.moved.is_empty() {
+        statement["moved"] = moved_statement(&acceptance.moved);
     }
     if let (Some(c), Some(text)) = (&cond, condition) {
         statement["condition"] = serde_json::json!({
@@ -244,6 +238,32 @@ pub fn export_csv_where(
     crate::util::atomic::write_atomic(&side, text.as_bytes())
         .map_err(|e| JobError::write(&side, e))?;
     Ok((side, acceptance))
+}
+
+/// The statement's word on images jittered as they were sampled.
+fn jitter_statement(j: &Jitter) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "what": "each image turned, zoomed and moved at random as it was sampled (post-processing: no privacy cost), for training classifiers; the set no longer matches the real images' poses",
+        "degrees": j.degrees, "zoom": j.zoom, "shift": j.shift,
+    });
+    if let Some(e) = j.elastic {
+        v["elastic"] = serde_json::json!({
+            "what": "each image first bent by a smooth random displacement field (Simard et al. 2003)",
+            "alpha": e.alpha, "sigma": e.sigma,
+        });
+    }
+    v
+}
+
+/// The statement's word on what keeping rows by the rules and a condition moved.
+fn moved_statement(moved: &[crate::data::rules::Moved]) -> serde_json::Value {
+    serde_json::json!({
+        "what": format!("columns whose share of a value moved by more than {} between the rows the model drew and those kept here after the rules and the condition (both synthetic: no privacy cost); the kept rows are not distributed as the model's own", crate::data::rules::MOVED),
+        "columns": moved.iter().map(|m| serde_json::json!({
+            "column": m.column, "value": m.value,
+            "share_drawn": m.drawn, "share_kept": m.kept,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// Where an exported CSV's statement goes: `synthetic.csv` → `synthetic.csv.privacy.json`.

@@ -86,26 +86,46 @@ pub(crate) fn statement(
         public_rows: None,
         counted_by: None,
         rules: schema.rules.clone(),
-        point_masses: schema
-            .columns
-            .iter()
-            .filter(|c| !c.point_masses.is_empty())
-            .map(|c| {
-                let v: Vec<String> = c.point_masses.iter().map(|p| c.show_value(*p)).collect();
-                let how = if c.point_masses_estimated {
-                    ESTIMATED_MASSES
-                } else {
-                    ""
-                };
-                format!("{} ({}{how})", c.name, v.join(", "))
-            })
-            .collect(),
+        point_masses: point_masses(schema),
     }
+}
+
+/// Each column's exact values for the statement: "hours (0; named by the rules: 0)",
+/// with those a private estimate found marked as such.
+fn point_masses(schema: &crate::data::schema::Schema) -> Vec<String> {
+    schema
+        .columns
+        .iter()
+        .filter(|c| !c.point_masses.is_empty())
+        .map(|c| {
+            let v: Vec<String> = c.point_masses.iter().map(|p| c.show_value(*p)).collect();
+            let how = if c.point_masses_estimated {
+                ESTIMATED_MASSES
+            } else {
+                ""
+            };
+            let ruled: Vec<String> = c
+                .point_masses
+                .iter()
+                .filter(|p| crate::data::rules::is_named(schema, &c.name, **p))
+                .map(|p| c.show_value(*p))
+                .collect();
+            let ruled = if ruled.is_empty() {
+                String::new()
+            } else {
+                format!("{RULED_MASSES}{}", ruled.join(", "))
+            };
+            format!("{} ({}{ruled}{how})", c.name, v.join(", "))
+        })
+        .collect()
 }
 
 /// How the statement marks a column's point masses that a private estimate found (the
 /// others were named by the user).
 pub const ESTIMATED_MASSES: &str = "; estimated privately with the domain";
+/// How the statement marks the point masses a rule names (`hours = 0`): public by the
+/// rule, held exactly so the rule is kept by the model rather than by dropping rows.
+pub const RULED_MASSES: &str = "; named by the rules: ";
 
 /// Builds the released model: the generator and the privacy statement.
 #[allow(clippy::too_many_arguments)]

@@ -5,9 +5,11 @@
 //! A rule over a few columns ([`rules::surely_broken`] on each cell of their joint) puts
 //! those columns in one node of the model and forbids the cells where every value breaks
 //! it. A cell where only some values break it (a bin of gains that holds 0 and 1–999) stays
-//! open; its unlawful rows are dropped at sampling as before. A `->` rule has no public
-//! map: once the model is fitted to the noisy marginals, each left value keeps only the
-//! right value the model favours, and a last fit keeps that map.
+//! open; its unlawful rows are repaired or dropped at sampling as before. A `->` rule's
+//! map, when the rule gives one (a codebook's), forbids every other pair of its levels
+//! from the start; for the left values it does not list, once the model is fitted to the
+//! noisy marginals each keeps only the right value the model favours, and a last fit
+//! keeps that map.
 //!
 //! All of it is post-processing of noisy measurements and public facts (the rules, the
 //! domain): no charge. Rules on a number or binary column that may be blank are left to
@@ -47,6 +49,9 @@ struct Determined {
     /// The right level of each left level when the map is known (a one-to-one pair read
     /// off the noisy counts); `None`: the fitted model's favourite (a rule's).
     map: Option<Vec<Option<usize>>>,
+    /// The right level the rule's own map gives each left level (a public fact), where it
+    /// lists one; empty when the rule gives no map.
+    given: Vec<Option<usize>>,
 }
 
 impl Structural {
@@ -58,10 +63,15 @@ impl Structural {
             let Some(attrs) = attributes(&r.rule, schema, domain) else {
                 continue;
             };
-            if let Rule::Determines { left, right } = &r.rule {
+            if let Rule::Determines { left, right, map } = &r.rule {
                 let (Some(l), Some(x)) = (attr(domain, left), attr(domain, right)) else {
                     continue;
                 };
+                let given = given_levels(schema, domain, (l, x), map);
+                if !given.is_empty() {
+                    // Known before any fit: its zeros hold from the first model on.
+                    out.zeros.push(given_zeros(domain, (l, x), &given));
+                }
                 let open = |a: usize| {
                     (0..domain.attributes[a].size)
                         .map(|k| span(schema, domain, a, k) == Span::Any)
@@ -73,6 +83,7 @@ impl Structural {
                     left_open: open(l),
                     right_open: open(x),
                     map: None,
+                    given,
                 });
                 out.add_clique(attrs);
                 continue;
@@ -116,6 +127,15 @@ impl Structural {
     ) -> Vec<(usize, usize)> {
         let mut kept = Vec::new();
         for p in one_to_one::found(measured, sizes) {
+            let stated = self.determines.iter().any(|d| {
+                !d.given.is_empty()
+                    && ((d.left, d.right) == (p.left, p.right)
+                        || (d.left, d.right) == (p.right, p.left))
+            });
+            if stated {
+                // The rule's own map is a public fact; the counts' reading gives way.
+                continue;
+            }
             self.determines.retain(|d| {
                 (d.left, d.right) != (p.left, p.right) && (d.left, d.right) != (p.right, p.left)
             });
@@ -126,6 +146,7 @@ impl Structural {
                 left_open: p.map.iter().map(Option::is_none).collect(),
                 right_open: p.right_open,
                 map: Some(p.map),
+                given: Vec::new(),
             });
         }
         kept
@@ -194,7 +215,9 @@ impl Structural {
             } else {
                 for li in (0..sizes[l]).filter(|k| !d.left_open[*k]) {
                     let values = (0..sizes[x]).filter(|k| !d.right_open[*k]);
-                    let best = values.max_by(|a, b| mass[at(li, *a)].total_cmp(&mass[at(li, *b)]));
+                    let favourite =
+                        values.max_by(|a, b| mass[at(li, *a)].total_cmp(&mass[at(li, *b)]));
+                    let best = d.given.get(li).copied().flatten().or(favourite);
                     for xi in (0..sizes[x]).filter(|k| !d.right_open[*k] && Some(*k) != best) {
                         forbidden[at(li, xi)] = true;
                     }
@@ -204,6 +227,59 @@ impl Structural {
         }
         est.set_zeros(zeros);
     }
+}
+
+/// For each level of attribute `l`, the level of `x` the rule's map gives it (empty when
+/// the rule gives no map, or none of its pairs is a level of each).
+fn given_levels(
+    schema: &Schema,
+    domain: &Domain,
+    (l, x): (usize, usize),
+    map: &[(rules::Value, rules::Value)],
+) -> Vec<Option<usize>> {
+    if map.is_empty() {
+        return Vec::new();
+    }
+    let level_of = |a: usize, v: &rules::Value| -> Option<usize> {
+        let spec = schema.column(&domain.attributes[a].name)?;
+        let level = rules::level_in(spec, v).map(|s| Span::Level(s.to_string()));
+        let number = rules::number_in(spec, v);
+        (0..domain.attributes[a].size).find(|k| match span(schema, domain, a, *k) {
+            Span::Range { lo, hi } => lo == hi && Some(lo) == number,
+            s => Some(s) == level,
+        })
+    };
+    let mut out = vec![None; domain.attributes[l].size];
+    for (k, v) in map {
+        if let (Some(lk), Some(xk)) = (level_of(l, k), level_of(x, v)) {
+            out[lk] = Some(xk);
+        }
+    }
+    if out.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    out
+}
+
+/// The cells a given map forbids: each listed left level with any right level but its own.
+fn given_zeros(domain: &Domain, (l, x): (usize, usize), given: &[Option<usize>]) -> Zeros {
+    let sizes = domain.sizes();
+    let mut attrs = vec![l, x];
+    attrs.sort_unstable();
+    let st = strides(&sizes, &attrs);
+    let (sl, sx) = if attrs[0] == l {
+        (st[0], st[1])
+    } else {
+        (st[1], st[0])
+    };
+    let mut forbidden = vec![false; sizes[l] * sizes[x]];
+    for (li, to) in given.iter().enumerate() {
+        let Some(to) = to else { continue };
+        for xi in (0..sizes[x]).filter(|k| k != to) {
+            forbidden[li * sl + xi * sx] = true;
+        }
+    }
+    Zeros { attrs, forbidden }
 }
 
 /// The domain's attribute of a schema column (its values, not its missing indicator).
@@ -294,10 +370,23 @@ fn bin_range(spec: &ColumnSpec, k: usize, bins: usize) -> Span {
         let step = 10f64.powi(d as i32);
         (lo, hi) = ((lo * step).floor() / step, (hi * step).ceil() / step);
     }
-    Span::Range {
-        lo: lo.max(lower),
-        hi: hi.min(upper),
+    let (mut lo, mut hi) = (lo.max(lower), hi.min(upper));
+    // A value that is a point mass is encoded in its own slot, never in a bin: a bin whose
+    // edge is one (hours in [0, 50) beside the point 0) holds only the values past it, so
+    // `… => hours = 0` surely fails there and `hours > 0` surely holds.
+    let past = |x: f64, up: bool| match (spec.integer, up) {
+        (true, true) => x + 1.0,
+        (true, false) => x - 1.0,
+        (false, true) => x.next_up(),
+        (false, false) => x.next_down(),
+    };
+    if spec.point_mass_of(lo).is_some() && past(lo, true) <= hi {
+        lo = past(lo, true);
     }
+    if spec.point_mass_of(hi).is_some() && past(hi, false) >= lo {
+        hi = past(hi, false);
+    }
+    Span::Range { lo, hi }
 }
 
 #[cfg(test)]
@@ -366,8 +455,10 @@ mod tests {
         assert!(!at(40, l_zero), "a gain, no loss");
         assert!(at(40, 5), "a gain of about 40,000 and a loss");
         assert!(at(101, 5), "the top-coded gain and a loss");
-        // The first bins hold 0 after rounding, so some of their rows are lawful.
-        assert!(!at(0, 5) && !at(40, 0));
+        // 0 is a level of its own, so the first bins hold only values past it: a gain in
+        // the first bin beside any loss, or any gain beside a loss in the first bin, breaks
+        // the rule in every row.
+        assert!(at(0, 5) && at(40, 0));
     }
 
     /// A model of the relationship × sex pair fitted to noisy counts that put mass on

@@ -155,6 +155,23 @@ pub fn noisy_counts(
     }
 }
 
+/// Every count of a table over a public grid (a `->` rule's left × right levels) plus one
+/// exact discrete Gaussian draw: one record sits in at most one cell, so adding or
+/// removing it moves one count by one, L2 sensitivity 1, charged as
+/// [`number_mechanism`]`(std)` once before calling.
+pub fn noisy_table(counts: &[u64], std: f64, rng: &mut dyn RngCore) -> Vec<f64> {
+    let Some(g) = sampler(std) else {
+        return vec![0.0; counts.len()];
+    };
+    use super::probe::{Norm, Value, noise_call};
+    noise_call(
+        "map-table",
+        (Norm::L2, 1.0),
+        || Value::Dense(counts.iter().map(|c| *c as f64).collect()),
+        || counts.iter().map(|c| g.release(*c, rng) as f64).collect(),
+    )
+}
+
 /// Estimates a number column's bounds, integer flag and missingness (see the module doc
 /// for sensitivity and accounting). `values` holds `None` for missing cells; `n` is the
 /// public row count — the user's public figure when they gave one, never the file's

@@ -12,6 +12,7 @@ mod common;
 mod accountant_fixtures;
 mod audit;
 mod bad_input;
+mod codebook_rules;
 #[cfg(feature = "ballista")]
 mod distributed;
 mod dpsgd;

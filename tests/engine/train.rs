@@ -181,6 +181,7 @@ fn one_delta_per_dataset_a_public_record_count_and_honest_names() {
         profile: None,
         device: Default::default(),
         held: None,
+        exact_values: true,
     })
     .unwrap();
     assert!(cost.refused.unwrap().contains("kept at δ"));
@@ -818,6 +819,7 @@ fn post_gan_boosting_spends_within_the_budget_and_releases_no_critic() {
         profile: None,
         device: Default::default(),
         held: None,
+        exact_values: true,
     })
     .unwrap();
     let b = cost.boost.expect("boosting priced on its own line");

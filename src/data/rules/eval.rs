@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::parse::{Atom, Cond, Op, Rule, Value};
-use super::{Stated, level_in, number_in};
+use super::{Stated, level_in, number_in, text_in};
 use crate::data::error::DataError;
 use crate::data::schema::{ColumnSpec, Kind, Schema};
 use crate::data::table::{Column, Table, TextColumn, Values};
@@ -162,6 +162,48 @@ fn determined(f: &Frame<'_>, left: &str, right: &str, n: usize) -> HashMap<Strin
         .collect()
 }
 
+/// For each rule, the share of `t`'s rows where its condition surely holds and where its
+/// consequence does (`None` where the rule has no such part: a `->` rule; a rule that
+/// holds on its own has only a consequence). The first look compares them, real against
+/// synthetic, so a rule that reshaped the table (a group dropped to keep it) shows.
+pub fn part_shares(
+    rules: &[Stated],
+    schema: &Schema,
+    t: &Table,
+) -> Result<Vec<(Option<f64>, Option<f64>)>, DataError> {
+    let f = Frame::new(schema, rules.iter().map(|r| &r.rule), t)?;
+    let n = t.n_rows.max(1) as f64;
+    let share = |c: &Cond| {
+        (0..t.n_rows)
+            .filter(|&r| cond_holds(&f, c, r) == Some(true))
+            .count() as f64
+            / n
+    };
+    Ok(rules
+        .iter()
+        .map(|s| match &s.rule {
+            Rule::Determines { .. } => (None, None),
+            Rule::Implies { when, then } => (Some(share(when)), Some(share(then))),
+            Rule::Holds(c) => (None, Some(share(c))),
+        })
+        .collect())
+}
+
+/// A `->` rule's given map as cell texts (left value → right value).
+fn given(
+    schema: &Schema,
+    left: &str,
+    right: &str,
+    map: &[(Value, Value)],
+) -> HashMap<String, String> {
+    let (Some(l), Some(r)) = (schema.column(left), schema.column(right)) else {
+        return HashMap::new();
+    };
+    map.iter()
+        .filter_map(|(k, v)| Some((text_in(l, k)?, text_in(r, v)?)))
+        .collect()
+}
+
 /// How many rows of `t` break each rule. A `->` rule counts the rows whose right value is
 /// not the one most rows with their left value hold.
 pub fn broken_counts(
@@ -173,8 +215,10 @@ pub fn broken_counts(
     Ok(rules
         .iter()
         .map(|s| match &s.rule {
-            Rule::Determines { left, right } => {
-                let map = determined(&f, left, right, t.n_rows);
+            Rule::Determines { left, right, map } => {
+                let mut learnt = determined(&f, left, right, t.n_rows);
+                learnt.extend(given(schema, left, right, map));
+                let map = learnt;
                 (0..t.n_rows)
                     .filter(|&r| match (f.text(left, r), f.text(right, r)) {
                         (Some(l), Some(x)) => map.get(&l).is_some_and(|m| *m != x),
@@ -201,11 +245,13 @@ impl Repair {
         let maps = rules
             .iter()
             .filter_map(|s| match &s.rule {
-                Rule::Determines { left, right } => Some((
-                    left.clone(),
-                    right.clone(),
-                    determined(&f, left, right, synthetic.n_rows),
-                )),
+                Rule::Determines { left, right, map } => {
+                    // The codebook's map where the rule gives one; the model's favourite
+                    // for the left values it does not list.
+                    let mut learnt = determined(&f, left, right, synthetic.n_rows);
+                    learnt.extend(given(schema, left, right, map));
+                    Some((left.clone(), right.clone(), learnt))
+                }
                 _ => None,
             })
             .collect();
@@ -221,8 +267,9 @@ pub struct Enforced {
     pub drawn: usize,
 }
 
-/// Sets every `->` rule's right value from its left one (`repair`), then drops the rows
-/// that break another rule. Post-processing of synthetic rows.
+/// Sets every `->` rule's right value from its left one (`repair`), sets the value a
+/// rule's consequence fixes where its condition holds ([`fix_values`]), then drops the
+/// rows that still break a rule. Post-processing of synthetic rows.
 pub fn enforce(
     rules: &[Stated],
     schema: &Schema,
@@ -234,6 +281,7 @@ pub fn enforce(
     for (left, right, map) in &repair.maps {
         t = apply_map(schema, t, left, right, map)?;
     }
+    t = fix_values(rules, schema, t)?;
     let f = Frame::new(schema, rules.iter().map(|r| &r.rule), &t)?;
     let keep: Vec<usize> = (0..t.n_rows)
         .filter(|&r| !rules.iter().any(|s| breaks(&f, &s.rule, r)))
@@ -244,6 +292,108 @@ pub fn enforce(
         t.rows(&keep)
     };
     Ok(Enforced { table, drawn })
+}
+
+/// The values a rule's consequence fixes (`… => hours = 0`, `… => sex = "Male" and
+/// …`): every comparison of `then` an `=` on a column `when` does not read. `None` for a
+/// rule whose consequence leaves a choice (`hours > 0`), which only dropping can keep.
+fn fixed_by<'r>(rule: &'r Rule, schema: &Schema) -> Option<Vec<(&'r str, &'r Value)>> {
+    let Rule::Implies { when, then } = rule else {
+        return None;
+    };
+    let read: Vec<&str> = when.0.iter().flat_map(Atom::columns).collect();
+    then.0
+        .iter()
+        .map(|a| match a {
+            Atom::Compare {
+                column,
+                op: Op::Eq,
+                value,
+            } if !read.contains(&column.as_str()) => {
+                let spec = schema.column(column)?;
+                let known = if spec.kind == Kind::Continuous {
+                    number_in(spec, value).is_some()
+                } else {
+                    level_in(spec, value).is_some()
+                };
+                known.then_some((column.as_str(), value))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where a rule's condition holds and the value its consequence fixes does not, sets
+/// that value: a row drawn as a non-participant working 37 hours becomes one working 0
+/// (what `participation = "no" => hours = 0` means), where dropping it would leave a
+/// table of participants. Repairs may enable other rules' conditions, so they run until
+/// nothing changes (at most once per rule). Post-processing of synthetic rows.
+pub fn fix_values(rules: &[Stated], schema: &Schema, mut t: Table) -> Result<Table, DataError> {
+    let fixers: Vec<(&Rule, Vec<(&str, &Value)>)> = rules
+        .iter()
+        .filter_map(|s| fixed_by(&s.rule, schema).map(|f| (&s.rule, f)))
+        .collect();
+    for _ in 0..fixers.len() {
+        let mut changed = false;
+        for (rule, fixes) in &fixers {
+            let f = Frame::new(schema, std::iter::once(*rule), &t)?;
+            let rows: Vec<usize> = (0..t.n_rows).filter(|&r| breaks(&f, rule, r)).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            changed = true;
+            for (column, value) in fixes {
+                set_cells(schema, &mut t, column, value, &rows)?;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok(t)
+}
+
+/// Sets `column` to `value` in `rows`.
+fn set_cells(
+    schema: &Schema,
+    t: &mut Table,
+    column: &str,
+    value: &Value,
+    rows: &[usize],
+) -> Result<(), DataError> {
+    let spec = schema.column(column).ok_or_else(|| {
+        DataError::column(column, "a rule names it but the schema has no such column")
+    })?;
+    let text = match value {
+        _ if spec.kind != Kind::Continuous => level_in(spec, value).map(str::to_string),
+        Value::Text(s) => Some(s.clone()),
+        Value::Number(x) => Some(crate::util::fmt::number(*x)),
+    };
+    let number = number_in(spec, value);
+    let Some(col) = t.columns.iter_mut().find(|c| c.name == column) else {
+        return Err(DataError::column(
+            column,
+            "a rule names it but the table has no such column",
+        ));
+    };
+    match &mut col.values {
+        Values::Number(v) => {
+            for &r in rows {
+                v[r] = number.or(v[r]);
+            }
+        }
+        Values::Text(v) => {
+            let mut cells: Vec<Option<String>> =
+                (0..v.len()).map(|r| v.get(r).map(str::to_string)).collect();
+            for &r in rows {
+                if let Some(x) = &text {
+                    cells[r] = Some(x.clone());
+                }
+            }
+            *v = TextColumn::from_cells(cells.iter().map(Option::as_deref));
+        }
+    }
+    Ok(())
 }
 
 fn apply_map(

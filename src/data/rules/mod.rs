@@ -13,10 +13,14 @@
 
 mod cells;
 mod eval;
+mod moved;
+mod named;
 pub mod parse;
 
 pub use cells::{Span, surely_broken};
-pub use eval::{Enforced, Repair, broken_counts, enforce, select};
+pub use eval::{Enforced, Repair, broken_counts, enforce, fix_values, part_shares, select};
+pub use moved::{MOVED, Moved, Tally};
+pub use named::{hold_named_values, is_named, named_values};
 pub use parse::{Atom, Cond, Op, Rule, Value, parse_condition, parse_line};
 
 use super::error::DataError;
@@ -96,7 +100,7 @@ fn column<'a>(schema: &'a Schema, name: &str) -> Result<&'a ColumnSpec, String> 
 
 fn check_rule(rule: &Rule, schema: &Schema) -> Result<(), String> {
     match rule {
-        Rule::Determines { left, right } => {
+        Rule::Determines { left, right, map } => {
             let (l, r) = (column(schema, left)?, column(schema, right)?);
             if l.name == r.name {
                 return Err("a column determines itself; name two columns".into());
@@ -105,6 +109,17 @@ fn check_rule(rule: &Rule, schema: &Schema) -> Result<(), String> {
                 return Err(format!(
                     "'{left}' is a continuous column with fractions; the left side of '->' must be categorical, binary or whole numbers"
                 ));
+            }
+            for (k, v) in map {
+                check_value(l, Op::Eq, k).map_err(|m| format!("in the map: {m}"))?;
+                check_value(r, Op::Eq, v).map_err(|m| format!("in the map: {m}"))?;
+                if let (Some(x), Some((lo, hi))) = (number_in(r, v), r.bounds()) {
+                    if x < lo || x > hi {
+                        return Err(format!(
+                            "in the map: {v} is outside the bounds of '{right}' ({lo} to {hi})"
+                        ));
+                    }
+                }
             }
             Ok(())
         }
@@ -173,6 +188,18 @@ pub(crate) fn number_in(spec: &ColumnSpec, v: &Value) -> Option<f64> {
             None => None,
         },
     }
+}
+
+/// A value as a cell of `spec` reads as text (a level, or a number in canonical form), as
+/// rules compare cells.
+pub(crate) fn text_in(spec: &ColumnSpec, v: &Value) -> Option<String> {
+    if spec.kind == Kind::Continuous {
+        return match (&spec.time_format, v) {
+            (Some(_), Value::Text(s)) => number_in(spec, v).map(|_| s.clone()),
+            _ => number_in(spec, v).map(crate::util::fmt::number),
+        };
+    }
+    level_in(spec, v).map(str::to_string)
 }
 
 /// The category a value names in a categorical or binary column.

@@ -3,6 +3,7 @@
 //! ```text
 //! # one rule per line; a name with characters other than letters, digits, _ - . goes in `backquotes`
 //! education -> education-num            # each education has exactly one education-num
+//! education -> education-num {"Bachelors": 13, "HS-grad": 9}   # … and the codebook's map
 //! relationship = "Husband" => sex = "Male"
 //! relationship in {"Husband", "Wife"} => marital-status in {"Married-civ-spouse", "Married-AF-spouse"}
 //! capital-gain > 0 => capital-loss = 0
@@ -10,7 +11,9 @@
 //! start_date <= end_date
 //! ```
 //!
-//! A condition is one or more comparisons joined by `and`. The right side of a comparison
+//! A `->` rule may carry its map as a public fact (a codebook table): `{left: right, …}`,
+//! each side a value (a bare word is text). Left values it does not list keep the value
+//! the model favours. A condition is one or more comparisons joined by `and`. The right side of a comparison
 //! is a value when it is quoted text or a number, else a column name (`start <= end`).
 
 use std::fmt;
@@ -100,8 +103,13 @@ pub struct Cond(pub Vec<Atom>);
 /// One rule: a fact about every row the user states.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rule {
-    /// `left -> right`: each value of `left` goes with exactly one value of `right`.
-    Determines { left: String, right: String },
+    /// `left -> right`: each value of `left` goes with exactly one value of `right`;
+    /// `map`, when given, says which (a public fact, as a codebook states it).
+    Determines {
+        left: String,
+        right: String,
+        map: Vec<(Value, Value)>,
+    },
     /// `when => then`
     Implies { when: Cond, then: Cond },
     /// A condition every row meets.
@@ -112,7 +120,7 @@ impl Rule {
     /// The columns the rule reads, each once, in order of appearance.
     pub fn columns(&self) -> Vec<&str> {
         let conds: Vec<&Cond> = match self {
-            Rule::Determines { left, right } => return vec![left, right],
+            Rule::Determines { left, right, .. } => return vec![left, right],
             Rule::Implies { when, then } => vec![when, then],
             Rule::Holds(c) => vec![c],
         };
@@ -143,6 +151,7 @@ enum Token {
     Open,
     Close,
     Comma,
+    Colon,
 }
 
 fn describe(t: Option<&Token>) -> String {
@@ -159,6 +168,7 @@ fn describe(t: Option<&Token>) -> String {
         Some(Token::Open) => "'{'".into(),
         Some(Token::Close) => "'}'".into(),
         Some(Token::Comma) => "','".into(),
+        Some(Token::Colon) => "':'".into(),
     }
 }
 
@@ -217,6 +227,7 @@ fn tokens(line: &str) -> Result<Vec<Token>, String> {
             ('{', _) => Token::Open,
             ('}', _) => Token::Close,
             (',', _) => Token::Comma,
+            (':', _) => Token::Colon,
             (c, _) if is_name_char(c) => {
                 let mut word = c.to_string();
                 while let Some(&d) = chars.peek() {
@@ -295,6 +306,48 @@ impl Parser {
         }
     }
 
+    /// A map's key or value: quoted text, a number, or a bare word taken as text.
+    fn map_value(&mut self) -> Result<Value, String> {
+        match self.peek() {
+            Some(Token::Name(n)) => {
+                let v = Value::Text(n.clone());
+                self.at += 1;
+                Ok(v)
+            }
+            _ => self.value(),
+        }
+    }
+
+    /// `left: right, …}` after a `->` rule's `{`.
+    fn map(&mut self) -> Result<Vec<(Value, Value)>, String> {
+        let mut out: Vec<(Value, Value)> = Vec::new();
+        if self.peek() == Some(&Token::Close) {
+            self.at += 1;
+            return Ok(out);
+        }
+        loop {
+            let key = self.map_value()?;
+            if self.next() != Some(Token::Colon) {
+                return Err(format!("expected ':' after {key} in the map"));
+            }
+            let value = self.map_value()?;
+            if out.iter().any(|(k, _)| *k == key) {
+                return Err(format!("{key} is mapped twice"));
+            }
+            out.push((key, value));
+            match self.next() {
+                Some(Token::Comma) => {}
+                Some(Token::Close) => return Ok(out),
+                t => {
+                    return Err(format!(
+                        "expected ',' or '}}' in the map, found {}",
+                        describe(t.as_ref())
+                    ));
+                }
+            }
+        }
+    }
+
     fn atom(&mut self) -> Result<Atom, String> {
         let column = self.name()?;
         match self.next() {
@@ -352,7 +405,13 @@ impl Parser {
             let left = self.name()?;
             self.at += 1;
             let right = self.name()?;
-            return Ok(Rule::Determines { left, right });
+            let map = if self.peek() == Some(&Token::Open) {
+                self.at += 1;
+                self.map()?
+            } else {
+                Vec::new()
+            };
+            return Ok(Rule::Determines { left, right, map });
         }
         let when = self.cond()?;
         if self.peek() == Some(&Token::Implies) {

@@ -31,7 +31,8 @@ fn every_line_of_the_contract_parses() {
         rules[0].rule,
         Rule::Determines {
             left: "education".into(),
-            right: "education-num".into()
+            right: "education-num".into(),
+            map: vec![]
         }
     );
     let Rule::Implies { when, then } = &rules[3].rule else {
@@ -155,11 +156,110 @@ fn broken_rows_are_counted_and_a_release_obeys_the_rules() {
     let repair = Repair::learn(&rules, &schema, &t).unwrap();
     let e = enforce(&rules, &schema, t, &repair).unwrap();
     assert_eq!(e.drawn, 6);
-    assert_eq!(e.table.n_rows, 4);
+    // Row 3 is repaired (its years from the map, its loss set to the 0 the gain rule
+    // fixes); row 6 breaks a rule that leaves a choice, so it is dropped.
+    assert_eq!(e.table.n_rows, 5);
+    assert_eq!(
+        e.table.column("loss").unwrap().text(2).as_deref(),
+        Some("0")
+    );
     assert_eq!(
         broken_counts(&rules, &schema, &e.table).unwrap(),
         vec![0, 0, 0]
     );
     let years = e.table.column("years").unwrap();
     assert_eq!(years.text(0).as_deref(), Some("9"));
+}
+
+#[test]
+fn a_map_given_with_the_rule_is_the_one_a_release_writes() {
+    let schema = adult_schema();
+    let line = r#"education -> education-num {Bachelors: 13, "HS-grad": 9, "11th": 7}"#;
+    let rules = parse_text(line, "r").unwrap();
+    check(&rules, &schema).unwrap();
+    let Rule::Determines { map, .. } = &rules[0].rule else {
+        panic!("{:?}", rules[0])
+    };
+    assert_eq!(
+        map[0],
+        (Value::Text("Bachelors".into()), Value::Number(13.0))
+    );
+    for (bad, want) in [
+        (
+            "education -> education-num {Bachelor: 13}",
+            "not a level of 'education'",
+        ),
+        (
+            "education -> education-num {Bachelors: 30}",
+            "outside the bounds",
+        ),
+        (
+            "education -> education-num {Bachelors: 13, Bachelors: 12}",
+            "mapped twice",
+        ),
+        ("education -> education-num {Bachelors 13}", "expected ':'"),
+    ] {
+        let e = parse_text(bad, "r").and_then(|r| check(&r, &schema).map(|_| r));
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains(want), "{bad}: {e}");
+    }
+    // A model that never learnt the link: every level drawn with 15. The given map wins
+    // over the model's favourite; a level it does not list keeps the favourite.
+    let mut csv = String::from("education,education-num\n");
+    for e in ["Bachelors", "HS-grad", "11th", "Masters"] {
+        for _ in 0..3 {
+            csv.push_str(&format!("{e},15\n"));
+        }
+    }
+    let t = table(&csv);
+    let small: Schema = serde_json::from_str(
+        r#"{"columns":[
+        {"name":"education","kind":"categorical","domain":{"categories":["Bachelors","HS-grad","11th","Masters"]}},
+        {"name":"education-num","kind":"continuous","integer":true,"domain":{"bounds":{"lower":1,"upper":16}}}]}"#,
+    )
+    .unwrap();
+    let repair = Repair::learn(&rules, &small, &t).unwrap();
+    let e = enforce(&rules, &small, t, &repair).unwrap();
+    let col = |r: usize, c: &str| e.table.column(c).unwrap().text(r).unwrap();
+    for r in 0..e.table.n_rows {
+        let want = match col(r, "education").as_str() {
+            "Bachelors" => "13",
+            "HS-grad" => "9",
+            "11th" => "7",
+            _ => "15",
+        };
+        assert_eq!(col(r, "education-num"), want, "row {r}");
+    }
+    assert_eq!(broken_counts(&rules, &small, &e.table).unwrap(), vec![0]);
+}
+
+#[test]
+fn a_fixed_consequence_is_repaired_and_a_chosen_one_dropped() {
+    let schema: Schema = serde_json::from_str(
+        r#"{"columns":[
+        {"name":"participation","kind":"categorical","domain":{"categories":["no","yes"]}},
+        {"name":"hours","kind":"continuous","integer":true,"point_masses":[0],"domain":{"bounds":{"lower":0,"upper":5000}}},
+        {"name":"wage","kind":"continuous","point_masses":[0],"domain":{"bounds":{"lower":0,"upper":30}}}]}"#,
+    )
+    .unwrap();
+    let rules = parse_text(
+        "participation = \"no\" => hours = 0\nparticipation = \"no\" => wage = 0\nparticipation = \"yes\" => hours > 0",
+        "r",
+    )
+    .unwrap();
+    check(&rules, &schema).unwrap();
+    let t = table("participation,hours,wage\nno,37,4.5\nno,0,0\nyes,0,3\nyes,1200,8.25\n");
+    let e = enforce(&rules, &schema, t, &Repair::default()).unwrap();
+    // The non-participant drawn with hours is one with none (not dropped); the participant
+    // with 0 hours cannot be repaired by a rule that leaves the hours open: dropped.
+    assert_eq!(e.table.n_rows, 3);
+    let col = |r: usize, c: &str| e.table.column(c).unwrap().text(r).unwrap();
+    assert_eq!(
+        (col(0, "participation"), col(0, "hours"), col(0, "wage")),
+        ("no".into(), "0".into(), "0".into())
+    );
+    assert_eq!(
+        broken_counts(&rules, &schema, &e.table).unwrap(),
+        vec![0, 0, 0]
+    );
 }

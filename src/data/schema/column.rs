@@ -154,6 +154,13 @@ pub struct ColumnSpec {
     /// ([`crate::privacy::point_masses`]), not from the user: the statement says so.
     #[serde(default, skip_serializing_if = "is_false")]
     pub point_masses_estimated: bool,
+    /// The user says the column holds no value many rows share exactly (a public fact,
+    /// like its bounds): a private run then spends nothing looking for one. Without it, a
+    /// number column whose bounds are public and whose schema names no point masses has
+    /// them found privately ([`crate::data::estimate`]), so typed bounds keep the zeros a
+    /// survey's hours hold.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_point_masses: bool,
     /// The kind (and a date column's format) was guessed from the private rows by
     /// [`crate::data::infer`], not given by the user. A guess is a deterministic function of the
     /// rows — one added record turns a 0–9 column continuous or an identifier categorical —

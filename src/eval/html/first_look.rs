@@ -47,14 +47,20 @@ pub(super) fn first_look_section(h: &mut String, l: &FirstLook) {
         h.push_str("</table>");
     }
     if !l.rules.is_empty() {
-        h.push_str("<h3>Rules: share of rows that break each</h3><table><tr><th>rule</th><th>real</th><th>synthetic</th></tr>");
+        h.push_str("<h3>Rules: share of rows that break each, and where its condition and consequence hold</h3><table><tr><th>rule</th><th>break: real</th><th>synthetic</th><th>condition holds: real</th><th>synthetic</th><th>consequence holds: real</th><th>synthetic</th></tr>");
+        let pair = |p: Option<(f64, f64)>| match p {
+            Some((a, b)) => format!("<td>{}</td><td>{}</td>", pct(a), pct(b)),
+            None => "<td></td><td></td>".to_string(),
+        };
         for r in &l.rules {
             let _ = write!(
                 h,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td>{}{}</tr>",
                 esc(&r.rule),
                 pct(r.real),
-                pct(r.synthetic)
+                pct(r.synthetic),
+                pair(r.when),
+                pair(r.then)
             );
         }
         h.push_str("</table>");

@@ -183,26 +183,32 @@ impl DataPanel {
                 .collect::<Vec<_>>()
                 .join(", ")
         });
-        let parsed: Option<Vec<f64>> = text
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|w| !w.is_empty())
-            .map(|w| {
-                crate::util::fmt::parse_number(w)
-                    .filter(|x| *x >= lower && *x <= upper && (!integer || x.fract() == 0.0))
-            })
-            .collect();
+        let parse = |text: &str| -> Option<Vec<f64>> {
+            text.split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|w| !w.is_empty())
+                .map(|w| {
+                    crate::util::fmt::parse_number(w)
+                        .filter(|x| *x >= lower && *x <= upper && (!integer || x.fract() == 0.0))
+                })
+                .collect()
+        };
+        // Coloured by the text as it stood before this frame's keys (the field is drawn
+        // before they land); the schema takes the text as it stands after them, so the
+        // last keystroke reaches the model without waiting for another frame.
+        let shown_ok = parse(text).is_some();
         let mut edit = egui::TextEdit::singleline(text)
             .desired_width(90.0)
             .hint_text("exact values");
-        if parsed.is_none() {
+        if !shown_ok {
             edit = edit.text_color(ui.visuals().error_fg_color);
         }
         let r = ui
             .add(edit)
             .accessible_name(format!("exact values of {name}"))
             .on_hover_text("Values many rows hold exactly (0 gains, 40 hours, a top code such as 99999), separated by commas: a public fact like the bounds. Each comes back exactly in the synthetic rows instead of being smeared over its bin.");
+        let parsed = parse(self.point_text.get(name).map_or("", String::as_str));
         match parsed {
-            Some(typed) if r.changed() => {
+            Some(typed) if r.changed() || r.lost_focus() => {
                 let mut p: Vec<f64> = Vec::new();
                 for x in typed {
                     if !p.contains(&x) {
@@ -262,42 +268,32 @@ impl DataPanel {
                         )
                         .accessible_name(format!("upper bound of {name}"));
                     typed[1] = typed_into(ui, &r);
-                    let typed_masses = self.point_masses_ui(
-                        ui,
-                        &name,
-                        (*lower, *upper, spec.integer),
-                        &mut spec.point_masses,
-                    );
+                    let typed_masses = if spec.no_point_masses {
+                        false
+                    } else {
+                        self.point_masses_ui(
+                            ui,
+                            &name,
+                            (*lower, *upper, spec.integer),
+                            &mut spec.point_masses,
+                        )
+                    };
                     // Typed, they are the user's: no longer the estimate's.
                     spec.point_masses_estimated &= !typed_masses;
                     changed |= typed_masses;
+                    changed |= no_masses_ui(
+                        ui,
+                        &name,
+                        spec.point_masses.is_empty(),
+                        &mut spec.no_point_masses,
+                    );
                     self.other_bound_hint(ui, &name, spec.provenance);
                 });
                 changed |= self.mark_typed(&name, typed, &mut spec.provenance);
             }
             Some(Domain::Categories(levels)) => {
-                let summary = spec_summary(levels, 40);
-                ui.horizontal(|ui| {
-                    ui.label(summary);
-                    if ui
-                        .small_button("edit")
-                        .accessible_name(format!("edit the categories of {name}"))
-                        .on_hover_text("Edit the category list (one per line)")
-                        .clicked()
-                    {
-                        let from_data = !spec.provenance.is_private();
-                        self.editing = Some(crate::gui::category_editor::CategoryEdit {
-                            column: name.clone(),
-                            text: if from_data {
-                                String::new()
-                            } else {
-                                levels.join("\n")
-                            },
-                            hint: from_data.then(|| levels.join(", ")),
-                            error: None,
-                        });
-                    }
-                });
+                let from_data = !spec.provenance.is_private();
+                self.categories_cell(ui, &name, levels, from_data);
             }
             None => {
                 ui.label("-");
@@ -305,6 +301,52 @@ impl DataPanel {
         }
         changed
     }
+}
+
+impl DataPanel {
+    /// A category column's summary and the button that opens its editor (empty, with the
+    /// data's levels as a hint only, while they are the data's).
+    fn categories_cell(
+        &mut self,
+        ui: &mut egui::Ui,
+        name: &str,
+        levels: &[String],
+        from_data: bool,
+    ) {
+        ui.horizontal(|ui| {
+            ui.label(spec_summary(levels, 40));
+            if ui
+                .small_button("edit")
+                .accessible_name(format!("edit the categories of {name}"))
+                .on_hover_text("Edit the category list (one per line)")
+                .clicked()
+            {
+                self.editing = Some(crate::gui::category_editor::CategoryEdit {
+                    column: name.to_string(),
+                    text: if from_data {
+                        String::new()
+                    } else {
+                        levels.join("\n")
+                    },
+                    hint: from_data.then(|| levels.join(", ")),
+                    error: None,
+                });
+            }
+        });
+    }
+}
+
+/// The "none" box beside a number column's exact values, while none are typed: the user
+/// says the column has none, so a private run spends nothing looking for them. Whether
+/// it was clicked.
+fn no_masses_ui(ui: &mut egui::Ui, name: &str, no_masses_typed: bool, none: &mut bool) -> bool {
+    if !no_masses_typed {
+        return false;
+    }
+    ui.checkbox(none, "none")
+        .on_hover_text("This column has no value many rows hold exactly (or none that matters): a private run then spends nothing looking for one. Unticked, a column with public bounds and no exact values typed has them found privately when it trains (a small share of ε, shown in the cost), so a 0 most rows hold comes back exactly.")
+        .accessible_name(format!("no exact values in {name}"))
+        .changed()
 }
 
 /// Whether the user typed into a bound's field this frame: a changed value, or keys typed
@@ -386,6 +428,7 @@ pub(super) fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
     spec.integer = false;
     spec.point_masses.clear();
     spec.point_masses_estimated = false;
+    spec.no_point_masses = false;
     spec.domain = match spec.kind {
         Kind::Ignored => None,
         Kind::Binary | Kind::Categorical => {

@@ -497,6 +497,7 @@ mod tests {
             domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
             point_masses: Vec::new(),
             point_masses_estimated: false,
+            no_point_masses: false,
             decimals: None,
             kind_from_data: false,
             blank_share: None,

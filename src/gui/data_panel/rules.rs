@@ -63,7 +63,9 @@ impl RulesEditor {
                 if r.changed() || self.status.is_none() {
                     changed = self.check(table, schema);
                 }
-                if let Some(extra) = completions_ui(ui, &self.text, schema) {
+                if let Some(extra) = completions_ui(ui, &self.text, schema)
+                    .or_else(|| map_template_ui(ui, &self.text, schema))
+                {
                     self.text.push_str(&extra);
                     changed |= self.check(table, schema);
                 }
@@ -140,6 +142,35 @@ impl RulesEditor {
             _ => {}
         }
     }
+}
+
+/// Most levels a map template lists (past it the codebook's table is better a file).
+const MAX_TEMPLATE_LEVELS: usize = 200;
+
+/// Where the last line is a `->` rule with no map and its left column has categories, a
+/// button that appends the map with every level of the left column from the schema, each
+/// waiting for its right value (`{"Bachelors": , "HS-grad": }`): the codebook's table,
+/// typed once. The text appended when clicked.
+fn map_template_ui(ui: &mut egui::Ui, text: &str, schema: &Schema) -> Option<String> {
+    let line = text.rsplit('\n').next().unwrap_or("");
+    let Ok(Some(rules::Rule::Determines { left, right, map })) = rules::parse_line(line) else {
+        return None;
+    };
+    let levels = schema.column(&left)?.categories()?;
+    if !map.is_empty() || levels.len() > MAX_TEMPLATE_LEVELS {
+        return None;
+    }
+    let clicked = ui
+        .small_button(format!("add the map: each {left}'s {right}"))
+        .on_hover_text("Lists every level of the left column, each waiting for its value on the right: type the codebook's table, and every synthetic row follows it (a public fact, no ε)")
+        .clicked();
+    clicked.then(|| {
+        let keys: Vec<String> = levels
+            .iter()
+            .map(|l| format!("\"{}\": ", l.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect();
+        format!(" {OPEN_BRACE}{}{}", keys.join(", "), '\u{7d}')
+    })
 }
 
 /// The word being typed at the end of the text, and whether it is inside quotes.

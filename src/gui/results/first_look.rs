@@ -26,9 +26,17 @@ pub(super) fn first_look_ui(ui: &mut egui::Ui, look: Option<&FirstLook>) {
         exact_ui(ui, l);
         if !l.rules.is_empty() {
             ui.add_space(6.0);
-            ui.strong("Rules: share of rows that break each");
+            ui.strong("Rules: share of rows that break each, and where its condition and consequence hold");
             egui::Grid::new("first-look-rules").striped(true).show(ui, |ui| {
-                for h in ["rule", "real", "synthetic"] {
+                for h in [
+                    "rule",
+                    "break: real",
+                    "synthetic",
+                    "condition: real",
+                    "synthetic",
+                    "consequence: real",
+                    "synthetic",
+                ] {
                     ui.strong(h);
                 }
                 ui.end_row();
@@ -36,6 +44,18 @@ pub(super) fn first_look_ui(ui: &mut egui::Ui, look: Option<&FirstLook>) {
                     ui.monospace(&r.rule);
                     ui.label(pct(r.real));
                     ui.label(pct(r.synthetic));
+                    for part in [r.when, r.then] {
+                        match part {
+                            Some((a, b)) => {
+                                ui.label(pct(a));
+                                ui.label(pct(b));
+                            }
+                            None => {
+                                ui.label("");
+                                ui.label("");
+                            }
+                        }
+                    }
                     ui.end_row();
                 }
             });

@@ -128,10 +128,11 @@ impl ExportView {
         let jitter = (self.images && self.jitter).then_some(job::Jitter::STANDARD);
         self.task = Some(Task::spawn(
             ctx,
-            move || match job::services::export_csv_jittered(&model, rows, None, None, jitter, &out)
-            {
-                Ok(side) => format!(
-                    "wrote {rows} {} to {} ({}), and its privacy statement to {}",
+            move || match job::services::export_csv_where(
+                &model, rows, None, None, jitter, None, &out,
+            ) {
+                Ok((side, acceptance)) => format!(
+                    "wrote {rows} {} to {} ({}), and its privacy statement to {}{}",
                     if jitter.is_some() {
                         "jittered digits"
                     } else {
@@ -139,7 +140,8 @@ impl ExportView {
                     },
                     out.display(),
                     job::services::export_holds(&model),
-                    side.display()
+                    side.display(),
+                    moved_note(&acceptance.moved)
                 ),
                 Err(e) => format!("export failed: {e}"),
             },
@@ -232,4 +234,18 @@ impl ExportView {
             }
         });
     }
+}
+
+/// What keeping rows by the model's rules changed, for the export's message: each column
+/// whose share moved by more than [`crate::data::rules::MOVED`] between the rows drawn and those kept.
+fn moved_note(moved: &[crate::data::rules::Moved]) -> String {
+    if moved.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = moved.iter().map(|m| m.to_string()).collect();
+    format!(
+        ". Keeping rows by the rules moved {} column(s): {}",
+        moved.len(),
+        each.join("; ")
+    )
 }

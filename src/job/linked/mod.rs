@@ -534,6 +534,9 @@ fn part_config(cfg: &LinkedConfig, data: PathBuf, out: PathBuf, epsilon: f64) ->
         // The derived child table may pass 1/δ rows where the parents do not: δ is the
         // unit-level run's, checked on the parents.
         force_delta: true,
+        // A thresholded count of a child value would count one unit's k children k
+        // times: no exact values are looked for in a pair's parts.
+        exact_values: false,
         ..cfg.parent.clone()
     }
 }

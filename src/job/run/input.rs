@@ -170,9 +170,15 @@ pub(super) fn open_ledger(ledger_path: &Path, keys: &Keys) -> Result<Ledger, Job
     Ok(ledger)
 }
 
+/// Encodes the rows under `schema` with the exact values its rules name held as point
+/// masses ([`data::rules::hold_named_values`]: public by the rules, no charge), so a rule
+/// such as `participation = "no" => hours = 0` is a structural zero of the model rather
+/// than a filter that drops every "no" row a bin decoded away from 0.
 pub(super) fn encode(cfg: &RunConfig, table: &Table, schema: &Schema) -> Result<Encoded, JobError> {
     let at = |e: &dyn std::fmt::Display| JobError::file(&cfg.data, e);
-    let encoding = Encoding::new(schema).map_err(|e| at(&e))?;
+    let mut schema = schema.clone();
+    data::rules::hold_named_values(&mut schema).map_err(|e| at(&e))?;
+    let encoding = Encoding::new(&schema).map_err(|e| at(&e))?;
     let data = encoding.encode(table).map_err(|e| at(&e))?;
     Ok(Encoded {
         encoding,
@@ -244,6 +250,7 @@ fn given_schema(cfg: &RunConfig) -> Result<Schema, JobError> {
     if cfg.public_codebook {
         schema.confirm_codebook();
     }
+    data::rules::hold_named_values(&mut schema).map_err(|e| JobError::file(&cfg.data, e))?;
     Ok(schema)
 }
 
@@ -316,7 +323,12 @@ pub(super) fn domain_step(
         cfg.domains,
         crate::job::plan::Uncovered::Refuse,
         budget,
-        cfg.public_rows,
+        (
+            cfg.public_rows,
+            cfg.exact_values && !streamed,
+            // MST and AIM measure a `->` rule's pair themselves.
+            cfg.exact_values && !streamed && !crate::job::method(&cfg.method)?.streams,
+        ),
     )?;
     match plan {
         Some(d) if streamed => Err(JobError::Usage(format!(

@@ -77,8 +77,18 @@ fn streamed(parts: crate::data::stream::EncodedScan) -> Encoded {
 fn start_summary(domains: Option<&DomainPlan>, plan: &crate::methods::Plan) -> String {
     match domains {
         Some(d) => format!(
-            "domains: {} column(s) estimated privately (noise σ = {:.2}, ε {:.3} of the run's); {}",
+            "domains: {} column(s) estimated privately{} (noise σ = {:.2}, ε {:.3} of the run's); {}",
             d.columns.len(),
+            {
+                let mut also = String::new();
+                if !d.masses.is_empty() {
+                    also += &format!(", exact values of {} found privately", d.masses.join(", "));
+                }
+                for (l, r) in &d.maps {
+                    also += &format!(", the map {l} -> {r} measured");
+                }
+                also
+            },
             d.std,
             d.epsilon,
             plan.summary

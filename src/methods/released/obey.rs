@@ -1,7 +1,9 @@
 //! Sampling that keeps the schema's rules and an optional condition (`sample --where`):
-//! rows are drawn, every `->` rule's right value is set from its left one, and rows that
-//! break another rule or miss the condition are dropped until enough are kept. All of it
-//! reads synthetic rows only: post-processing, no charge.
+//! rows are drawn, every `->` rule's right value is set from its left one, a value a
+//! rule's consequence fixes is set where its condition holds (`… => hours = 0`), and rows
+//! that still break a rule or miss the condition are dropped until enough are kept. The
+//! columns whose shares that moved are counted ([`rules::Tally`]) so a reshaped table is
+//! never silent. All of it reads synthetic rows only: post-processing, no charge.
 //!
 //! The `->` maps are learnt once per sampling from a pilot draw of at least
 //! [`PILOT_ROWS`] rows (for each left value, the right value the model itself favours),
@@ -21,12 +23,15 @@ const MIN_TRIES: usize = 200_000;
 const MAX_DRAWS_PER_ROW: usize = 100;
 
 /// How many rows were drawn, how many of them met the rules and the condition, and how
-/// many of those were handed out (the last chunk may pass more than are asked for).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// many of those were handed out (the last chunk may pass more than are asked for); and
+/// every column whose shares keeping them moved by more than [`rules::MOVED`] (drawn rows
+/// against kept ones, both synthetic: no charge).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Acceptance {
     pub drawn: usize,
     pub passed: usize,
     pub kept: usize,
+    pub moved: Vec<rules::Moved>,
 }
 
 impl Acceptance {
@@ -86,6 +91,7 @@ impl<'a> Keep<'a> {
             .iter()
             .any(|r| matches!(r.rule, Rule::Determines { .. }));
         let mut repair: Option<Repair> = None;
+        let mut tally = rules::Tally::default();
         let limit = n.saturating_mul(MAX_DRAWS_PER_ROW).max(MIN_TRIES);
         while acc.kept < n {
             let need = n - acc.kept;
@@ -99,10 +105,12 @@ impl<'a> Keep<'a> {
                 Some(r) => r,
                 None => repair.insert(Repair::learn(&self.rules, self.schema, &t)?),
             };
+            let drawn = t.clone();
             let mut t = rules::enforce(&self.rules, self.schema, t, map)?.table;
             if let Some(c) = self.cond {
                 t = rules::select(c, self.schema, t)?;
             }
+            tally.add(self.schema, &drawn, &t);
             acc.drawn += m;
             acc.passed += t.n_rows;
             let take = t.n_rows.min(need);
@@ -112,13 +120,14 @@ impl<'a> Keep<'a> {
                 acc.kept += take;
             }
             if acc.kept < n && acc.drawn >= limit {
-                return Err(self.too_few(n, acc));
+                return Err(self.too_few(n, &acc));
             }
         }
+        acc.moved = tally.moved();
         Ok(acc)
     }
 
-    fn too_few(&self, n: usize, acc: Acceptance) -> MethodError {
+    fn too_few(&self, n: usize, acc: &Acceptance) -> MethodError {
         let what = match (self.rules.is_empty(), self.cond) {
             (false, Some(c)) => format!("the schema's rules and the condition '{c}'"),
             (true, Some(c)) => format!("the condition '{c}'"),

@@ -404,6 +404,7 @@ impl Form {
             profile: self.profile.clone(),
             device: self.advanced.device,
             held: self.held,
+            exact_values: true,
         })
     }
 
