@@ -71,7 +71,12 @@ def tables():
     ], "affairs"))
     # 2. Zero-inflated doctor visits: RAND health insurance experiment, 20,190 person-years.
     rand = sm.datasets.randhie.load_pandas().data
-    out.append(("randhie", rand, [], [], ["mdvis >= 0"], "mdvis"))
+    # The plans' coinsurance rates are a codebook's short list: an individual deductible
+    # plan has either none or the 95 % rate (ln(1 + 100) = 4.61512).
+    out.append(("randhie", rand, [], [], [
+        "mdvis >= 0",
+        "idp = 1 => lncoins in {0, 4.61512}",
+    ], "mdvis"))
     # 3. Under 1,000 rows, coded answers: the 1996 American National Election Study (944).
     anes = sm.datasets.anes96.load_pandas().data
     for c in ["vote", "PID", "selfLR", "ClinLR", "DoleLR", "educ"]:
