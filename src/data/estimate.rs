@@ -15,9 +15,11 @@
 //! run's δ.
 //!
 //! A number column whose bounds are public (typed, or the codebook's) and whose schema
-//! names no point masses gets that same thresholded histogram of its exact values, at the
-//! same noise, in the same step ([`DomainPlan::masses`]): typed bounds must not lose the
-//! zeros a survey's hours hold. The user turns it off per column by saying the column has
+//! names no point masses has its public candidates counted with noise (0 and the two
+//! bounds: a codebook's "none", floor and top code; sensitivity 1, no threshold since the
+//! candidates are public), at the same noise, in the same step ([`DomainPlan::masses`]):
+//! typed bounds must not lose the zeros a survey's hours hold, and a table of a few
+//! hundred rows keeps them where a thresholded search would need more rows than hold one. The user turns it off per column by saying the column has
 //! none (`no_point_masses`), and a run that does not hold its rows (streamed, an engine's)
 //! or a linked pair's part does without it.
 //!
@@ -36,7 +38,10 @@ use crate::privacy::calibrate::sigma_for_plan;
 use crate::privacy::estimators::{
     category_mechanism, estimate_categories_and_blanks, estimate_number, number_mechanism,
 };
-use crate::privacy::point_masses::{estimate_point_masses, point_mass_mechanism};
+use crate::privacy::point_masses::{
+    candidate_mechanism, estimate_candidate_masses, estimate_point_masses, point_mass_mechanism,
+    public_candidates,
+};
 use crate::privacy::rdp::product_orders;
 use crate::privacy::{Accountant, Budget, Charge};
 
@@ -186,15 +191,14 @@ pub fn plan_domains(
     let thresholded = specs
         .iter()
         .filter(|s| !is_number(s) || finds_point_masses(s))
-        .count()
-        + masses.len();
+        .count();
     let delta_inf = budget.delta * THRESHOLD_DELTA_SHARE / thresholded.max(1) as f64;
     let charges_at = |std: f64| -> Vec<Charge> {
         specs
             .iter()
             .flat_map(|s| column_charges(s, std, delta_inf))
             .chain(masses.iter().map(|_| Charge {
-                mechanism: point_mass_mechanism(std, delta_inf),
+                mechanism: candidate_mechanism(std),
                 count: 1,
             }))
             .chain(maps.iter().map(|_| Charge {
@@ -271,7 +275,7 @@ pub fn estimate_domains(
             .column(name)
             .ok_or_else(|| DataError::column(name, "is in the schema but not in the data"))?;
         accountant
-            .charge(point_mass_mechanism(plan.std, plan.delta_inf), 1)
+            .charge(candidate_mechanism(plan.std), 1)
             .map_err(|e| {
                 DataError::column(
                     name,
@@ -300,9 +304,9 @@ pub fn estimate_domains(
     Ok(out)
 }
 
-/// The exact values of a number column with public bounds, from a thresholded noisy
-/// histogram of its values (charged by the caller). Only values inside the bounds (whole
-/// in a whole-number column) are kept: the bounds are the user's and stay so.
+/// The exact values of a number column with public bounds among its public candidates (0
+/// and the bounds: [`crate::privacy::point_masses::public_candidates`]), from their noisy
+/// counts (charged by the caller). Only whole candidates in a whole-number column.
 fn find_masses(
     spec: &mut ColumnSpec,
     col: &super::table::Column,
@@ -311,13 +315,14 @@ fn find_masses(
 ) -> Result<(), DataError> {
     let values = spec.numbers(col)?;
     let n = plan.public_rows.unwrap_or(values.len()) as f64;
-    let most = super::schema::MAX_POINT_MASSES;
-    let found = estimate_point_masses(&values, plan.std, plan.delta_inf, n, most, rng);
-    let (lo, hi) = spec.bounds().unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
-    spec.point_masses = found
+    let Some((lo, hi)) = spec.bounds() else {
+        return Ok(());
+    };
+    let candidates: Vec<f64> = public_candidates(lo, hi)
         .into_iter()
-        .filter(|p| *p >= lo && *p <= hi && (!spec.integer || p.fract() == 0.0))
+        .filter(|p| !spec.integer || p.fract() == 0.0)
         .collect();
+    spec.point_masses = estimate_candidate_masses(&values, &candidates, plan.std, n, rng);
     spec.point_masses_estimated = !spec.point_masses.is_empty();
     Ok(())
 }

@@ -265,6 +265,9 @@ pub struct RunSummary {
     /// Column pairs a marginal method found one-to-one in its noisy counts and kept so
     /// (post-processing; the model file's `graphical.one_to_one`).
     pub one_to_one: Vec<[String; 2]>,
+    /// Exact values this run found privately for columns whose bounds are public (a DP
+    /// output): the window shows them in the column editor, and a next run reuses them.
+    pub found_exact_values: Vec<(String, Vec<f64>)>,
 }
 
 /// A loss or ε report of a running method. Only post-processing-safe figures: losses on

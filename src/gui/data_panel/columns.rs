@@ -176,13 +176,13 @@ impl DataPanel {
         (lower, upper, integer): (f64, f64, bool),
         points: &mut Vec<f64>,
     ) -> bool {
-        let text = self.point_text.entry(name.to_string()).or_insert_with(|| {
+        let shown = || {
             points
                 .iter()
                 .map(|p| crate::util::fmt::number(*p))
                 .collect::<Vec<_>>()
                 .join(", ")
-        });
+        };
         let parse = |text: &str| -> Option<Vec<f64>> {
             text.split(|c: char| c == ',' || c.is_whitespace())
                 .filter(|w| !w.is_empty())
@@ -192,11 +192,23 @@ impl DataPanel {
                 })
                 .collect()
         };
+        let id = ui.make_persistent_id(("exact values", name));
+        let editing = ui.memory(|m| m.has_focus(id));
+        let text = self
+            .point_text
+            .entry(name.to_string())
+            .or_insert_with(shown);
+        // The schema changed under a field no one is typing in (a run found exact values
+        // privately, a schema was loaded): the field shows the schema's.
+        if !editing && parse(text).is_some_and(|p| p != *points) {
+            *text = shown();
+        }
         // Coloured by the text as it stood before this frame's keys (the field is drawn
         // before they land); the schema takes the text as it stands after them, so the
         // last keystroke reaches the model without waiting for another frame.
         let shown_ok = parse(text).is_some();
         let mut edit = egui::TextEdit::singleline(text)
+            .id(id)
             .desired_width(90.0)
             .hint_text("exact values");
         if !shown_ok {

@@ -5,6 +5,7 @@
 mod ask;
 pub(crate) mod export;
 mod form;
+mod found;
 mod method_cards;
 mod run_view;
 mod sweep_view;
@@ -63,6 +64,8 @@ pub struct TrainPanel {
     ask: ask::Ask,
     /// The user chose to stop and discard the partial model.
     discard: bool,
+    /// Exact values the last run found privately, for the file it trained on.
+    found: Option<(PathBuf, Vec<(String, Vec<f64>)>)>,
 }
 
 /// A finished run: its title, model file and settings.
@@ -177,6 +180,10 @@ impl TrainPanel {
                     s.model.clone(),
                     self.run_config.clone().map(Box::new),
                 ));
+                self.found = self
+                    .run_data
+                    .clone()
+                    .map(|d| (d, s.found_exact_values.clone()));
                 self.log.push(format!(
                     "finished: ε = {} ({}) in {:.0} s; model saved to {}",
                     s.epsilon_spent.map_or("∞".into(), |e| format!("{e:.3}")),
@@ -575,14 +582,18 @@ impl crate::gui::panel::Panel for TrainPanel {
                 config,
             }];
         }
+        let mut out = Vec::new();
+        if self.adopt_found(cx) {
+            out.push(Command::SchemaChanged);
+        }
         let open = cx.loaded.as_deref().map(|l| l.path.clone());
-        match self.take_finished(open.as_deref()) {
-            Some((title, model, config)) => vec![Command::ShowRun {
+        if let Some((title, model, config)) = self.take_finished(open.as_deref()) {
+            out.push(Command::ShowRun {
                 title,
                 model,
                 config,
-            }],
-            None => Vec::new(),
+            });
         }
+        out
     }
 }

@@ -17,6 +17,7 @@ use crate::privacy::{Accountant, Budget, Charge};
 
 mod input;
 mod reservation;
+use crate::data::schema::Provenance;
 use input::*;
 use reservation::*;
 
@@ -318,6 +319,14 @@ impl RunSummary {
                 .graphical
                 .as_ref()
                 .map_or_else(Vec::new, |g| g.one_to_one.clone()),
+            found_exact_values: model
+                .header
+                .schema
+                .columns
+                .iter()
+                .filter(|c| c.point_masses_estimated && c.provenance == Provenance::UserProvided)
+                .map(|c| (c.name.clone(), c.point_masses.clone()))
+                .collect(),
         }
     }
 }
