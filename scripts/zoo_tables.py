@@ -25,13 +25,16 @@ import pandas as pd
 
 
 def round_out(lo, hi):
-    """Bounds a codebook would print: outwards to a round figure."""
+    """Bounds a codebook would print: outwards to a round figure (a column one value fills
+    gets the unit above it, as a codebook lists a scale, not a constant)."""
+    if hi <= lo:
+        return lo, lo + 1
     span = max(hi - lo, 1e-9)
     step = 10 ** math.floor(math.log10(span))
     return math.floor(lo / step) * step, math.ceil(hi / step) * step
 
 
-def schema_of(df, categorical=(), dates=()):
+def schema_of(df, categorical=(), dates=(), bounds=None):
     cols = []
     for name in df.columns:
         s = df[name]
@@ -46,7 +49,7 @@ def schema_of(df, categorical=(), dates=()):
             cols.append({"name": name, "kind": kind, "domain": {"categories": levels},
                          "provenance": "user_provided"})
         else:
-            lo, hi = round_out(float(s.min()), float(s.max()))
+            lo, hi = (bounds or {}).get(name) or round_out(float(s.min()), float(s.max()))
             whole = bool((s.dropna() % 1 == 0).all())
             c = {"name": name, "kind": "continuous", "domain": {"bounds": {"lower": lo, "upper": hi}},
                  "provenance": "user_provided"}
@@ -94,7 +97,9 @@ def tables():
     # 6. More than 50 columns: 8x8 handwritten digits (1,797 rows, 64 pixels + label).
     dig = skd.load_digits(as_frame=True).frame
     dig["target"] = dig["target"].astype(str)
-    out.append(("digits", dig, ["target"], [], [], "target"))
+    # The codebook's scale: every pixel is a count of set cells in a 4x4 block, 0-16.
+    bounds = {c: (0, 16) for c in dig.columns if c != "target"}
+    out.append(("digits", dig, ["target"], [], [], "target", bounds))
     # 7. A codebook identity: travel mode choice, four rows per traveller, whose household
     #    income and party size are the traveller's (840 rows).
     mode = sm.datasets.modechoice.load_pandas().data
@@ -115,11 +120,11 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "zoo"
     os.makedirs(out, exist_ok=True)
     listing = []
-    for name, df, cats, dates, rules, label in tables():
+    for name, df, cats, dates, rules, label, *given in tables():
         df.columns = [str(c).replace(" ", "_") for c in df.columns]
         csv = os.path.join(out, f"{name}.csv")
         df.to_csv(csv, index=False)
-        schema = schema_of(df, set(cats), set(dates))
+        schema = schema_of(df, set(cats), set(dates), given[0] if given else {})
         schema["columns"] = [c for c in schema["columns"]]
         sp = os.path.join(out, f"{name}.schema.json")
         with open(sp, "w") as f:
