@@ -330,6 +330,11 @@ impl Parser {
             if self.next() != Some(Token::Colon) {
                 return Err(format!("expected ':' after {key} in the map"));
             }
+            if matches!(self.peek(), Some(Token::Comma | Token::Close) | None) {
+                return Err(format!(
+                    "{key} has no value after ':' in the map; type the value it goes with"
+                ));
+            }
             let value = self.map_value()?;
             if out.iter().any(|(k, _)| *k == key) {
                 return Err(format!("{key} is mapped twice"));

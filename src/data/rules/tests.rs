@@ -198,6 +198,10 @@ fn a_map_given_with_the_rule_is_the_one_a_release_writes() {
             "mapped twice",
         ),
         ("education -> education-num {Bachelors 13}", "expected ':'"),
+        (
+            "education -> education-num {Bachelors: , Masters: 14}",
+            "no value after ':'",
+        ),
     ] {
         let e = parse_text(bad, "r").and_then(|r| check(&r, &schema).map(|_| r));
         let e = e.unwrap_err().to_string();
