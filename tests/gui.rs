@@ -129,6 +129,14 @@ fn open_sample_change_columns_train_and_export() {
         h.run_steps(3);
     }
     assert_eq!(h.query_all_by_label("Estimate privately").count(), 12);
+    // Typed bounds imply neither blanks nor whole values; both are the user's statements,
+    // as the codebook gives them: hours may be blank, and are whole.
+    h.get_by_label("hours-per-week may be blank").click();
+    h.run_steps(3);
+    h.get_by_label("decimals of hours-per-week").click();
+    h.run_steps(3);
+    h.get_by_label("whole").click();
+    h.run_steps(3);
     // Mark one more for a private estimate by hand.
     h.query_all_by_label("Estimate privately")
         .next()
@@ -204,11 +212,16 @@ fn open_sample_change_columns_train_and_export() {
         vec![0.0, 2000.0],
         "the exact values as typed, the last keystroke included"
     );
-    // Typed domains take public defaults for the flags a guess read off the rows: blanks
-    // allowed, whole numbers because both typed bounds are.
+    // Typed domains take public defaults for the flags a guess read off the rows (no
+    // blanks, any decimals: whole bounds do not make whole values); what the user stated
+    // in the column's fields is kept.
     let hours = saved.column("hours-per-week").unwrap();
     assert!(hours.missing && hours.integer, "{hours:?}");
-    assert!(saved.column("age").unwrap().missing);
+    let age = saved.column("age").unwrap();
+    assert!(
+        !age.missing && !age.integer && age.decimals.is_none(),
+        "{age:?}"
+    );
     assert_eq!(
         saved.column("workclass").unwrap().provenance,
         dpsynth::data::schema::Provenance::ToEstimate

@@ -16,11 +16,36 @@ fn a_linked_pair_trains_and_exports_in_the_window() {
     common::wait_for(&mut h, "4902 rows × 4 columns", 60);
     common::wait_for(&mut h, "15687 rows × 9 columns", 10);
     h.get_by_label_contains("no parent has more than K = 5");
+    // The child table has the same column editor as any table: a precision stated there
+    // is what its saved schema (and the pair's run) gets.
+    h.state_mut().use_path_prompt();
+    common::click(&mut h, "Columns of the child table");
+    h.run_steps(3);
+    h.get_by_label("decimals of hhninc").scroll_to_me();
+    h.run_steps(2);
+    h.get_by_label("decimals of hhninc").click();
+    h.run_steps(3);
+    h.get_by_label("2 decimals").click();
+    h.run_steps(3);
+    let saved = dir.path().join("child-schema.json");
+    common::click(&mut h, "Save the child's schema…");
+    h.run_steps(3);
+    let field = "Save the child table's schema (JSON):";
+    h.get_by_label(field).click();
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.get_by_label(field)
+        .type_text(&saved.display().to_string());
+    h.run_steps(2);
+    h.get_by_label("OK").click();
+    common::wait_for(&mut h, "saved the child table's schema to", 10);
+    let schema = dpsynth::data::schema::Schema::load(&saved).unwrap();
+    assert_eq!(schema.column("hhninc").unwrap().decimals, Some(2));
 
     h.get_by_label("2 · Train and export").click();
     h.run_steps(3);
     h.get_by_label_contains("linked by 'id' · K = 5");
-    h.get_by_label_contains("charged once to the pair");
+    h.get_by_label_contains("charged to the pair's book and to each table's own");
     common::wait_for(
         &mut h,
         "this pair's budget: total ε 3.000 · spent 0.000",

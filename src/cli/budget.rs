@@ -13,6 +13,10 @@ pub enum BudgetCmd {
     Show {
         #[arg(long)]
         data: PathBuf,
+        /// A child table linked to `--data`: shows the pair's book and both tables' (a
+        /// linked run is charged to all three).
+        #[arg(long)]
+        child: Option<PathBuf>,
         #[arg(long)]
         json: bool,
         /// Ledger file (default: $DPSYNTH_LEDGER, else the user data folder).
@@ -23,6 +27,10 @@ pub enum BudgetCmd {
     Set {
         #[arg(long)]
         data: PathBuf,
+        /// A child table linked to `--data`: sets the pair's total instead (each table
+        /// keeps its own, and a linked run must fit all three).
+        #[arg(long)]
+        child: Option<PathBuf>,
         #[arg(long)]
         epsilon: f64,
         #[arg(long)]
@@ -67,13 +75,25 @@ fn key(data: &Path, ledger: &Path) -> anyhow::Result<String> {
 
 pub fn run(cmd: BudgetCmd) -> anyhow::Result<()> {
     match cmd {
-        BudgetCmd::Show { data, json, ledger } => show(&data, json, ledger),
+        BudgetCmd::Show {
+            data,
+            child: None,
+            json,
+            ledger,
+        } => show(&data, json, ledger),
+        BudgetCmd::Show {
+            data,
+            child: Some(child),
+            json,
+            ledger,
+        } => show_pair(&data, &child, json, ledger),
         BudgetCmd::Set {
             data,
+            child,
             epsilon,
             delta,
             ledger,
-        } => set(&data, Budget { epsilon, delta }, ledger),
+        } => set(&data, child.as_deref(), Budget { epsilon, delta }, ledger),
         BudgetCmd::Settle { data, json, ledger } => settle(&data, json, ledger),
         BudgetCmd::Torture {
             ledger,
@@ -90,11 +110,45 @@ fn show(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> 
     let ledger = ledger.unwrap_or_else(default_ledger_path);
     let k = key(&data, &ledger)?;
     let l = Ledger::open(&ledger)?;
-    let st = l.standing(&k)?;
-    let exposures = l.exposures(&k)?;
+    let shown = show_book(&l, &k, &data.display().to_string(), json)?;
     if json {
-        return super::print_json(&json!({
-            "data": data.display().to_string(),
+        return super::print_json(&shown);
+    }
+    Ok(())
+}
+
+/// `budget show --child`: the pair's book, then the parent table's and the child table's.
+fn show_pair(data: &Path, child: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> {
+    let ledger = ledger.unwrap_or_else(default_ledger_path);
+    let (pk, ck) = (key(data, &ledger)?, key(child, &ledger)?);
+    let pair = crate::job::linked::content_key(&pk, &ck);
+    let l = Ledger::open(&ledger)?;
+    let title = format!("the pair {} + {}", data.display(), child.display());
+    let books = [
+        ("pair", pair.as_str(), title),
+        ("parent", pk.as_str(), data.display().to_string()),
+        ("child", ck.as_str(), child.display().to_string()),
+    ];
+    let mut out = serde_json::Map::new();
+    for (i, (which, k, title)) in books.iter().enumerate() {
+        if i > 0 && !json {
+            println!();
+        }
+        out.insert((*which).into(), show_book(&l, k, title, json)?);
+    }
+    if json {
+        return super::print_json(&serde_json::Value::Object(out));
+    }
+    println!("\na linked run is charged to all three books, and must fit each");
+    Ok(())
+}
+
+/// One book: printed as text unless `json`; its JSON either way.
+fn show_book(l: &Ledger, k: &str, data: &str, json: bool) -> anyhow::Result<serde_json::Value> {
+    let st = l.standing(k)?;
+    let exposures = l.exposures(k)?;
+    let shown = json!({
+            "data": data,
             "dataset": st.dataset,
             "epsilon_total": st.budget.epsilon,
             "delta": st.budget.delta,
@@ -105,11 +159,13 @@ fn show(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> 
             "reserved_entries": st.reserved_entries,
             "entries": st.entries,
             "non_private_runs": exposures,
-        }));
+    });
+    if json {
+        return Ok(shown);
     }
     println!(
         "{} (dataset {})",
-        data.display(),
+        data,
         &st.dataset[..12.min(st.dataset.len())]
     );
     let default = if st.budget_is_default {
@@ -138,7 +194,7 @@ fn show(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> 
     if stale > 0 {
         println!(
             "{stale} reservation(s) belong to runs that were killed (stale); `dpsynth budget settle --data {}` settles them: released if the run never read the data, else counted in full",
-            data.display()
+            data
         );
     }
     for e in &exposures {
@@ -150,7 +206,7 @@ fn show(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()> 
             "(the runs' ε add up to {sum:.4}, more than spent: privacy losses compose, they do not add)"
         );
     }
-    Ok(())
+    Ok(shown)
 }
 
 /// `budget settle`: settles the dataset's stale reservations honestly.
@@ -190,19 +246,29 @@ fn settle(data: &Path, json: bool, ledger: Option<PathBuf>) -> anyhow::Result<()
 }
 
 /// `budget set`: the dataset's total (refused when it would raise δ after spending).
-fn set(data: &Path, b: Budget, ledger: Option<PathBuf>) -> anyhow::Result<()> {
+fn set(
+    data: &Path,
+    child: Option<&Path>,
+    b: Budget,
+    ledger: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let (epsilon, delta) = (b.epsilon, b.delta);
     b.validate().map_err(anyhow::Error::msg)?;
     let ledger = ledger.unwrap_or_else(default_ledger_path);
     let k = key(&data, &ledger)?;
+    let (k, named) = match child {
+        Some(c) => (
+            crate::job::linked::content_key(&k, &key(c, &ledger)?),
+            format!("the pair {} + {}", data.display(), c.display()),
+        ),
+        None => (k, data.display().to_string()),
+    };
     let mut l = Ledger::open(&ledger)?;
     l.set_budget(&k, b)?;
     let st = l.standing(&k)?;
     println!(
         "{}: total ε = {epsilon} at δ = {delta}; spent ε = {:.4}, remaining ε = {:.4}",
-        data.display(),
-        st.spent,
-        st.remaining
+        named, st.spent, st.remaining
     );
     Ok(())
 }

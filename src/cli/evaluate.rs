@@ -38,6 +38,11 @@ pub struct EvaluateArgs {
     /// Write a self-contained HTML report to FILE.
     #[arg(long)]
     pub html: Option<PathBuf>,
+    /// Keep the first look's random real rows in the JSON and HTML reports (they then
+    /// carry a banner saying they contain real records). Without it those files hold no
+    /// real row and can be handed on with the synthetic data's other figures.
+    #[arg(long)]
+    pub with_real_rows: bool,
     /// Add a privacy audit's figure to the HTML report: the JSON `dpsynth audit --json`
     /// printed for the model.
     #[arg(long, value_name = "AUDIT_JSON", requires = "html")]
@@ -134,7 +139,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         name: p.display().to_string(),
     };
     let Evaluated {
-        report: rep,
+        report: mut rep,
         inputs: names,
         ..
     } = evaluate_tables(
@@ -145,6 +150,9 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         &spec,
         &mut |line| eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64()),
     )?;
+    if !a.with_real_rows {
+        rep = rep.without_real_rows();
+    }
     if let Some(p) = &a.html {
         let audit = match &a.audit {
             Some(f) => {

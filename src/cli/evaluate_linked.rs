@@ -88,9 +88,13 @@ pub fn run(a: &EvaluateArgs) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let mut progress = |line: &str| eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64());
     progress("the parent table's own report");
-    let own_parents = parents.report(a, &ps, a.label.clone(), &mut progress)?;
+    let mut own_parents = parents.report(a, &ps, a.label.clone(), &mut progress)?;
     progress("the child table's own report");
-    let own_children = children.report(a, &cs, None, &mut progress)?;
+    let mut own_children = children.report(a, &cs, None, &mut progress)?;
+    if !a.with_real_rows {
+        own_parents = own_parents.without_real_rows();
+        own_children = own_children.without_real_rows();
+    }
     progress("the figures across the link");
     let pair = |i: usize| Pair {
         parents: &parents.tables[i],

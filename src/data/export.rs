@@ -27,7 +27,13 @@ pub fn csv_bytes(t: &Table, header: bool) -> Result<Vec<u8>, DataError> {
                 let ints: Vec<Option<i64>> = v.iter().map(|x| x.map(|x| x as i64)).collect();
                 polars::prelude::Column::new(name, ints)
             }
-            Values::Number(v) => polars::prelude::Column::new(name, v.as_slice()),
+            // Each cell as a person writes it: a point mass 0 beside fractions is "0", not
+            // "0.0" (a reader comparing text, or a first look, sees the same value).
+            Values::Number(v) => {
+                let s: Vec<Option<String>> =
+                    v.iter().map(|x| x.map(crate::util::fmt::number)).collect();
+                polars::prelude::Column::new(name, s)
+            }
             Values::Text(v) => {
                 let s: Vec<Option<&str>> = v.iter().collect();
                 polars::prelude::Column::new(name, s)

@@ -117,6 +117,25 @@ pub struct Report {
     pub timings: Vec<(String, f64)>,
 }
 
+impl Report {
+    /// Whether the report holds real rows verbatim (the first look's sample).
+    pub fn has_real_rows(&self) -> bool {
+        self.first_look
+            .as_ref()
+            .is_some_and(|l| !l.real_rows.is_empty())
+    }
+
+    /// The report to hand on or keep on disk: the same figures without the real rows the
+    /// window shows beside the synthetic ones (they stay in the window that evaluated).
+    pub fn without_real_rows(&self) -> Report {
+        let mut r = self.clone();
+        if let Some(l) = r.first_look.as_mut() {
+            l.real_rows.clear();
+        }
+        r
+    }
+}
+
 /// Share of the second category (the "1") of a binary column.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ColumnProbability {

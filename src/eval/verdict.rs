@@ -80,8 +80,18 @@ fn pct(x: f64) -> String {
     format!("{:.1} %", 100.0 * x)
 }
 
+/// A rule's condition or consequence whose share moved by more than this between the
+/// real and the synthetic rows reshaped the table (a group dropped to keep the rule).
+const RESHAPED: f64 = 0.2;
+
 /// The verdict on `r`.
 pub fn verdict(r: &Report) -> Verdict {
+    verdict_for(r, None)
+}
+
+/// [`verdict`] for a run of `method` (its id), so the advice never names the method the
+/// run already used.
+pub fn verdict_for(r: &Report, method: Option<&str>) -> Verdict {
     let mut f = Findings::default();
     f.collapsed(r);
     f.first_look(r);
@@ -89,7 +99,12 @@ pub fn verdict(r: &Report) -> Verdict {
     if let Some(t) = &r.tstr {
         f.prediction(t);
     }
-    let Findings { bad, mixed, good } = f;
+    let Findings {
+        bad,
+        mixed,
+        good,
+        notes,
+    } = f;
     let grade = if !bad.is_empty() {
         Grade::NotUseful
     } else if mixed.is_empty() && !good.is_empty() {
@@ -97,8 +112,13 @@ pub fn verdict(r: &Report) -> Verdict {
     } else {
         Grade::Partly
     };
-    let headline = headline(grade, r);
-    let mut reasons: Vec<String> = bad.into_iter().chain(mixed).chain(good).collect();
+    let headline = headline(grade, r, method);
+    let mut reasons: Vec<String> = bad
+        .into_iter()
+        .chain(mixed)
+        .chain(good)
+        .chain(notes)
+        .collect();
     if grade == Grade::NotUseful {
         reasons.push(
             "the PCA and whole-data Wasserstein scores measure overall spread and can read well even on collapsed data: do not rely on them alone"
@@ -119,6 +139,9 @@ struct Findings {
     bad: Vec<String>,
     mixed: Vec<String>,
     good: Vec<String>,
+    /// What a score cannot say here (a target the real rows do not predict either): shown,
+    /// but no grade rests on it.
+    notes: Vec<String>,
 }
 
 impl Findings {
@@ -152,7 +175,16 @@ impl Findings {
     /// The worst thing a person sees first in the rows (a common exact value lost, a rule
     /// broken, too many decimals), which aggregate scores hide.
     fn first_look(&mut self, r: &Report) {
-        if let Some(w) = r.first_look.as_ref().and_then(|l| l.worst.as_ref()) {
+        let Some(l) = r.first_look.as_ref() else {
+            return;
+        };
+        let reshaped = reshaped(&l.rules);
+        if !reshaped.is_empty() {
+            self.bad.push(format!(
+                "a rule reshaped the table: {}. Keeping the rule dropped or moved a group; state the value the rule names as an exact value of its column, or train with AIM or MST, which hold rules as structural zeros",
+                reshaped.join("; ")
+            ));
+        } else if let Some(w) = &l.worst {
             self.mixed.push(format!("at first look, {w}"));
         }
     }
@@ -223,6 +255,14 @@ impl Findings {
         if let (Some(sa), Some(ra)) = (acc(&syn), acc(&real)) {
             let (s_auc, r_auc) = (auc(&syn), auc(&real));
             let floor = t.majority_accuracy;
+            if unpredictable(ra, r_auc, floor) {
+                self.notes.push(format!(
+                    "'{}' is not predictable even from the real rows (classifiers trained on them score {ra:.3} accuracy{} against {floor:.3} for always guessing the commonest class), so the prediction score says nothing about the synthetic rows: pick another target (the Data tab's target, or `evaluate --label`)",
+                    t.label,
+                    r_auc.map_or(String::new(), |a| format!(" / AUROC {a:.3}")),
+                ));
+                return;
+            }
             let scores = format!(
                 "classifiers predicting '{}' trained on it score {:.3} accuracy{} on real test rows; trained on real rows {:.3}{}; always guessing the commonest class {:.3}",
                 t.label,
@@ -247,8 +287,39 @@ impl Findings {
     }
 }
 
-/// The verdict's first sentence for `grade`.
-fn headline(grade: Grade, r: &Report) -> String {
+/// Each rule's condition or consequence whose share moved by more than [`RESHAPED`], in
+/// words.
+fn reshaped(rules: &[super::results::RuleShare]) -> Vec<String> {
+    rules
+        .iter()
+        .flat_map(|rule| {
+            [("condition", rule.when), ("consequence", rule.then)]
+                .into_iter()
+                .filter_map(move |(part, p)| {
+                    let (real, syn) = p?;
+                    ((real - syn).abs() > RESHAPED).then(|| {
+                        format!(
+                            "the {part} of '{}' holds in {} of real rows but {} of synthetic rows",
+                            rule.rule,
+                            pct(real),
+                            pct(syn)
+                        )
+                    })
+                })
+        })
+        .collect()
+}
+
+/// Whether real-trained classifiers themselves barely beat guessing: their accuracy is
+/// within 0.02 of the commonest class's share and their AUROC (where there is one) at most
+/// 0.6.
+fn unpredictable(ra: f64, r_auc: Option<f64>, floor: f64) -> bool {
+    ra - floor < 0.02 && r_auc.is_none_or(|a| a <= 0.6)
+}
+
+/// The verdict's first sentence for `grade`; its advice leaves out the method the run
+/// used (`method`, when known).
+fn headline(grade: Grade, r: &Report, method: Option<&str>) -> String {
     match grade {
         // Columns dropped by a private domain estimate: ε and the method are not the lever
         // (AIM at ε = 1 on 1,000 rows and 21 estimated columns kept 9 of them).
@@ -258,6 +329,8 @@ fn headline(grade: Grade, r: &Report) -> String {
             r.histograms.len().max(r.not_synthesized.len()),
             if r.not_synthesized.len() == 1 { "was" } else { "were" }
         ),
+        Grade::NotUseful if method == Some("aim") => "Not useful as it is: the synthetic rows lost the data's structure. Try a larger ε or more rows, or give the columns' domains and exact values as public facts (a private estimate spends part of ε).".into(),
+        Grade::NotUseful if method.is_some() => "Not useful as it is: the synthetic rows lost the data's structure. Try a larger ε or more rows; on a table, try AIM (the recommended method).".into(),
         Grade::NotUseful => "Not useful as it is: the synthetic rows lost the data's structure. Try a larger ε or more rows; on a table, try AIM (the recommended method) if this run used another.".into(),
         Grade::Partly => "Partly useful: some of the data's structure survived; the reasons below say which.".into(),
         Grade::Useful => "Useful: it reproduces the columns and predicts about as well as the real data.".into(),
@@ -318,6 +391,31 @@ pub fn image_verdict(r: &super::images::ImageReport, preset: Option<&str>) -> (S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_a_rule_dropped_and_a_target_nobody_predicts_are_named() {
+        let rule = |when| super::super::results::RuleShare {
+            rule: r#"participation = "no" => hours = 0"#.into(),
+            real: 0.0,
+            synthetic: 0.0,
+            when,
+            then: None,
+        };
+        let moved = reshaped(&[rule(Some((0.43, 0.013)))]);
+        assert_eq!(moved.len(), 1);
+        assert!(
+            moved[0].contains("43.0 % of real rows but 1.3 %"),
+            "{moved:?}"
+        );
+        assert!(reshaped(&[rule(Some((0.43, 0.40))), rule(None)]).is_empty());
+        // Real-trained classifiers at the floor, ranking at chance: nothing to compare.
+        assert!(unpredictable(0.765, Some(0.52), 0.76));
+        assert!(
+            !unpredictable(0.765, Some(0.9), 0.76),
+            "ranks well: imbalanced, not blind"
+        );
+        assert!(!unpredictable(0.85, Some(0.55), 0.76));
+    }
 
     /// Noise digits from the `tiny` preset blame the preset, from a
     /// small sample blame the sample, and only then ε.

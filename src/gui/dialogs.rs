@@ -34,6 +34,8 @@ pub enum Purpose {
     /// A child table linked to the open one, and its public schema.
     OpenChild,
     ChildSchema,
+    /// The child table's schema as its column editor shows it.
+    SaveChildSchema,
 }
 
 impl Purpose {
@@ -53,6 +55,7 @@ impl Purpose {
             Purpose::SaveRunModel => "Save the selected run's released model",
             Purpose::OpenChild => "Open the child table linked to this one",
             Purpose::ChildSchema => "The child table's public schema (JSON)",
+            Purpose::SaveChildSchema => "Save the child table's schema (JSON)",
         }
     }
 
@@ -67,7 +70,8 @@ impl Purpose {
             Purpose::LoadSchema
             | Purpose::SaveSchema
             | Purpose::EngineSchema
-            | Purpose::ChildSchema => ("Schema", vec!["json"]),
+            | Purpose::ChildSchema
+            | Purpose::SaveChildSchema => ("Schema", vec!["json"]),
             Purpose::OpenChild => (
                 "Tables (CSV, Excel, ODS, Parquet, Arrow, SPSS, Stata)",
                 crate::data::source::table_extensions().collect(),

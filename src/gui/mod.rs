@@ -421,6 +421,11 @@ impl App {
             Purpose::OpenChild | Purpose::ChildSchema => {
                 self.data_panel.child.chosen(purpose, &path)
             }
+            Purpose::SaveChildSchema => {
+                if let Some(c) = self.loaded.as_ref().and_then(|l| l.linked.as_ref()) {
+                    self.data_panel.child.save_schema(&c.schema, &path);
+                }
+            }
             Purpose::ExportRunCsv | Purpose::SaveRunModel => {
                 self.results_panel.export_to(purpose, &path, ctx)
             }

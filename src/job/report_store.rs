@@ -121,12 +121,15 @@ pub fn load(model: &Path, key: &ReportKey) -> Option<Evaluated> {
     (s.key == *key).then_some(s.evaluated)
 }
 
-/// Keeps `evaluated` for `key` (atomically). A report that would not read back the same
-/// way (a non-finite figure, which JSON cannot hold) is not kept: it is recomputed.
+/// Keeps `evaluated` for `key` (atomically), without its real rows. A report that would
+/// not read back the same way (a non-finite figure, which JSON cannot hold) is not kept: it is recomputed.
 pub fn save(model: &Path, key: &ReportKey, evaluated: &Evaluated) -> std::io::Result<()> {
+    // Kept on disk without the real rows the window showed (a folder may be shared).
+    let mut kept = evaluated.clone();
+    kept.report = kept.report.without_real_rows();
     let bytes = serde_json::to_vec(&Stored {
         key: key.clone(),
-        evaluated: evaluated.clone(),
+        evaluated: kept,
     })
     .map_err(std::io::Error::other)?;
     if serde_json::from_slice::<Stored>(&bytes).is_err() {

@@ -27,6 +27,7 @@ pub mod labeller;
 pub mod marginal;
 pub mod method;
 pub mod mst;
+pub(crate) mod noise_floor;
 pub(crate) mod one_to_one;
 pub mod pate_gan;
 pub mod pearl;

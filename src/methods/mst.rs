@@ -51,6 +51,11 @@ pub struct MstConfig {
     /// one-to-one maps in the model: post-processing, no charge (`one_to_one.rs`).
     #[serde(default = "keep_pairs")]
     pub one_to_one: bool,
+    /// Close the bins of a column's empty tails and an empty blank slot where the noisy
+    /// one-way counts do not clear the noise (`noise_floor.rs`): post-processing, no charge.
+    /// Off, noise in empty cells becomes rows (a wide public bound smears the column).
+    #[serde(default = "keep_pairs")]
+    pub noise_floor: bool,
 }
 
 fn keep_pairs() -> bool {
@@ -64,6 +69,7 @@ impl MstConfig {
             bins: 32,
             iters: 1_000,
             one_to_one: true,
+            noise_floor: true,
         }
     }
 
@@ -291,6 +297,10 @@ impl Synthesizer for Mst {
             .collect::<Result<_>>()?;
         let structural = Structural::of(&s.encoding.schema, &domain)?;
         let (singles, mut est) = structural.start(&sizes, n);
+        if private && c.noise_floor {
+            let floor = super::noise_floor::zeros(&s.encoding.schema, &domain, &measured);
+            super::noise_floor::apply(&mut est, floor);
+        }
         est.fit(&measured, 200);
         let stopped = report(
             &mut s,
@@ -353,6 +363,10 @@ fn finish(
 ) -> Result<ReleasedModel> {
     let private = c.common.private;
     let mut pairs = Vec::new();
+    if c.common.private && c.noise_floor {
+        let floor = super::noise_floor::zeros(&s.encoding.schema, &domain, measured);
+        super::noise_floor::apply(&mut est, floor);
+    }
     if !stopped {
         if c.one_to_one {
             pairs = structural.keep_one_to_one(measured, &domain.sizes());

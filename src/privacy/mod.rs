@@ -35,6 +35,8 @@ pub mod point_masses;
 pub mod probe;
 pub mod rdp;
 pub mod record_count;
+#[cfg(test)]
+mod sampler_vectors;
 pub mod tradeoff;
 pub mod votes;
 

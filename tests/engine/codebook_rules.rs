@@ -179,11 +179,12 @@ fn typed_bounds_keep_the_zeros_found_privately() {
         dpsynth::data::csv::load_csv(&dir.path().join("survey.csv"), &Default::default()).unwrap();
     let t = m.sample(4_000, Some(2)).unwrap();
     // Binned, hours = 0 came back in under 1 % of rows. At ε = 1 on 753 rows the model's
-    // noisy share itself wanders a few points from seed to seed (docs/results.md).
+    // noisy share itself wanders from seed to seed: the point's count carries noise of
+    // σ ≈ 43 rows, 0.057 of the table (docs/results.md); within two σ.
     for column in ["hours", "wage"] {
         let (r, s) = (share(&real, column, "0"), share(&t, column, "0"));
         assert!(
-            (r - s).abs() <= 0.06,
+            (r - s).abs() <= 0.11,
             "{column} = 0: real {r}, synthetic {s}"
         );
     }
@@ -245,4 +246,41 @@ fn dp_merf_writes_the_measured_map_of_a_rule_that_gives_none() {
         "{wrong} of {} rows break the codebook's map",
         got.len()
     );
+}
+
+/// Noise in empty cells does not become rows: hours with the public bound of a year
+/// (0–8,760) where no real row works more than 2,000, and "may be blank" on for a column
+/// with no blank. MST and AIM at ε = 1 on the 753 rows write (almost) no hour past 4,000
+/// and no blank hours.
+#[test]
+fn a_wide_bound_stays_sparse_and_an_allowed_blank_stays_empty() {
+    use dpsynth::data::schema::Domain;
+    for method in ["mst", "aim"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut schema = typed_schema(&[]);
+        let hours = schema
+            .columns
+            .iter_mut()
+            .find(|c| c.name == "hours")
+            .unwrap();
+        hours.domain = Some(Domain::Bounds {
+            lower: 0.0,
+            upper: 8760.0,
+        });
+        hours.missing = true;
+        let m = train(method, "quick", schema, dir.path());
+        let t = m.sample(5_000, Some(3)).unwrap();
+        let h = t.column("hours").unwrap();
+        let cells: Vec<Option<f64>> = (0..t.n_rows)
+            .map(|r| h.text(r).and_then(|v| v.parse().ok()))
+            .collect();
+        let blank = cells.iter().filter(|c| c.is_none()).count() as f64 / t.n_rows as f64;
+        let past = cells.iter().flatten().filter(|x| **x > 4000.0).count() as f64 / t.n_rows as f64;
+        // Without the floor: about a fifth of the rows past 4,000, and blanks.
+        assert!(
+            past < 0.02,
+            "{method}: {past} of rows work over 4,000 hours"
+        );
+        assert!(blank < 0.005, "{method}: {blank} of rows have blank hours");
+    }
 }

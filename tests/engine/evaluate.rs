@@ -41,7 +41,9 @@ fn shuffle_columns(lines: &[String]) -> Vec<String> {
 fn evaluate(train: &str, test: &str, syn: &str, dir: &Path, tag: &str) -> Value {
     let json = dir.join(format!("{tag}.json"));
     let html = dir.join(format!("{tag}.html"));
-    let out = common::dpsynth(&[
+    // The shuffled copy's report keeps its real rows (asked for), the other holds none.
+    let with_rows = tag == "shuffled";
+    let mut args = vec![
         "evaluate",
         "--real-train",
         train,
@@ -59,7 +61,11 @@ fn evaluate(train: &str, test: &str, syn: &str, dir: &Path, tag: &str) -> Value 
         json.to_str().expect("utf-8 path"),
         "--html",
         html.to_str().expect("utf-8 path"),
-    ]);
+    ];
+    if with_rows {
+        args.push("--with-real-rows");
+    }
+    let out = common::dpsynth(&args);
     assert!(
         out.status.success(),
         "evaluate failed: {}",
@@ -71,8 +77,24 @@ fn evaluate(train: &str, test: &str, syn: &str, dir: &Path, tag: &str) -> Value 
         "HTML report with inline plots"
     );
     assert!(page.contains("Train on synthetic, test on real"));
-    serde_json::from_str(&std::fs::read_to_string(&json).expect("json written"))
-        .expect("json parses")
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("json written"))
+        .expect("json parses");
+    let real_rows = v["first_look"]["real_rows"].as_array().map_or(0, Vec::len);
+    let banner = page.contains("This report contains real records");
+    if with_rows {
+        assert!(
+            real_rows > 0 && banner,
+            "asked for: rows {real_rows}, banner {banner}"
+        );
+    } else {
+        assert!(
+            real_rows == 0 && !banner,
+            "rows {real_rows}, banner {banner}"
+        );
+        // Not one real row verbatim in the page: its first cells would be a row's.
+        assert!(!page.contains("Random real rows"));
+    }
+    v
 }
 
 fn f(v: &Value) -> f64 {

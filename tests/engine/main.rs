@@ -26,6 +26,7 @@ mod labeller;
 mod layering;
 mod ledger;
 mod linked;
+mod linked_books;
 mod marginal;
 mod metrics_fixtures;
 mod product_words;

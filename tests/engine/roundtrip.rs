@@ -155,6 +155,27 @@ fn text_with_delimiters_and_quotes_survives_export() {
     assert_tables_match(&t, &back, 0.0);
 }
 
+/// A number column of fractions writes its whole values as a person does ("0", not
+/// "0.0"), so a reader comparing text sees the point mass the model kept.
+#[test]
+fn whole_values_beside_fractions_are_written_without_a_point() {
+    let t = parse_csv_bytes(
+        b"wage,n\n0,1\n12.5,2\n0,3\n,4\n3.25,5\n".to_vec(),
+        "t",
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let text = String::from_utf8(export::to_csv_bytes(&t).unwrap()).unwrap();
+    let cells: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        cells,
+        ["wage,n", "0,1", "12.5,2", "0,3", ",4", "3.25,5"],
+        "{text}"
+    );
+    let back = parse_csv_bytes(text.into_bytes(), "back", &LoadOptions::default()).unwrap();
+    assert_tables_match(&t, &back, 0.0);
+}
+
 /// Dates and times encode as days on the public bounds and decode to the same text.
 #[test]
 fn dates_round_trip_in_their_own_format() {

@@ -61,7 +61,9 @@ pub(super) fn unrowed(e: &DataError) -> String {
                 out.push_str("a record");
                 rest = after;
             }
-            ("has ", true) if after.starts_with(" missing cells") => {
+            ("has ", true)
+                if after.starts_with(" missing cells") || after.starts_with(" blank cells") =>
+            {
                 out.push_str("has");
                 rest = after;
             }
@@ -120,6 +122,8 @@ mod tests {
         );
         let e = DataError::column("age", "has 1 missing cells but the schema says it has none");
         assert!(unrowed(&e).ends_with("age': has missing cells but the schema says it has none"));
+        let e = DataError::column("age", "has 12 blank cells but the schema says it has none");
+        assert!(unrowed(&e).ends_with("age': has blank cells but the schema says it has none"));
         let e = DataError::column("the row 5 has", "rows 3 holds nothing");
         assert_eq!(unrowed(&e), e.to_string());
     }

@@ -191,20 +191,30 @@ pub struct ColumnSpec {
 }
 
 impl ColumnSpec {
-    /// The domain just became the user's (typed in the window): the two flags a guess
-    /// read off the rows take public defaults, so no fact of the rows rides along with a
-    /// domain the statement calls public. Blanks are allowed (the model learns their share
-    /// under the guarantee), and the column holds whole numbers exactly when both typed
-    /// bounds (and exact values) are whole. One added row with a fraction or a blank would otherwise flip them.
+    /// The domain just became the user's (typed in the window): the flags a guess read off
+    /// the rows take public defaults, so no fact of the rows rides along with a domain the
+    /// statement calls public. A codebook's column has no blanks unless it says so, and
+    /// whole bounds say nothing of the values between them (a tax rate in 0–1): the column
+    /// is neither blank-able nor whole until the user says it is (the editor's "may be
+    /// blank" box and decimals choice). One added row with a fraction or a blank would
+    /// otherwise flip them.
     pub fn made_public(&mut self) {
-        self.missing = true;
+        self.missing = false;
         self.blank_share = None;
-        if let Some(Domain::Bounds { lower, upper }) = self.domain {
-            self.integer = [lower, upper]
-                .iter()
-                .chain(&self.point_masses)
-                .all(|x| x.fract() == 0.0);
-        }
+        self.integer = false;
+        self.decimals = None;
+    }
+
+    /// The column's precision as the editor offers it: `Some(0)` for whole numbers,
+    /// `Some(d)` for at most `d` decimals, `None` for any.
+    pub fn precision(&self) -> Option<u32> {
+        if self.integer { Some(0) } else { self.decimals }
+    }
+
+    /// Sets [`Self::precision`].
+    pub fn set_precision(&mut self, p: Option<u32>) {
+        self.integer = p == Some(0);
+        self.decimals = p.filter(|d| *d > 0);
     }
 
     /// The category list of a binary or categorical column.

@@ -264,7 +264,7 @@ impl Schema {
                 return Err(DataError::column(
                     &spec.name,
                     format!(
-                        "has {missing} missing cells but the schema says it has none; set \"missing\": true"
+                        "has {missing} blank cells but the schema says it has none: tick \"may be blank\" in the Data tab's column table (in a schema file, \"missing\": true)"
                     ),
                 ));
             }
@@ -300,25 +300,23 @@ mod tests {
     use super::*;
 
     /// A domain typed in the window leaves no flag read off the rows behind: one row with
-    /// a fraction or a blank must not change what the released header says.
+    /// a fraction or a blank must not change what the released header says, and whole
+    /// bounds do not make whole values.
     #[test]
     fn a_typed_domain_takes_public_defaults_for_the_guessed_flags() {
         let mut c: ColumnSpec = serde_json::from_str(
-            r#"{"name": "hours", "kind": "continuous", "integer": false, "missing": false,
-                "domain": {"bounds": {"lower": 0.0, "upper": 99.0}}}"#,
+            r#"{"name": "rate", "kind": "continuous", "integer": true, "missing": true,
+                "decimals": 3, "domain": {"bounds": {"lower": 0.0, "upper": 1.0}}}"#,
         )
         .unwrap();
         c.made_public();
-        assert!(c.missing && c.integer, "{c:?}");
-        c.domain = Some(Domain::Bounds {
-            lower: 0.0,
-            upper: 99.5,
-        });
-        c.made_public();
-        assert!(
-            !c.integer,
-            "a fractional typed bound makes the column fractional"
-        );
+        assert!(!c.missing && !c.integer && c.decimals.is_none(), "{c:?}");
+        c.set_precision(Some(0));
+        assert!(c.integer && c.precision() == Some(0));
+        c.set_precision(Some(2));
+        assert!(!c.integer && c.decimals == Some(2) && c.precision() == Some(2));
+        c.set_precision(None);
+        assert!(!c.integer && c.precision().is_none());
     }
 
     #[test]

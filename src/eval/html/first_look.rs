@@ -65,6 +65,11 @@ pub(super) fn first_look_section(h: &mut String, l: &FirstLook) {
         }
         h.push_str("</table>");
     }
+    rows_tables(h, l);
+}
+
+/// The random synthetic rows, and the real ones where the report keeps them.
+fn rows_tables(h: &mut String, l: &FirstLook) {
     for (title, rows) in [
         ("Random synthetic rows", &l.synthetic_rows),
         (
@@ -72,6 +77,10 @@ pub(super) fn first_look_section(h: &mut String, l: &FirstLook) {
             &l.real_rows,
         ),
     ] {
+        if rows.is_empty() {
+            // A report to hand on holds no real row (they stay in the window).
+            continue;
+        }
         let _ = write!(
             h,
             "<h3>{title}</h3><div style=\"overflow-x:auto\"><table><tr>"

@@ -192,6 +192,9 @@ meant for the data's custodian: do not publish it alongside the synthetic data. 
             list.join(", ")
         );
     }
+    if r.has_real_rows() {
+        h.push_str("<p style=\"background:#fde2e1;border:2px solid #b00;padding:.6em 1em;font-weight:bold\">This report contains real records: the first look below shows rows of the real data verbatim. Do not hand it on or publish it; a report written without real rows holds none.</p>");
+    }
 }
 
 /// The headline figures, each with what good looks like.

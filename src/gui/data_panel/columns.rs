@@ -18,15 +18,8 @@ impl DataPanel {
     ) -> bool {
         let mut changed = false;
         egui::Grid::new("columns").striped(true).show(ui, |ui| {
-            for h in [
-                "column",
-                "kind",
-                "domain",
-                "provenance",
-                "missing",
-                "",
-                "warnings",
-            ] {
+            let heads = ["column", "kind", "domain", "provenance", "blanks", "", "warnings"];
+            for h in heads {
                 ui.strong(h);
             }
             ui.end_row();
@@ -77,17 +70,35 @@ impl DataPanel {
                     }
                 }
                 changed |= self.domain_cell(ui, spec);
-                changed |= provenance_cells(ui, spec, st);
-                let w = warnings(spec, st, table.n_rows);
-                if w.is_empty() {
+                provenance_badge(ui, spec);
+                changed |= self.blanks_cell(ui, spec, st);
+                if self.no_estimates {
                     ui.label("");
                 } else {
-                    ui.colored_label(ui.visuals().warn_fg_color, w.join("; "));
+                    changed |= estimate_button(ui, spec);
                 }
+                self.warnings_cell(ui, spec, st, table.n_rows);
                 ui.end_row();
             }
         });
         changed
+    }
+
+    /// Every warning a column has earned, in one cell.
+    fn warnings_cell(&self, ui: &mut egui::Ui, spec: &ColumnSpec, st: ColumnStats, rows: usize) {
+        let mut w = warnings(spec, st, rows);
+        w.extend(super::facts::blanks_warning(spec, st));
+        let typed_here = self.typed.get(&spec.name).is_some_and(|t| t[0] || t[1]);
+        if typed_here && spec.provenance == Provenance::UserProvided {
+            if let Some(b) = spec.bounds() {
+                w.extend(super::bounds::extreme_warning(b, st.range));
+            }
+        }
+        if w.is_empty() {
+            ui.label("");
+        } else {
+            ui.colored_label(ui.visuals().warn_fg_color, w.join("; "));
+        }
     }
 
     /// A date column's bounds as text in its format, red while it does not parse; which
@@ -218,6 +229,7 @@ impl DataPanel {
             .add(edit)
             .accessible_name(format!("exact values of {name}"))
             .on_hover_text("Values many rows hold exactly (0 gains, 40 hours, a top code such as 99999), separated by commas: a public fact like the bounds. Each comes back exactly in the synthetic rows instead of being smeared over its bin.");
+        super::bounds::end_editing(ui, &r);
         let parsed = parse(self.point_text.get(name).map_or("", String::as_str));
         match parsed {
             Some(typed) if r.changed() || r.lost_focus() => {
@@ -242,6 +254,7 @@ impl DataPanel {
         let changed = self.domain_fields(ui, spec);
         if !was_public && spec.provenance == Provenance::UserProvided {
             spec.made_public();
+            self.keep_stated(spec);
         }
         changed
     }
@@ -260,26 +273,41 @@ impl DataPanel {
             }
             Some(Domain::Bounds { lower, upper }) => {
                 let mut typed = [false; 2];
+                let public = spec.provenance.is_private();
                 ui.horizontal(|ui| {
-                    let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
-                    let r = ui
-                        .add(
-                            egui::DragValue::new(lower)
-                                .prefix("from ")
-                                .speed(speed)
-                                .max_decimals(decimals),
-                        )
-                        .accessible_name(format!("lower bound of {name}"));
-                    typed[0] = typed_into(ui, &r);
-                    let r = ui
-                        .add(
-                            egui::DragValue::new(upper)
-                                .prefix("to ")
-                                .speed(speed)
-                                .max_decimals(decimals),
-                        )
-                        .accessible_name(format!("upper bound of {name}"));
-                    typed[1] = typed_into(ui, &r);
+                    // One child ui for the bound fields, whichever kind they are: the row's
+                    // later widgets keep their ids when the fields change kind (a checkbox
+                    // that inherited a field's id took the Return that ended the typing).
+                    ui.push_id(("bounds", &name), |ui| {
+                        if public {
+                            let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
+                            let r = ui
+                                .add(
+                                    egui::DragValue::new(lower)
+                                        .prefix("from ")
+                                        .speed(speed)
+                                        .max_decimals(decimals),
+                                )
+                                .accessible_name(format!("lower bound of {name}"));
+                            super::bounds::end_editing(ui, &r);
+                            typed[0] = typed_into(ui, &r);
+                            let r = ui
+                                .add(
+                                    egui::DragValue::new(upper)
+                                        .prefix("to ")
+                                        .speed(speed)
+                                        .max_decimals(decimals),
+                                )
+                                .accessible_name(format!("upper bound of {name}"));
+                            super::bounds::end_editing(ui, &r);
+                            typed[1] = typed_into(ui, &r);
+                        } else {
+                            // Still the data's: empty fields, the rows' range a hint only.
+                            typed = self.bounds_to_type(ui, &name, (lower, upper), spec.integer);
+                        }
+                    });
+                    changed |=
+                        self.precision_ui(ui, &name, (&mut spec.integer, &mut spec.decimals));
                     let typed_masses = if spec.no_point_masses {
                         false
                     } else {
@@ -373,9 +401,8 @@ fn typed_into(ui: &egui::Ui, r: &egui::Response) -> bool {
             }))
 }
 
-/// A column's provenance badge, missing count and "Estimate privately" button.
-pub(super) fn provenance_cells(ui: &mut egui::Ui, spec: &mut ColumnSpec, st: ColumnStats) -> bool {
-    let mut changed = false;
+/// A column's provenance badge.
+fn provenance_badge(ui: &mut egui::Ui, spec: &ColumnSpec) {
     if spec.kind == Kind::Ignored {
         ui.label("-");
     } else if spec.provenance.is_private() {
@@ -394,7 +421,10 @@ pub(super) fn provenance_cells(ui: &mut egui::Ui, spec: &mut ColumnSpec, st: Col
     } else {
         ui.colored_label(ui.visuals().warn_fg_color, "from the data: not protected");
     }
-    ui.label(st.missing.to_string());
+}
+
+/// The "Estimate privately" button of a column whose domain was read off the rows.
+fn estimate_button(ui: &mut egui::Ui, spec: &mut ColumnSpec) -> bool {
     if spec.kind != Kind::Ignored && spec.provenance == Provenance::FromData {
         if ui
             .button("Estimate privately")
@@ -404,12 +434,12 @@ pub(super) fn provenance_cells(ui: &mut egui::Ui, spec: &mut ColumnSpec, st: Col
             .clicked()
         {
             spec.provenance = Provenance::ToEstimate;
-            changed = true;
+            return true;
         }
     } else {
         ui.label("");
     }
-    changed
+    false
 }
 
 /// "a, b, c, … (12)" within `max_chars`.

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use eframe::egui;
 
+mod bounds;
 mod columns;
+mod facts;
 mod rules;
 mod summary;
 mod target;
@@ -38,6 +40,16 @@ pub struct DataPanel {
     rules: rules::RulesEditor,
     /// The text of a number column's point-mass field while the user types.
     point_text: std::collections::HashMap<String, String>,
+    /// The text of a number column's empty bound fields while its domain is the data's.
+    bound_text: std::collections::HashMap<String, [String; 2]>,
+    /// Private estimation is not offered (a linked pair's tables): no "Estimate
+    /// privately" button, and the prompt says why.
+    no_estimates: bool,
+    /// The linked child table's column editor and the per-column facts it shows.
+    child_editor: Option<Box<DataPanel>>,
+    child_stats: Option<(std::path::PathBuf, Vec<ColumnStats>)>,
+    /// The blanks and precision the user picked per column.
+    stated: std::collections::HashMap<String, facts::Stated>,
     /// A child table linked to this one.
     pub child: crate::gui::linked::ChildSection,
 }
@@ -198,10 +210,15 @@ impl DataPanel {
             ui.horizontal_wrapped(|ui| {
                 ui.colored_label(
                     ui.visuals().warn_fg_color,
-                    format!("{np} column domains are read off the data and not protected: replace them with public values (type both bounds, or a category list), or estimate them privately."),
+                    if self.no_estimates {
+                        format!("{np} column domains are read off the data and not protected: replace them with public values (type both bounds, or a category list). Private estimation is not offered for linked tables.")
+                    } else {
+                        format!("{np} column domains are read off the data and not protected: replace them with public values (type both bounds, or a category list), or estimate them privately.")
+                    },
                 );
-                if ui
-                    .button("Estimate all privately")
+                if !self.no_estimates
+                    && ui
+                        .button("Estimate all privately")
                     .on_hover_text("Each private run estimates these domains with noise (a share of its ε, shown in the cost preview) instead of copying the data's values into the model")
                     .clicked()
                 {
@@ -253,6 +270,7 @@ impl DataPanel {
                         Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
                     };
                 }
+                self.no_estimates = loaded.linked.is_some();
                 changed |= self.coverage_prompts(ui, schema);
                 for (c, n) in notes.iter() {
                     ui.label(format!("note: '{c}' {n}"));
@@ -267,7 +285,12 @@ impl DataPanel {
                         changed |= self.rules.ui(ui, table, schema);
                         changed |= target::target_ui(ui, schema);
                         ui.add_space(6.0);
-                        self.child.ui(ui, table, &mut loaded.linked, dialogs);
+                        let (editor, stats) = (&mut self.child_editor, &mut self.child_stats);
+                        let mut columns = |ui: &mut egui::Ui, c: &mut crate::gui::linked::Child| {
+                            child_columns(ui, c, editor, stats);
+                        };
+                        self.child
+                            .ui(ui, table, &mut loaded.linked, dialogs, &mut columns);
                     });
                 ui.separator();
                 ui.strong("Preview");
@@ -305,6 +328,24 @@ impl DataPanel {
                 false
             }
         }
+    }
+
+    /// The column table alone, for a table other than the open one (a linked child):
+    /// kinds, domains, exact values, blanks and decimals, without private estimation (not
+    /// offered for linked tables). True when the schema changed.
+    pub fn column_editor(
+        &mut self,
+        ui: &mut egui::Ui,
+        table: &crate::data::Table,
+        schema: &mut Schema,
+        stats: &[ColumnStats],
+    ) -> bool {
+        self.no_estimates = true;
+        let mut changed = self.columns_ui(ui, table, schema, stats);
+        if super::category_editor::category_window(&mut self.editing, ui.ctx(), schema) {
+            changed = true;
+        }
+        changed
     }
 
     /// Saves or loads the schema (a dialog's answer). True when the schema changed.
@@ -419,151 +460,22 @@ fn engine_ui(
     });
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::data::schema::{ColumnSpec, Domain};
-
-    fn adult() -> (Loaded, tempfile::TempDir) {
-        let path = super::super::sample_path("adult/adult_train.csv");
-        let table = crate::data::csv::load_csv(&path, &Default::default()).unwrap();
-        let inf = crate::data::infer::infer_schema(&table).unwrap();
-        let stats = ColumnStats::of(&table);
-        let profile = std::sync::Arc::new(crate::data::domain_check::profile(&table));
-        (
-            Loaded {
-                key: None,
-                path,
-                dataset: None,
-                linked: None,
-                content: Content::Table {
-                    table: std::sync::Arc::new(table),
-                    schema: inf.schema,
-                    notes: inf.notes,
-                    stats,
-                    profile,
-                },
-            },
-            tempfile::tempdir().unwrap(),
-        )
+/// The child table's column editor: the Data tab's own, without private estimation (not
+/// offered for linked tables); its facts (blanks, range) computed once per child file.
+fn child_columns(
+    ui: &mut egui::Ui,
+    c: &mut crate::gui::linked::Child,
+    editor: &mut Option<Box<DataPanel>>,
+    stats: &mut Option<(std::path::PathBuf, Vec<ColumnStats>)>,
+) {
+    if stats.as_ref().is_none_or(|(p, _)| *p != c.path) {
+        *stats = Some((c.path.clone(), ColumnStats::of(&c.table)));
     }
-
-    #[test]
-    fn a_saved_schema_loads_back_and_a_foreign_one_is_refused() {
-        let (mut l, dir) = adult();
-        let mut p = DataPanel::default();
-        if let Content::Table { schema, .. } = &mut l.content {
-            schema.columns[0].provenance = Provenance::UserProvided;
-            schema.columns[0].domain = Some(Domain::Bounds {
-                lower: 17.0,
-                upper: 90.0,
-            });
-        }
-        let file = dir.path().join("s.json");
-        assert!(!p.schema_file(Purpose::SaveSchema, &file, &mut l));
-        let (mut fresh, _d) = adult();
-        assert!(p.schema_file(Purpose::LoadSchema, &file, &mut fresh));
-        let Content::Table { schema, .. } = &fresh.content else {
-            panic!()
-        };
-        assert_eq!(schema.columns[0].bounds(), Some((17.0, 90.0)));
-        assert!(schema.columns[0].provenance.is_private());
-
-        // A schema of another table is refused with the column at fault, and the current
-        // schema is kept.
-        let other = dir.path().join("other.json");
-        std::fs::write(
-            &other,
-            r#"{"columns":[{"name":"x","kind":"continuous","domain":{"bounds":{"lower":0,"upper":1}}}]}"#,
-        )
-        .unwrap();
-        assert!(!p.schema_file(Purpose::LoadSchema, &other, &mut fresh));
-        let Some(Err(m)) = &p.message else { panic!() };
-        assert!(m.contains("does not fit this table"), "{m}");
-        let Content::Table { schema, .. } = &fresh.content else {
-            panic!()
-        };
-        assert_eq!(schema.columns[0].bounds(), Some((17.0, 90.0)));
-    }
-
-    #[test]
-    fn warnings_name_constant_sparse_and_wide_columns() {
-        let mut spec = ColumnSpec {
-            name: "c".into(),
-            kind: Kind::Categorical,
-            integer: false,
-            missing: false,
-            time_format: None,
-            domain: Some(Domain::Categories((0..60).map(|i| i.to_string()).collect())),
-            point_masses: Vec::new(),
-            point_masses_estimated: false,
-            no_point_masses: false,
-            decimals: None,
-            kind_from_data: false,
-            blank_share: None,
-            codebook: false,
-            provenance: Provenance::UserProvided,
-        };
-        let w = warnings(
-            &spec,
-            ColumnStats {
-                missing: 30,
-                distinct: 60,
-                range: None,
-            },
-            100,
-        );
-        assert!(w.iter().any(|w| w.contains("60 categories")), "{w:?}");
-        assert!(w.iter().any(|w| w.contains("30 % missing")), "{w:?}");
-        spec.domain = Some(Domain::Categories(vec!["a".into(), "b".into()]));
-        let w = warnings(
-            &spec,
-            ColumnStats {
-                missing: 0,
-                distinct: 1,
-                range: None,
-            },
-            100,
-        );
-        assert_eq!(w.len(), 1);
-        assert!(w[0].contains("constant"));
-        // Bounds: reversed ones are refused at once; narrower than the file, a warning.
-        let mut b = spec.clone();
-        b.kind = Kind::Continuous;
-        b.domain = Some(Domain::Bounds {
-            lower: 10.0,
-            upper: 5.0,
-        });
-        let st = ColumnStats {
-            missing: 0,
-            distinct: 50,
-            range: Some((0.0, 99.0)),
-        };
-        assert!(warnings(&b, st, 100)[0].contains("must be below the upper"));
-        b.domain = Some(Domain::Bounds {
-            lower: 0.0,
-            upper: 50.0,
-        });
-        assert!(warnings(&b, st, 100)[0].contains("clamped"));
-        b.domain = Some(Domain::Bounds {
-            lower: 0.0,
-            upper: 100.0,
-        });
-        assert!(warnings(&b, st, 100).is_empty());
-        spec.kind = Kind::Ignored;
-        assert!(
-            warnings(
-                &spec,
-                ColumnStats {
-                    missing: 90,
-                    distinct: 1,
-                    range: None,
-                },
-                100
-            )
-            .is_empty()
-        );
-    }
+    let st = stats.as_ref().map(|(_, s)| s.as_slice()).unwrap_or(&[]);
+    let editor = editor.get_or_insert_with(Default::default);
+    ui.push_id("linked-child-editor", |ui| {
+        editor.column_editor(ui, &c.table, &mut c.schema, st);
+    });
 }
 
 impl super::panel::Panel for DataPanel {
@@ -586,3 +498,6 @@ impl super::panel::Panel for DataPanel {
         commands
     }
 }
+
+#[cfg(test)]
+mod tests;

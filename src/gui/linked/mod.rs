@@ -107,6 +107,16 @@ pub struct ChildSection {
 }
 
 impl ChildSection {
+    /// Writes the child's schema as its editor shows it (a dialog's answer).
+    pub fn save_schema(&mut self, schema: &Schema, path: &Path) {
+        self.message = Some(
+            schema
+                .save(path)
+                .map(|()| format!("saved the child table's schema to {}", path.display()))
+                .map_err(|e| format!("could not save the child table's schema: {e}")),
+        );
+    }
+
     /// A file dialog's answer for the child table or its schema.
     pub fn chosen(&mut self, purpose: Purpose, path: &Path) {
         match purpose {
@@ -116,12 +126,15 @@ impl ChildSection {
         }
     }
 
+    /// The section; `columns` draws the child's column editor (the Data tab's own, which
+    /// this module does not depend on).
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         parent: &Table,
         linked: &mut Option<Child>,
         dialogs: &mut Dialogs,
+        columns: &mut dyn FnMut(&mut egui::Ui, &mut Child),
     ) {
         egui::CollapsingHeader::new("Linked child table")
             .id_salt("linked-child")
@@ -129,7 +142,7 @@ impl ChildSection {
             .show(ui, |ui| match linked {
                 None => self.add_ui(ui, linked, dialogs),
                 Some(c) => {
-                    if self.child_ui(ui, parent, c) {
+                    if self.child_ui(ui, parent, c, (dialogs, columns)) {
                         *linked = None;
                         self.diagnostic = None;
                     }
@@ -188,20 +201,20 @@ impl ChildSection {
     }
 
     /// The linked child: its size, schema, key, K and diagnostic. True to unlink it.
-    fn child_ui(&mut self, ui: &mut egui::Ui, parent: &Table, c: &mut Child) -> bool {
+    fn child_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        parent: &Table,
+        c: &mut Child,
+        (dialogs, columns): (&mut Dialogs, &mut dyn FnMut(&mut egui::Ui, &mut Child)),
+    ) -> bool {
         ui.label(format!(
             "{}: {} rows × {} columns",
             c.path.display(),
             c.table.n_rows,
             c.table.n_cols()
         ));
-        match &c.schema_file {
-            Some(f) => ui.label(format!("public schema: {}", f.display())),
-            None => ui.colored_label(
-                ui.visuals().warn_fg_color,
-                "kinds and domains guessed from the child's rows: the guarantee does not cover them; link it again with its public schema",
-            ),
-        };
+        self.columns_ui(ui, c, dialogs, columns);
         let shared = c.shared_columns(parent);
         ui.horizontal(|ui| {
             ui.label("key");
@@ -248,6 +261,66 @@ impl ChildSection {
         }
         preview(ui, &c.table);
         ui.button("Unlink the child table").clicked()
+    }
+
+    /// Where the child's schema stands, and its column editor: kinds, bounds, categories,
+    /// exact values, blanks and decimals, typed as for any table, and saved as a schema.
+    fn columns_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        c: &mut Child,
+        dialogs: &mut Dialogs,
+        columns: &mut dyn FnMut(&mut egui::Ui, &mut Child),
+    ) {
+        let uncovered = crate::data::estimate::uncovered(&c.schema).len();
+        let guessed = c.schema.non_private_kinds().len();
+        if uncovered > 0 {
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!("{uncovered} of the child table's column domains are read off its rows: the guarantee does not cover them, and the pair will not train until they are typed below (both bounds, or a category list) or loaded from its public schema. Private estimation is not offered for linked tables."),
+            );
+        } else if let Some(f) = &c.schema_file {
+            ui.label(format!(
+                "public schema: {} (and what is typed below)",
+                f.display()
+            ));
+        } else {
+            ui.label("public schema: as typed below");
+        }
+        if guessed > 0 {
+            ui.horizontal_wrapped(|ui| {
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!("{guessed} of the child's column kinds were guessed from its rows: set them below, or confirm them if they are public."),
+                );
+                if ui
+                    .button("The child's kinds are public")
+                    .clicked()
+                {
+                    c.schema.confirm_kinds();
+                }
+            });
+        }
+        egui::CollapsingHeader::new("Columns of the child table")
+            .id_salt("linked-child-columns")
+            .default_open(uncovered > 0 || guessed > 0)
+            .show(ui, |ui| {
+                columns(ui, c);
+                dialogs.button(
+                    ui,
+                    true,
+                    "Save the child's schema…",
+                    "Write the child table's kinds and domains as a schema file (JSON), to reuse with `dpsynth train --child-schema`",
+                    Purpose::SaveChildSchema,
+                    "child-schema.json",
+                );
+                if let Some(m) = &self.message {
+                    match m {
+                        Ok(m) => ui.label(m),
+                        Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
+                    };
+                }
+            });
     }
 
     /// How many parents have more than K children (read off the rows: shown here only).

@@ -177,7 +177,7 @@ impl RunView {
         match split {
             Ok((e, d, s)) => {
                 ui.label(format!(
-                    "cost: ε = {e} at δ = {d} for each parent with all its children, charged once to the pair (one budget for both tables)"
+                    "cost: ε = {e} at δ = {d} for each parent with all its children, charged to the pair's book and to each table's own (the same people: every book must have room)"
                 ));
                 ui.weak(format!(
                     "split in zCDP: record counts {:.0} % · parents {:.0} % · children {:.0} %, whose counts carry noise K = {k} times larger (ρ = {:.5} in all)",

@@ -84,9 +84,13 @@ pub(super) fn image_scores_ui(ui: &mut egui::Ui, scores: &ImageScores, preset: O
 }
 
 /// The plain verdict, at the top of every figure of a finished evaluation.
-pub(super) fn verdict_ui(ui: &mut egui::Ui, rep: &crate::eval::report::Report) {
-    use crate::eval::verdict::{Grade, verdict};
-    let v = verdict(rep);
+pub(super) fn verdict_ui(
+    ui: &mut egui::Ui,
+    rep: &crate::eval::report::Report,
+    method: Option<&str>,
+) {
+    use crate::eval::verdict::{Grade, verdict_for};
+    let v = verdict_for(rep, method);
     let color = match v.grade {
         Grade::Useful => egui::Color32::from_rgb(40, 140, 60),
         Grade::Partly => egui::Color32::from_rgb(190, 130, 20),

@@ -128,6 +128,10 @@ fn rows_ui(ui: &mut egui::Ui, l: &FirstLook) {
         ),
     ] {
         ui.strong(title);
+        if rows.is_empty() {
+            ui.weak("Real rows are shown only in the window that evaluated: reports kept on disk or saved hold none.");
+            continue;
+        }
         egui::ScrollArea::horizontal().id_salt(id).show(ui, |ui| {
             egui::Grid::new(id).striped(true).show(ui, |ui| {
                 for h in &l.header {

@@ -284,9 +284,10 @@ impl ResultsPanel {
         };
         run.report_msg = Some(match &run.state {
             EvalState::Done(ev) => {
-                let figure = run.audit.figure();
+                // The window shows real rows; the file the user may hand on holds none.
+                let (shared, figure) = (ev.report.without_real_rows(), run.audit.figure());
                 let html =
-                    crate::eval::html::render_with_audit(&ev.report, &ev.inputs, figure.as_ref());
+                    crate::eval::html::render_with_audit(&shared, &ev.inputs, figure.as_ref());
                 match crate::util::atomic::write_atomic(path, html.as_bytes()) {
                     Ok(()) => format!("saved the report to {}", path.display()),
                     Err(e) => format!("could not save {}: {e}", path.display()),
@@ -479,7 +480,7 @@ impl ResultsPanel {
                 );
             }
             EvalState::Done(ev) => {
-                verdict_ui(ui, &ev.report);
+                verdict_ui(ui, &ev.report, run.config.as_deref().map(|c| &*c.method));
                 ui.label(&ev.rows_note);
                 let rep = &ev.report;
                 match self.view {

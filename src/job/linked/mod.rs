@@ -9,6 +9,7 @@
 //! ([`budget`]); each run spends on a scratch ledger that ends with the run. The derived
 //! tables are written to a private temporary folder for the two runs and removed with it.
 
+pub mod books;
 pub mod budget;
 pub mod model;
 pub mod services;
@@ -17,14 +18,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use sha2::{Digest as _, Sha256};
-
 use crate::data::linked::{self, Joined, Link};
 use crate::data::schema::Schema;
 use crate::job::{DomainPolicy, Event, JobError, RunConfig, RunSummary};
-use crate::privacy::Budget;
-use crate::privacy::ledger::{DEFAULT_BUDGET, Ledger};
 
+pub use books::{Books, content_key, standing};
 pub use budget::{DEFAULT_PARENT_SHARE, Split};
 
 /// The most bins a linked run cuts a continuous column into unless `--set bins=` says
@@ -98,7 +96,7 @@ pub fn run_linked(
     cancel: &AtomicBool,
 ) -> Result<LinkedSummary, JobError> {
     let t0 = Instant::now();
-    let (joined, schemas, key) = prepare(cfg)?;
+    let (joined, schemas, books) = prepare(cfg)?;
     send(Event::Notice(truncation_notice(
         &joined,
         cfg.link.max_children,
@@ -116,14 +114,9 @@ pub fn run_linked(
         false => None,
     };
     let mut reservation = match &split {
-        Some(s) => Some(reserve(ledger_path, &key, s, cfg, send)?),
+        Some(s) => Some(books::reserve(ledger_path, &books, s, cfg, send)?),
         None => {
-            // Nothing to spend, but the book shows the pair was read without protection.
-            let desc = format!(
-                "{} linked by '{}' ε=∞: NOT private",
-                cfg.parent.method, cfg.link.key
-            );
-            Ledger::open(ledger_path)?.record_exposure(&key, &desc)?;
+            books::record_exposure(ledger_path, &books, cfg)?;
             None
         }
     };
@@ -141,10 +134,12 @@ pub fn run_linked(
         ),
         None => train_parts(cfg, &joined, schemas, (None, None), send, cancel),
     };
-    if let Some((ledger, id)) = reservation.as_mut() {
+    if let Some((ledger, ids)) = reservation.as_mut() {
         // The plan stays spent whatever happened: both runs may have read the rows.
         let charges = split.map(|s| s.charges()).unwrap_or_default();
-        ledger.settle(*id, &charges)?;
+        for id in ids {
+            ledger.settle(*id, &charges)?;
+        }
     }
     let (parent_run, child_run, dir) = trained?;
     model::pack(
@@ -171,7 +166,7 @@ pub fn run_linked(
 /// Everything checked before anything is reserved: the request, both files, the link,
 /// the schemas and every cell against its public domain. Returns the derived tables,
 /// their schemas and the pair's ledger key.
-fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, String), JobError> {
+fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Books), JobError> {
     refuse_unsupported(cfg)?;
     let parent = open_table(&cfg.parent.data)?;
     let child = open_table(&cfg.child)?;
@@ -180,6 +175,9 @@ fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Stri
     let joined = linked::join_counting(&parent.1, &child.1, &cfg.link, count_by)
         .map_err(|e| JobError::Usage(e.to_string()))?;
     let schemas = derived_schemas(cfg, count_by)?;
+    if let Some((ps, cs)) = &schemas {
+        refuse_estimates(ps, cs)?;
+    }
     check_unique(cfg, &child.1)?;
     if let Some((ps, cs)) = &schemas {
         // A run's own check of the cells would come after the pair's reservation.
@@ -208,7 +206,12 @@ fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Stri
             )));
         }
     }
-    Ok((joined, schemas, content_key(&parent.0, &child.0)))
+    let books = Books {
+        pair: content_key(&parent.0, &child.0),
+        parent: parent.0,
+        child: child.0,
+    };
+    Ok((joined, schemas, books))
 }
 
 /// Starts a linked run on a worker thread.
@@ -257,6 +260,33 @@ fn refuse_unsupported(cfg: &LinkedConfig) -> Result<(), JobError> {
     }
 }
 
+/// A column marked to be estimated privately would be estimated inside the child run,
+/// where one parent's k children count k times: its threshold would let a level through
+/// at up to about k·δ, and the pair books zCDP only. Refused under every domain policy,
+/// before anything is reserved, until a unit-level estimate exists.
+fn refuse_estimates(parent: &Schema, child: &Schema) -> Result<(), JobError> {
+    use crate::data::schema::Provenance;
+    let marked: Vec<String> = [("parent", parent), ("child", child)]
+        .into_iter()
+        .flat_map(|(which, s)| {
+            s.columns
+                .iter()
+                .filter(|c| c.provenance == Provenance::ToEstimate)
+                .filter(move |c| which == "parent" || !c.name.starts_with(linked::PARENT_PREFIX))
+                .map(move |c| format!("'{}' ({which} table)", c.name))
+        })
+        .collect();
+    if marked.is_empty() {
+        return Ok(());
+    }
+    Err(JobError::Usage(format!(
+        "{} {} marked to be estimated privately, which linked tables do not offer (one parent's children would count several times in the estimate): type {} domain in the table's column editor or schema, or drop the column",
+        marked.join(", "),
+        if marked.len() == 1 { "is" } else { "are" },
+        if marked.len() == 1 { "its" } else { "their" }
+    )))
+}
+
 /// Each column named one-per-parent is a child column of categories.
 fn check_unique(cfg: &LinkedConfig, child: &crate::data::Table) -> Result<(), JobError> {
     use crate::data::schema::Kind;
@@ -290,42 +320,6 @@ fn open_table(path: &Path) -> Result<(String, crate::data::Table), JobError> {
             "linked tables are tables; this file holds images",
         )),
     }
-}
-
-/// The pair's standing in the ledger with this run added, in words (the window's cost
-/// preview): its total, what was spent, and what is left after the run.
-pub fn standing(
-    parent_key: &str,
-    child_key: &str,
-    split: &Split,
-    ledger_path: &Path,
-) -> Result<String, JobError> {
-    let key = content_key(parent_key, child_key);
-    let ledger = Ledger::open(ledger_path)?;
-    let (budget, _) = ledger.budget(&key)?;
-    let spent = ledger.spent(&key)?.epsilon;
-    let after = ledger.epsilon_after(&key, &split.charges())?.epsilon;
-    let mut s = format!(
-        "this pair's budget: total ε {:.3} · spent {spent:.3} · left after this run {:.3} (at δ = {})",
-        budget.epsilon,
-        budget.epsilon - after,
-        budget.delta
-    );
-    if after > budget.epsilon {
-        s.push_str(" — the ledger will refuse this run: lower ε, or raise the pair's total with `dpsynth budget set`");
-    }
-    Ok(s)
-}
-
-/// The ledger key of the pair: both tables' content keys, so the same rows in any format
-/// or order share one budget, and a change to either table is a new dataset.
-fn content_key(parent: &str, child: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(b"dpsynth-linked/1\0");
-    h.update(parent.as_bytes());
-    h.update(b"\0");
-    h.update(child.as_bytes());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn truncation_notice(j: &Joined, k: usize) -> String {
@@ -393,44 +387,6 @@ fn derived_schemas(
             "linked tables need both public schemas: --schema for the parent table and --child-schema for the child table (or --allow-data-domains, which the guarantee does not cover)".into(),
         )),
     }
-}
-
-/// Reserves the whole plan in the dataset's ledger before any row feeds a mechanism.
-fn reserve(
-    ledger_path: &Path,
-    key: &str,
-    split: &Split,
-    cfg: &LinkedConfig,
-    send: &(dyn Fn(Event) + Sync),
-) -> Result<(Ledger, i64), JobError> {
-    let mut ledger = Ledger::open(ledger_path)?;
-    let (_, fresh) = ledger.budget(key)?;
-    let p = &cfg.parent;
-    let desc = format!(
-        "{} ({}) linked by '{}', K = {}, ε={} δ={}",
-        p.method, p.preset, cfg.link.key, cfg.link.max_children, p.epsilon, p.delta
-    );
-    let first = Budget {
-        epsilon: DEFAULT_BUDGET.epsilon,
-        delta: p.delta,
-    };
-    let id = ledger
-        .reserve_or_open(key, &split.charges(), &desc, first)
-        .map_err(|e| match e {
-            crate::privacy::ledger::LedgerError::Insufficient { .. } => {
-                JobError::OverBudget(e.to_string())
-            }
-            e => e.into(),
-        })?;
-    ledger.mark_touched(id)?;
-    if fresh {
-        let (b, _) = ledger.budget(key)?;
-        send(Event::Notice(format!(
-            "this pair of tables had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",
-            b.epsilon, b.delta
-        )));
-    }
-    Ok((ledger, id))
 }
 
 /// The two runs, each on its derived table in a private folder, paid on a scratch ledger.

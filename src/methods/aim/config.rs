@@ -45,6 +45,11 @@ pub struct AimConfig {
     /// one-to-one maps in the model: post-processing, no charge (`one_to_one.rs`).
     #[serde(default = "keep_pairs")]
     pub one_to_one: bool,
+    /// Close the bins of a column's empty tails and an empty blank slot where the noisy
+    /// one-way counts do not clear the noise (`noise_floor.rs`): post-processing, no charge.
+    /// Off, noise in empty cells becomes rows (a wide public bound smears the column).
+    #[serde(default = "keep_pairs")]
+    pub noise_floor: bool,
 }
 
 fn keep_pairs() -> bool {
@@ -72,6 +77,7 @@ impl AimConfig {
             target: None,
             target_weight: default_target_weight(),
             one_to_one: true,
+            noise_floor: true,
         }
     }
 

@@ -222,11 +222,10 @@ impl Synthesizer for Aim {
     }
 
     fn train(&mut self, mut s: TrainSetup<'_>) -> Result<ReleasedModel> {
-        let c = self.config.clone();
+        let mut c = self.config.clone();
         let private = c.common.private;
-        let domain = super::counts::domain(&s, c.bins)?;
-        let sizes = domain.sizes();
-        let d = sizes.len();
+        let mut domain = super::counts::domain(&s, c.bins)?;
+        let d = domain.len();
         let n = s.records as f64;
         // At least d planned rounds, so the 1-way marginals take at most 90 % of ρ.
         let rounds = if c.rounds > 0 {
@@ -234,6 +233,15 @@ impl Synthesizer for Aim {
         } else {
             16 * d as u64
         };
+        if private && c.noise_floor {
+            let sigma = Schedule::new(true, planned_rho(s.plan), rounds).sigma;
+            let bins = bins_for(c.bins, n, sigma);
+            if bins != c.bins {
+                c.bins = bins;
+                domain = super::counts::domain(&s, c.bins)?;
+            }
+        }
+        let sizes = domain.sizes();
         let (all, exact) = counted_candidates(&mut s, &c, &domain)?;
         let answers: Vec<&[f64]> = all
             .iter()
@@ -242,7 +250,13 @@ impl Synthesizer for Aim {
         let mut budget = Schedule::new(private, planned_rho(s.plan), rounds);
 
         let structural = Structural::of(&s.encoding.schema, &domain)?;
-        let mut grown = Grown::start(&mut s, (&c, &structural), &exact, (&sizes, n), &mut budget)?;
+        let mut grown = Grown::start(
+            &mut s,
+            (&c, &structural, &domain),
+            &exact,
+            (&sizes, n),
+            &mut budget,
+        )?;
         let sigma = budget.sigma;
         let mut p = Progress::at(&s, private, "measuring marginals", (0, rounds), vec![]);
         p.note = Some(format!("every column's counts (σ = {sigma:.1})"));
@@ -293,6 +307,24 @@ impl Synthesizer for Aim {
     }
 }
 
+/// The fewest bins a continuous column is cut into on a small table.
+const FEWEST_BINS: usize = 8;
+
+/// How many bins a continuous column gets on `n` rows when the first counts carry noise of
+/// std `sigma`: at most `bins`, and few enough that rows spread evenly over them would
+/// hold twice the noise each (at least [`FEWEST_BINS`]). A hundred bins on 753 rows at
+/// ε = 1 (σ ≈ 43) leave every bin under the noise, so the column's one-way counts cannot
+/// tell where its rows lie and its bins fill with noise; eight can. The row count is
+/// treated as public, as everywhere in the plan, and the σ is the plan's: the choice reads
+/// nothing else.
+fn bins_for(bins: usize, n: f64, sigma: f64) -> usize {
+    let fit = (n / (2.0 * sigma)).floor();
+    if !(fit.is_finite() && fit < bins as f64) {
+        return bins;
+    }
+    (fit as usize).clamp(FEWEST_BINS.min(bins), bins)
+}
+
 /// The last steps once the rounds end: the one-to-one pairs kept and every `->` map fixed,
 /// the final fit (none for a stopped run), and the release.
 fn finish(
@@ -312,6 +344,11 @@ fn finish(
     } else {
         Vec::new()
     };
+    if private && c.noise_floor {
+        // Every table measured now speaks for each column's reach, not the first one alone.
+        let floor = super::noise_floor::zeros(&s.encoding.schema, &domain, &measured);
+        super::noise_floor::apply(&mut est, floor);
+    }
     structural.fix_determined(&mut est, &domain);
     let note = super::one_to_one::note(&domain, &pairs);
     final_fit(
@@ -427,6 +464,17 @@ fn final_fit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_table_gets_bins_its_noise_can_tell_apart() {
+        // The labour survey at ε = 1: 753 rows, σ ≈ 43.
+        assert_eq!(bins_for(100, 753.0, 43.0), 8);
+        // Adult at ε = 1 keeps its hundred bins.
+        assert_eq!(bins_for(100, 32_561.0, 104.0), 100);
+        assert_eq!(bins_for(100, 3_000.0, 50.0), 30);
+        assert_eq!(bins_for(4, 10.0, 50.0), 4);
+        assert_eq!(bins_for(100, 1e6, 0.0), 100);
+    }
 
     #[test]
     fn candidates_are_the_downward_closure_weighted_by_overlap() {

@@ -4,6 +4,7 @@
 
 use super::super::counts::Counts;
 use super::super::marginal::{charge, l1, measure, model_marginal};
+use super::super::noise_floor;
 use super::super::pgm::GraphicalModel;
 use super::super::pgm::domain::Domain;
 use super::super::pgm::estimate::{Estimate, Measurement};
@@ -55,7 +56,7 @@ impl Grown {
     /// with their structural zeros.
     pub(super) fn start(
         s: &mut TrainSetup<'_>,
-        (c, structural): (&AimConfig, &Structural),
+        (c, structural, domain): (&AimConfig, &Structural, &Domain),
         exact: &Counts,
         (sizes, n): (&[usize], f64),
         budget: &mut Schedule,
@@ -71,6 +72,10 @@ impl Grown {
             .map(|a| measure(s.noise.rng(), exact.get(&[a])?, &[a], sigma, private))
             .collect::<Result<_>>()?;
         let (cliques, mut est) = structural.start(sizes, n);
+        if private && c.noise_floor {
+            let floor = noise_floor::zeros(&s.encoding.schema, domain, &measured);
+            noise_floor::apply(&mut est, floor);
+        }
         est.fit(&measured, c.round_iters.max(100));
         Ok(Grown {
             measured,

@@ -261,9 +261,29 @@ impl Ledger {
         description: &str,
         first: Budget,
     ) -> Result<i64, LedgerError> {
-        first.validate().map_err(LedgerError::Invalid)?;
+        self.reserve_joint(&[dataset], plan, description, first)
+            .map(|ids| ids[0])
+            .map_err(|(_, e)| e)
+    }
+
+    /// Reserves `plan` on every book in `datasets` in one transaction: each must fit its
+    /// own budget, or none is charged. A release whose unit bounds the rows of several
+    /// books (a linked pair: its parents' table, its children's table, and the pair) is
+    /// charged to each, so the same people never get a second budget through another
+    /// book. Returns one reservation id per book, in order; a refusal names the book's
+    /// index with its error.
+    pub fn reserve_joint(
+        &mut self,
+        datasets: &[&str],
+        plan: &[Charge],
+        description: &str,
+        first: Budget,
+    ) -> Result<Vec<i64>, (usize, LedgerError)> {
+        first.validate().map_err(|e| (0, LedgerError::Invalid(e)))?;
         for c in plan {
-            c.mechanism.validate().map_err(LedgerError::Invalid)?;
+            c.mechanism
+                .validate()
+                .map_err(|e| (0, LedgerError::Invalid(e)))?;
         }
         let planned = charges_curve(plan, &self.orders);
         let path = self.path.display().to_string();
@@ -275,36 +295,16 @@ impl Ledger {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(db)?;
-        let (mut budget, is_default) = budget_of(&tx, dataset).map_err(db)?;
-        if is_default {
-            budget = first;
-            tx.execute(
-                "INSERT INTO dataset(id, budget_epsilon, budget_delta, created) VALUES (?1, ?2, ?3, ?4)",
-                params![dataset, budget.epsilon, budget.delta, now()],
-            )
-            .map_err(db)?;
+            .map_err(|e| (0, db(e)))?;
+        let mut ids = Vec::with_capacity(datasets.len());
+        for (i, dataset) in datasets.iter().enumerate() {
+            let entry = (curve_json(&planned), charges_json(plan), description);
+            let id = reserve_in(&tx, (dataset, &orders), plan, entry, (first, &db))
+                .map_err(|e| (i, e))?;
+            ids.push(id);
         }
-        release_untouched_stale(&tx, dataset, orders.len()).map_err(db)?;
-        let book = Book::read(&tx, dataset, &orders).map_err(db)?;
-        if !book.with(plan, &orders).fits(&orders, budget) {
-            let before = book.compose(&orders, budget.delta);
-            let alone = Book::of(plan, &orders).compose(&orders, budget.delta);
-            return Err(LedgerError::Insufficient {
-                needed: alone.epsilon,
-                remaining: (budget.epsilon - before.epsilon).max(0.0),
-                total: budget.epsilon,
-                delta: budget.delta,
-            });
-        }
-        tx.execute(
-            "INSERT INTO entry(dataset_id, state, planned_rdp, planned_charges, description, created, owner, touched) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5, ?6, 0)",
-            params![dataset, curve_json(&planned), charges_json(plan), description, now(), owner::current()],
-        )
-        .map_err(db)?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(db)?;
-        Ok(id)
+        tx.commit().map_err(|e| (0, db(e)))?;
+        Ok(ids)
     }
 
     /// Records that the run holding reservation `id` is about to read the private rows for
@@ -475,4 +475,43 @@ impl Ledger {
             entries,
         })
     }
+}
+
+/// One book's part of a reservation inside `tx`: its record opened with `first` when it
+/// has none, a killed run's untouched reservations released, the plan checked against the
+/// budget and entered. `db` words a database error with the ledger's path.
+fn reserve_in(
+    tx: &rusqlite::Transaction<'_>,
+    (dataset, orders): (&str, &[f64]),
+    plan: &[Charge],
+    (curve, charges, description): (String, String, &str),
+    (first, db): (Budget, &dyn Fn(rusqlite::Error) -> LedgerError),
+) -> Result<i64, LedgerError> {
+    let (mut budget, is_default) = budget_of(tx, dataset).map_err(db)?;
+    if is_default {
+        budget = first;
+        tx.execute(
+            "INSERT INTO dataset(id, budget_epsilon, budget_delta, created) VALUES (?1, ?2, ?3, ?4)",
+            params![dataset, budget.epsilon, budget.delta, now()],
+        )
+        .map_err(db)?;
+    }
+    release_untouched_stale(tx, dataset, orders.len()).map_err(db)?;
+    let book = Book::read(tx, dataset, orders).map_err(db)?;
+    if !book.with(plan, orders).fits(orders, budget) {
+        let before = book.compose(orders, budget.delta);
+        let alone = Book::of(plan, orders).compose(orders, budget.delta);
+        return Err(LedgerError::Insufficient {
+            needed: alone.epsilon,
+            remaining: (budget.epsilon - before.epsilon).max(0.0),
+            total: budget.epsilon,
+            delta: budget.delta,
+        });
+    }
+    tx.execute(
+        "INSERT INTO entry(dataset_id, state, planned_rdp, planned_charges, description, created, owner, touched) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5, ?6, 0)",
+        params![dataset, curve, charges, description, now(), owner::current()],
+    )
+    .map_err(db)?;
+    Ok(tx.last_insert_rowid())
 }

@@ -285,3 +285,54 @@ fn a_killed_runs_reservation_is_released_only_if_it_never_read_the_data() {
     assert!(l.settle_stale("d").unwrap().is_empty());
     l.settle(live, &plan).unwrap();
 }
+
+/// A joint reservation charges every book or none: one book without room refuses the
+/// whole, names which, and leaves the others as they were.
+#[test]
+fn a_joint_reservation_fits_every_book_or_charges_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let b = |epsilon| Budget {
+        epsilon,
+        delta: 1e-5,
+    };
+    // The parents' table has the smallest total: the one a pair runs out of first.
+    l.set_budget("parents", b(1.0)).unwrap();
+    let zcdp = |rho| {
+        [Charge {
+            mechanism: Mechanism::Zcdp { rho },
+            count: 1,
+        }]
+    };
+    // The parents' table alone first.
+    let solo = zcdp(0.01);
+    let alone = l.reserve("parents", &solo, "parents alone").unwrap();
+    l.settle(alone, &solo).unwrap();
+    let plan = zcdp(0.001);
+    let ids = l
+        .reserve_joint(&["pair", "parents", "children"], &plan, "pair", b(3.0))
+        .unwrap();
+    assert_eq!(ids.len(), 3);
+    for book in ["pair", "parents", "children"] {
+        assert!(l.spent(book).unwrap().epsilon > 0.0, "{book}");
+    }
+    let parents_before = l.spent("parents").unwrap().epsilon;
+    let children_before = l.spent("children").unwrap().epsilon;
+    assert!(
+        parents_before > children_before,
+        "two releases on the parents"
+    );
+    // A plan the parents' book has no room for is refused everywhere.
+    let big = zcdp(0.03);
+    let (at, e) = l
+        .reserve_joint(&["pair2", "parents", "children"], &big, "big", b(3.0))
+        .unwrap_err();
+    assert_eq!(at, 1, "the parents' book is the one without room");
+    assert!(matches!(e, LedgerError::Insufficient { .. }), "{e}");
+    assert!(
+        !l.has_entries("pair2").unwrap(),
+        "nothing entered on the pair"
+    );
+    assert_eq!(l.spent("children").unwrap().epsilon, children_before);
+    assert_eq!(l.spent("parents").unwrap().epsilon, parents_before);
+}
