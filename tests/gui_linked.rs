@@ -23,9 +23,9 @@ fn a_linked_pair_trains_and_exports_in_the_window() {
     h.run_steps(3);
     h.get_by_label("decimals of hhninc").scroll_to_me();
     h.run_steps(2);
-    h.get_by_label("decimals of hhninc").click();
+    h.get_by_label("decimals of hhninc").click_accesskit();
     h.run_steps(3);
-    h.get_by_label("2 decimals").click();
+    h.get_by_label("2 decimals").click_accesskit();
     h.run_steps(3);
     let saved = dir.path().join("child-schema.json");
     common::click(&mut h, "Save the child's schema…");

@@ -280,27 +280,7 @@ impl DataPanel {
                     // that inherited a field's id took the Return that ended the typing).
                     ui.push_id(("bounds", &name), |ui| {
                         if public {
-                            let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
-                            let r = ui
-                                .add(
-                                    egui::DragValue::new(lower)
-                                        .prefix("from ")
-                                        .speed(speed)
-                                        .max_decimals(decimals),
-                                )
-                                .accessible_name(format!("lower bound of {name}"));
-                            super::bounds::end_editing(ui, &r);
-                            typed[0] = typed_into(ui, &r);
-                            let r = ui
-                                .add(
-                                    egui::DragValue::new(upper)
-                                        .prefix("to ")
-                                        .speed(speed)
-                                        .max_decimals(decimals),
-                                )
-                                .accessible_name(format!("upper bound of {name}"));
-                            super::bounds::end_editing(ui, &r);
-                            typed[1] = typed_into(ui, &r);
+                            typed = public_bounds(ui, &name, (lower, upper), decimals);
                         } else {
                             // Still the data's: empty fields, the rows' range a hint only.
                             typed = self.bounds_to_type(ui, &name, (lower, upper), spec.integer);
@@ -501,4 +481,32 @@ pub(super) fn retarget(spec: &mut ColumnSpec, col: &crate::data::Column) {
             }
         },
     };
+}
+
+/// The bounds of a column whose domain is public (the user's, or a private estimate's):
+/// two number fields. Which were typed this frame.
+fn public_bounds(
+    ui: &mut egui::Ui,
+    name: &str,
+    (lower, upper): (&mut f64, &mut f64),
+    decimals: usize,
+) -> [bool; 2] {
+    let mut typed = [false; 2];
+    let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
+    for (i, (prefix, which, bound)) in [("from ", "lower", lower), ("to ", "upper", upper)]
+        .into_iter()
+        .enumerate()
+    {
+        let r = ui
+            .add(
+                egui::DragValue::new(bound)
+                    .prefix(prefix)
+                    .speed(speed)
+                    .max_decimals(decimals),
+            )
+            .accessible_name(format!("{which} bound of {name}"));
+        super::bounds::end_editing(ui, &r);
+        typed[i] = typed_into(ui, &r);
+    }
+    typed
 }

@@ -225,21 +225,17 @@ impl Synthesizer for Aim {
         let mut c = self.config.clone();
         let private = c.common.private;
         let mut domain = super::counts::domain(&s, c.bins)?;
-        let d = domain.len();
         let n = s.records as f64;
         // At least d planned rounds, so the 1-way marginals take at most 90 % of ρ.
-        let rounds = if c.rounds > 0 {
-            c.rounds.max(d as u64)
+        let rounds = (if c.rounds > 0 {
+            c.rounds
         } else {
-            16 * d as u64
-        };
+            16 * domain.len() as u64
+        })
+        .max(domain.len() as u64);
         if private && c.noise_floor {
             let sigma = Schedule::new(true, planned_rho(s.plan), rounds).sigma;
-            let bins = bins_for(c.bins, n, sigma);
-            if bins != c.bins {
-                c.bins = bins;
-                domain = super::counts::domain(&s, c.bins)?;
-            }
+            domain = fewer_bins(&s, &mut c, (n, sigma))?.unwrap_or(domain);
         }
         let sizes = domain.sizes();
         let (all, exact) = counted_candidates(&mut s, &c, &domain)?;
@@ -323,6 +319,21 @@ fn bins_for(bins: usize, n: f64, sigma: f64) -> usize {
         return bins;
     }
     (fit as usize).clamp(FEWEST_BINS.min(bins), bins)
+}
+
+/// Sets `c.bins` to [`bins_for`] the table's rows and the first counts' σ, and returns the
+/// domain rebuilt on them when that changes it.
+fn fewer_bins(
+    s: &TrainSetup<'_>,
+    c: &mut AimConfig,
+    (n, sigma): (f64, f64),
+) -> Result<Option<super::pgm::domain::Domain>> {
+    let bins = bins_for(c.bins, n, sigma);
+    if bins == c.bins {
+        return Ok(None);
+    }
+    c.bins = bins;
+    super::counts::domain(s, c.bins).map(Some)
 }
 
 /// The last steps once the rounds end: the one-to-one pairs kept and every `->` map fixed,
