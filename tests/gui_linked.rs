@@ -102,4 +102,45 @@ fn a_linked_pair_trains_and_exports_in_the_window() {
             .all(|l| keys.contains(l.split(',').next().unwrap()))
     );
     assert!(std::path::Path::new(&format!("{}.privacy.json", c.display())).exists());
+
+    // After a restart, opening the parents' file brings the link back: the child table
+    // with its column settings, the key and K, and the pair's results.
+    drop(h);
+    let links = dir.path().join("dpsynth/links");
+    let t0 = std::time::Instant::now();
+    while std::fs::read_dir(&links).map_or(0, |d| d.count()) == 0 {
+        assert!(t0.elapsed().as_secs() < 10, "the link was not kept");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let kept = std::fs::read_dir(&links)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
+    let hhninc = kept["schema"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "hhninc")
+        .unwrap();
+    assert_eq!(hhninc["decimals"], 2, "{hhninc}");
+    assert!(
+        kept["results"]["report"].is_object(),
+        "the pair's results were not kept"
+    );
+    let mut h = common::isolated_window(dir.path(), false);
+    h.run_steps(2);
+    h.state_mut()
+        .answer_next_dialog(dpsynth::gui::sample_path("gsoep/persons_train.csv"));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::O);
+    common::wait_for(&mut h, "4902 rows × 4 columns", 60);
+    common::wait_for(&mut h, "15687 rows × 9 columns", 10);
+    h.get_by_label_contains("no parent has more than K = 5");
+    h.get_by_label("3 · Results").click();
+    common::wait_for(&mut h, "The linked pair", 10);
+    h.get_by_label_contains("parent × child tables on the joined rows");
 }

@@ -120,12 +120,11 @@ fn a_run_survives_a_file_switch_and_a_restart_until_deleted() {
         );
     }
     // An evaluation says how long it should take here: from the machine's estimate, or
-    // from the first window's evaluation when its worker finished and kept the report
-    // before this window opened (it runs on after the window closes).
+    // at the pace of an evaluation that finished on this machine before.
     assert!(
         h.query_by_label_contains("expected on this machine")
             .is_some()
-            || h.query_by_label_contains("the last evaluation took")
+            || h.query_by_label_contains("at the pace of the last evaluation")
                 .is_some(),
         "the evaluation says how long it should take"
     );

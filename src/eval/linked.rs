@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::data::schema::{ColumnSpec, Domain, Kind, Schema};
 use crate::data::table::Table;
@@ -19,7 +19,7 @@ pub struct Pair<'a> {
 }
 
 /// The cross-table figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkedReport {
     /// Share of synthetic children whose key is a synthetic parent's.
     pub keys_found: f64,
@@ -36,14 +36,14 @@ pub struct LinkedReport {
     pub task: Option<Task>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrossPair {
     pub parent: String,
     pub child: String,
     pub tv: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     pub label: String,
     /// "auroc" for a binary label, else "accuracy".

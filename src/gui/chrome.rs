@@ -195,9 +195,13 @@ impl App {
                     Some(l) => ui.weak(format!("open: {}", l.path.display())),
                     None => ui.weak("no dataset open"),
                 };
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    ui.weak(self.frames.status());
-                });
+                // Frame times are a measurement for whoever tunes the window, shown
+                // while one is taken (`DPSYNTH_FRAME_LOG`), not a user's concern.
+                if std::env::var_os("DPSYNTH_FRAME_LOG").is_some() {
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        ui.weak(self.frames.status());
+                    });
+                }
             });
         });
     }

@@ -1,6 +1,6 @@
-//! How long the window's frames take, shown in the status bar and, when
-//! `DPSYNTH_FRAME_LOG=FILE` is set, written to FILE every few seconds (the measurement
-//! behind "frame time under 16 ms while training").
+//! How long the window's frames take: when `DPSYNTH_FRAME_LOG=FILE` is set, shown in the
+//! status bar and written to FILE every few seconds (the measurement behind "frame time
+//! under 16 ms while training").
 //!
 //! The time is eframe's `cpu_usage`: the CPU time of building, tessellating and
 //! submitting a frame, without waiting for vsync.

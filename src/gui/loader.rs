@@ -14,6 +14,9 @@ use crate::data::schema::Schema;
 use crate::data::{self, Table};
 use crate::job::workspace::{self, Rows, Shared};
 
+/// A kept link opened again: the child and the pair's last results, or why not.
+type KeptLink = Result<(super::linked::Child, Option<super::linked::results::Shown>), String>;
+
 /// What the worker hands back: everything heavy is computed there.
 pub enum Opened {
     Table {
@@ -51,6 +54,9 @@ pub struct Done {
     pub sample_schema: Option<(Schema, std::path::PathBuf)>,
     /// The runs kept for this file (tables), read here rather than on the UI thread.
     pub kept_runs: Vec<super::results::KeptRun>,
+    /// The child table linked to this file last time (opened again) and the pair's last
+    /// results; or why it could not be opened.
+    pub kept_link: Option<KeptLink>,
 }
 
 const READING: u8 = 0;
@@ -127,14 +133,15 @@ impl Loading {
                     let dataset = Shared(Arc::new(o));
                     let (mut kept_schema, mut sample_schema) = (None, None);
                     let mut kept_runs = Vec::new();
+                    let mut kept_link = None;
                     let shown = match &dataset.0.rows {
                         Rows::Table(table) => {
                             st.store(INFERRING, Ordering::Relaxed);
                             ctx.request_repaint();
                             let inf = data::infer::infer_schema(table)
                                 .map_err(|e| format!("{shown}: {e}"))?;
-                            (kept_schema, sample_schema) = schemas_for(&p, table);
-                            kept_runs = super::results::find_kept(&p);
+                            (kept_schema, sample_schema, kept_runs, kept_link) =
+                                kept_for(&p, table);
                             Opened::Table {
                                 stats: super::data_panel::ColumnStats::of(table),
                                 profile: Arc::new(data::domain_check::profile(table)),
@@ -151,6 +158,7 @@ impl Loading {
                         kept_schema,
                         sample_schema,
                         kept_runs,
+                        kept_link,
                     })
                 });
             let _ = tx.send(result);
@@ -196,6 +204,7 @@ impl Loading {
                         kept_schema: None,
                         sample_schema: None,
                         kept_runs: Vec::new(),
+                        kept_link: None,
                     }
                 })
                 .map_err(|e| e.to_string());
@@ -270,6 +279,24 @@ impl Loading {
         );
         ui.label("The window stays usable meanwhile.");
     }
+}
+
+/// What is kept for the file at `p` from before: its column settings (else a bundled
+/// sample's public schema), its runs and its linked child table.
+#[allow(clippy::type_complexity)]
+fn kept_for(
+    p: &Path,
+    table: &Table,
+) -> (
+    Option<Schema>,
+    Option<(Schema, std::path::PathBuf)>,
+    Vec<super::results::KeptRun>,
+    Option<KeptLink>,
+) {
+    let (schema, sample) = schemas_for(p, table);
+    let runs = super::results::find_kept(p);
+    let link = super::link_store::kept(p).map(|l| l.reopen());
+    (schema, sample, runs, link)
 }
 
 /// The user's column settings kept for the file at `p`, else (nothing kept) a bundled

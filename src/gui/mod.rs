@@ -19,6 +19,7 @@ mod data_panel;
 mod dialogs;
 mod frame_stats;
 mod guide;
+mod link_store;
 mod linked;
 mod loader;
 mod model_view;
@@ -199,6 +200,8 @@ pub struct App {
     pending_child: Option<PathBuf>,
     /// The last linked run on the open pair, for the Results tab.
     linked_results: Option<linked::results::Shown>,
+    /// Keeps the open parent's link and its results for the next open.
+    link_keeper: link_store::Keeper,
 }
 
 /// Tiles the first `rows × cols` images into one grayscale picture.
@@ -295,15 +298,27 @@ impl App {
         } else if !path.starts_with(sample_path("")) {
             self.settings.opened(&path);
         }
-        // The linked sample's child comes with its parents.
-        let linked = match self.pending_child.take() {
-            Some(want) if want == path => match linked::sample_child() {
+        // The linked sample's child comes with its parents; else the child linked to this
+        // file last time, with the pair's last results.
+        let mut results = None;
+        let linked = match (self.pending_child.take(), done.kept_link) {
+            (Some(want), _) if want == path => match linked::sample_child() {
                 Ok(c) => Some(c),
                 Err(e) => {
                     self.error = Some(format!("the sample's child table: {e}"));
                     None
                 }
             },
+            (_, Some(Ok((c, shown)))) => {
+                results = shown;
+                Some(c)
+            }
+            (_, Some(Err(e))) => {
+                self.error = Some(format!(
+                    "the child table linked to this file last time: {e}"
+                ));
+                None
+            }
             _ => None,
         };
         self.loaded = Some(Loaded {
@@ -314,7 +329,7 @@ impl App {
             linked,
         });
         self.data_panel = Default::default();
-        self.linked_results = None;
+        self.linked_results = results;
         if restored {
             self.data_panel.restored();
         } else if let Some(file) = sample_schema {
@@ -453,6 +468,19 @@ impl eframe::App for App {
                 "could not keep the column settings for next time: {e}"
             ));
         }
+        if let Some(e) = self.link_keeper.failure() {
+            self.error = Some(format!(
+                "could not keep the linked table for next time: {e}"
+            ));
+        }
+        self.link_keeper.track(self.loaded.as_ref().map(|l| {
+            let link = l.linked.as_ref();
+            let results = self.linked_results.as_ref();
+            (
+                l.path.as_path(),
+                link.map(|c| link_store::KeptLink::of(c, results)),
+            )
+        }));
         if let Some((purpose, path)) = self.dialogs.poll() {
             self.dialog_answered(purpose, path, &ctx);
         }

@@ -86,6 +86,9 @@ pub(crate) fn measure<R: rand::RngCore + ?Sized>(
         noisy = noise_call(
             "marginal",
             (Norm::L2, 1.0),
+            || crate::privacy::mechanism::Mechanism::DiscreteGaussian {
+                std: g.variance().sqrt(),
+            },
             || Value::Dense(exact.to_vec()),
             || {
                 for v in noisy.iter_mut() {

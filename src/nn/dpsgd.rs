@@ -120,6 +120,12 @@ impl NoiseSource {
             return Vec::new();
         }
         let mut rng = StdRng::from_rng(&mut self.batches);
+        if let Some(map) = crate::privacy::probe::rows(n) {
+            // The harness's coupling: each record keeps its coin wherever it sits.
+            let coins =
+                crate::privacy::probe::draws_by_record(&map, &mut rng, |r| r.random::<f64>() < q);
+            return (0..n as u32).filter(|j| coins[*j as usize]).collect();
+        }
         let log1mq = (-q).ln_1p();
         let mut out = Vec::with_capacity((q * n as f64 * 1.2) as usize + 8);
         let mut i: f64 = -1.0;
@@ -144,7 +150,11 @@ impl NoiseSource {
         std: f64,
         probe: (&'static str, f64),
     ) -> Result<Tensor> {
-        self.release_each(t, probe, |x, rng| {
+        let mechanism = Mechanism::Gaussian {
+            sensitivity: probe.1,
+            std,
+        };
+        self.release_each(t, (probe.0, probe.1, mechanism), |x, rng| {
             let z: f64 = StandardNormal.sample(rng);
             x + std * z
         })
@@ -163,7 +173,18 @@ impl NoiseSource {
         let g = crate::privacy::discrete::DiscreteGaussian::new(std).ok_or_else(|| {
             candle_core::Error::Msg(format!("discrete Gaussian noise σ = {std} is out of range"))
         })?;
-        self.release_each(counts, probe, |c, rng| {
+        // Integer counts moved by one per record: the unit shift the discrete
+        // Gaussian's accounting assumes; any other shift, the continuous bound.
+        let mechanism = match probe.1 {
+            1.0 => Mechanism::DiscreteGaussian {
+                std: g.variance().sqrt(),
+            },
+            d => Mechanism::Gaussian {
+                sensitivity: d,
+                std: g.variance().sqrt(),
+            },
+        };
+        self.release_each(counts, (probe.0, probe.1, mechanism), |c, rng| {
             g.release(c.round().max(0.0) as u64, rng) as f64
         })
     }
@@ -173,7 +194,7 @@ impl NoiseSource {
     fn release_each(
         &mut self,
         t: &Tensor,
-        probe: (&'static str, f64),
+        probe: (&'static str, f64, Mechanism),
         mut noisy: impl FnMut(f64, &mut StdRng) -> f64,
     ) -> Result<Tensor> {
         use crate::privacy::probe::{Norm, Value, noise_call};
@@ -185,6 +206,7 @@ impl NoiseSource {
         let v = noise_call(
             probe.0,
             (Norm::L2, probe.1),
+            || probe.2,
             || Value::Dense(exact.clone()),
             || exact.iter().map(|x| noisy(*x, rng)).collect::<Vec<f64>>(),
         );
@@ -210,8 +232,7 @@ impl NoiseSource {
 /// record's clipped gradient, scaled), with the same draws as the plain path.
 fn probed_step(
     sums: Vec<Tensor>,
-    std: f64,
-    sensitivity: f64,
+    (std, sensitivity, q): (f64, f64, f64),
     noise: &mut NoiseSource,
 ) -> Result<Vec<Tensor>> {
     use crate::privacy::probe::{Norm, Value, noise_call};
@@ -236,6 +257,10 @@ fn probed_step(
     let released = noise_call(
         "dpsgd-step",
         (Norm::L2, sensitivity),
+        || Mechanism::SubsampledGaussian {
+            q,
+            sigma: std / sensitivity,
+        },
         || Value::Dense(query),
         || drawn,
     );
@@ -380,7 +405,7 @@ pub fn private_grads(
     }
     let std = cfg.noise_multiplier * cfg.clip * scale;
     let noisy = if crate::privacy::probe::active() {
-        probed_step(sums, std, cfg.clip * scale, noise)?
+        probed_step(sums, (std, cfg.clip * scale, cfg.sample_rate), noise)?
     } else {
         let mut v = Vec::with_capacity(sums.len());
         for s in sums {

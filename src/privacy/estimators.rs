@@ -141,6 +141,7 @@ pub fn noisy_counts(
     let noisy: Vec<f64> = noise_call(
         "bounds-histogram",
         (Norm::L2, 1.0),
+        || number_mechanism(g.variance().sqrt()),
         || Value::Dense(flat().into_iter().map(|c| c as f64).collect()),
         || {
             flat()
@@ -167,6 +168,7 @@ pub fn noisy_table(counts: &[u64], std: f64, rng: &mut dyn RngCore) -> Vec<f64> 
     noise_call(
         "map-table",
         (Norm::L2, 1.0),
+        || number_mechanism(g.variance().sqrt()),
         || Value::Dense(counts.iter().map(|c| *c as f64).collect()),
         || counts.iter().map(|c| g.release(*c, rng) as f64).collect(),
     )
@@ -371,6 +373,7 @@ pub fn estimate_categories_and_blanks(
     let released: Vec<(String, f64)> = noise_call(
         "category-domain",
         (Norm::L2, 1.0),
+        || category_mechanism(g.variance().sqrt(), delta_inf),
         || {
             Value::Keyed(
                 present

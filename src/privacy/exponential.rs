@@ -91,6 +91,7 @@ pub fn select(
     noise_call(
         "exponential",
         (Norm::LInf, sensitivity),
+        || super::mechanism::Mechanism::Exponential { epsilon },
         || Value::Dense(utilities.to_vec()),
         || {
             let mut rng = rng;

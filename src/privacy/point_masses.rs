@@ -76,6 +76,10 @@ pub fn estimate_point_masses(
     let released: Vec<(String, f64)> = noise_call(
         "point-masses",
         (Norm::L2, 1.0),
+        || Mechanism::ThresholdedDiscreteGaussian {
+            std: g.variance().sqrt(),
+            delta_inf,
+        },
         || Value::Keyed(counts.iter().map(|(x, c)| (key(*x), *c as f64)).collect()),
         || {
             counts
@@ -136,6 +140,9 @@ pub fn estimate_candidate_masses(
     let noisy: Vec<f64> = noise_call(
         "exact-candidates",
         (Norm::L2, 1.0),
+        || Mechanism::DiscreteGaussian {
+            std: g.variance().sqrt(),
+        },
         || Value::Dense(counts.iter().map(|c| *c as f64).collect()),
         || counts.iter().map(|c| g.release(*c, rng) as f64).collect(),
     );

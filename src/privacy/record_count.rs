@@ -32,6 +32,10 @@ pub fn release_count(count: u64, sensitivity: f64, rho: f64, rng: &mut dyn RngCo
     let out: usize = noise_call(
         "record-count",
         (Norm::L2, sensitivity),
+        || super::mechanism::Mechanism::Gaussian {
+            sensitivity,
+            std: g.variance().sqrt(),
+        },
         || Value::Dense(vec![count as f64]),
         || g.release(count, rng).max(1) as usize,
     );

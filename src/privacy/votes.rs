@@ -80,6 +80,7 @@ pub fn noisy_counts(
                 let out = noise_call(
                     "pate-soft-votes",
                     (Norm::L2, 1.0),
+                    || query_mechanism(agg, s),
                     || Value::Dense(vec![r]),
                     || vec![r + draw(rng)],
                 );
@@ -90,6 +91,12 @@ pub fn noisy_counts(
             let out = noise_call(
                 "pate-votes",
                 (Norm::L2, std::f64::consts::SQRT_2),
+                || match (agg, gauss) {
+                    (Aggregator::Gaussian, Some(g)) => Mechanism::DiscreteGnMax {
+                        sigma: g.variance().sqrt(),
+                    },
+                    _ => query_mechanism(agg, s),
+                },
                 || Value::Dense(vec![k - r, r]),
                 || {
                     let fake = (k - r) + draw(rng);

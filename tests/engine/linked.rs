@@ -444,3 +444,54 @@ fn two_sheets_of_one_workbook_are_a_pair_with_the_csv_files_budget() {
     let e = common::stderr(&o);
     assert!(e.contains("left of its total"), "{e}");
 }
+
+/// "One per year" holds on a panel where almost everyone was interviewed in one year: the
+/// few persons with five years need the rare ones, which the model's conditional all but
+/// rules out, and no person is written with a year twice.
+#[test]
+fn a_unique_child_column_never_repeats_within_a_parent_even_when_its_values_are_rare() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (mut persons, mut years) = (
+        String::from("id,female,edlevel,birth_year\n"),
+        String::from("id,year,docvis,hospvis,outwork,married,kids,self,hhninc\n"),
+    );
+    for id in 1..=4000 {
+        persons.push_str(&format!(
+            "{id},{},{},{}\n",
+            id % 2,
+            1 + id % 4,
+            1930 + id % 30
+        ));
+        let all = id % 20 == 0;
+        for year in if all { 1984..=1988 } else { 1984..=1984 } {
+            years.push_str(&format!("{id},{year},{},0,0,1,0,0,3.5\n", id % 3));
+        }
+    }
+    let (p, c) = (d.join("persons.csv"), d.join("years.csv"));
+    std::fs::write(&p, persons).unwrap();
+    std::fs::write(&c, years).unwrap();
+    let o = train(
+        d,
+        p.to_str().unwrap(),
+        c.to_str().unwrap(),
+        "rare.dpsynth",
+        &["--max-children", "5", "--unique", "year", "--method", "mst"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let (_, sc) = sample(d, "rare.dpsynth", "4000", "rare");
+    let mut seen = HashSet::new();
+    let mut repeats = 0;
+    let mut five = HashMap::new();
+    for l in std::fs::read_to_string(&sc).unwrap().lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        repeats += usize::from(!seen.insert((f[0].to_string(), f[1].to_string())));
+        *five.entry(f[0].to_string()).or_insert(0) += 1;
+    }
+    let many = five.values().filter(|n| **n >= 4).count();
+    assert!(many > 20, "too few persons with many years to test: {many}");
+    assert_eq!(
+        repeats, 0,
+        "{repeats} (person, year) rows repeat ({many} persons with 4+ years)"
+    );
+}

@@ -165,3 +165,72 @@ fn estimating_a_domain_inside_a_pair_is_refused() {
     );
     assert!(!ledger.exists(), "the ledger was opened");
 }
+
+/// A schema that calls a domain `dp_estimated` without an estimate on the table's book is
+/// treated as read off the rows, and the pair is refused before anything is reserved.
+#[test]
+fn an_unrecorded_dp_estimated_claim_in_a_pair_is_refused_before_the_reservation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut parent: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(asset("persons.schema.json")).unwrap())
+            .unwrap();
+    let cols = parent["columns"].as_array_mut().unwrap();
+    let year = cols.iter_mut().find(|c| c["name"] == "birth_year").unwrap();
+    year["provenance"] = serde_json::json!({"dp_estimated": {"epsilon": 0.01}});
+    let ps = d.join("persons.schema.json");
+    std::fs::write(&ps, parent.to_string()).unwrap();
+    let ledger = d.join("ledger.sqlite3");
+    let book = common::repo("tests/data/formats/panel.xlsx");
+    let (p, c) = (
+        format!("{}#persons", book.display()),
+        format!("{}#years", book.display()),
+    );
+    let o = run(&[
+        "train",
+        "--data",
+        &p,
+        "--schema",
+        ps.to_str().unwrap(),
+        "--child",
+        &c,
+        "--child-schema",
+        &asset("years.schema.json"),
+        "--key",
+        "id",
+        "--max-children",
+        "5",
+        "--method",
+        "mst",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--out",
+        d.join("m.dpsynth").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success(), "an unrecorded estimate was trusted");
+    let e = common::stderr(&o);
+    assert!(
+        e.contains("birth_year") && e.contains("read off the rows"),
+        "{e}"
+    );
+    let o = run(&[
+        "budget",
+        "show",
+        "--data",
+        &p,
+        "--child",
+        &c,
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    for b in ["pair", "parent", "child"] {
+        assert_eq!(j[b]["entries"].as_array().map(Vec::len), Some(0), "{b}");
+    }
+}

@@ -360,7 +360,7 @@ fn diagnostic_line(j: &crate::data::linked::Joined, k: usize) -> String {
         )
     };
     format!(
-        "{} parents with {} children; at most {most} a parent; {cut} (counted here only, never released)",
+        "{} parents with {} children; at most {most} a parent; {cut} (read off the rows: shown only to you, never released)",
         j.parents.n_rows,
         j.sizes.iter().sum::<usize>()
     )

@@ -179,13 +179,17 @@ impl RunView {
                 ui.label(format!(
                     "cost: ε = {e} at δ = {d} for each parent with all its children, charged to the pair's book and to each table's own (the same people: every book must have room)"
                 ));
-                ui.weak(format!(
-                    "split in zCDP: record counts {:.0} % · parents {:.0} % · children {:.0} %, whose counts carry noise K = {k} times larger (ρ = {:.5} in all)",
-                    200.0 * s.count_rho / s.rho,
-                    100.0 * s.parent_rho / s.rho,
-                    100.0 * s.child_unit_rho() / s.rho,
-                    s.rho
-                ));
+                egui::CollapsingHeader::new("Details of the split")
+                    .id_salt("linked split details")
+                    .show(ui, |ui| {
+                        ui.weak(format!(
+                            "split in zCDP: record counts {:.0} % · parents {:.0} % · children {:.0} %, whose counts carry noise K = {k} times larger (ρ = {:.5} in all)",
+                            200.0 * s.count_rho / s.rho,
+                            100.0 * s.parent_rho / s.rho,
+                            100.0 * s.child_unit_rho() / s.rho,
+                            s.rho
+                        ));
+                    });
             }
             Err(e) => {
                 ui.colored_label(ui.visuals().error_fg_color, e);

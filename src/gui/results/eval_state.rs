@@ -24,8 +24,9 @@ pub(super) enum EvalState {
         started: std::time::Instant,
         /// The first look, shown while the other figures are computed.
         early: Option<Box<crate::eval::results::FirstLook>>,
-        /// About how long the whole evaluation takes here ([`expected_seconds`]).
-        expected: f64,
+        /// About how long the whole evaluation takes here ([`expected_seconds`]), and
+        /// whether that is at a pace measured on this machine.
+        expected: (f64, bool),
     },
     /// The report, what it was computed on, and which rows it scored.
     Done(Box<Evaluated>),
@@ -111,7 +112,9 @@ pub(super) fn evaluate_in_background(
     if let Some(ev) = key.as_ref().and_then(|k| report_store::load(model, k)) {
         return EvalState::Done(Box::new(ev));
     }
-    let expected = expected_seconds(schema);
+    let units = work_units(schema, real.n_rows);
+    let pace = measured_pace();
+    let expected = (expected_seconds(units, pace), pace.is_some());
     let (tx, rx) = channel();
     let (model, data) = (model.to_path_buf(), data.to_path_buf());
     let (real, schema, ctx) = (std::sync::Arc::clone(real), schema.clone(), ctx.clone());
@@ -132,7 +135,14 @@ pub(super) fn evaluate_in_background(
         if let Ok(l) = crate::job::evaluation::first_look_of(&model, &real, &schema, &spec) {
             send(Msg::FirstLook(Box::new(l)));
         }
+        let t0 = std::time::Instant::now();
         let result = evaluate_model(&model, &data, &real, &schema, &spec, &mut progress);
+        if result.is_ok() {
+            PACE.store(
+                (t0.elapsed().as_secs_f64() / units).to_bits(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         if let (Ok(ev), Some(k)) = (&result, &key) {
             // Best effort: a report that cannot be kept is recomputed next time.
             let _ = report_store::save(&model, k, ev);
@@ -148,18 +158,41 @@ pub(super) fn evaluate_in_background(
     }
 }
 
-/// About how long the window's evaluation (5,000 rows a side) takes on this machine: it
-/// grows with the columns (two models per column for the dimension-wise prediction, the
-/// classifiers on the encoded width) and shrinks with the cores. Measured: 24 s for Adult's
-/// 15 columns on 2 cores (`dpsynth evaluate` at the window's sizes, `--dimwise-rows 2000
-/// --wasserstein-repeats 10`).
-pub(super) fn expected_seconds(schema: &Schema) -> f64 {
-    let columns = schema
-        .columns
-        .iter()
-        .filter(|c| c.kind != crate::data::schema::Kind::Ignored)
-        .count()
-        .max(1) as f64;
+/// Seconds per work unit of the last evaluation that finished in this process (f64 bits;
+/// 0: none yet).
+static PACE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn measured_pace() -> Option<f64> {
+    let p = f64::from_bits(PACE.load(std::sync::atomic::Ordering::Relaxed));
+    (p.is_finite() && p > 0.0).then_some(p)
+}
+
+/// The window's evaluation's work (5,000 rows a side at most): every part scales with the
+/// rows, the dimension-wise prediction with the columns (two models each), the
+/// classifiers and the PCA with the encoded width (a column per level).
+pub(super) fn work_units(schema: &Schema, rows: usize) -> f64 {
+    use crate::data::schema::{Domain, Kind};
+    let kept = schema.columns.iter().filter(|c| c.kind != Kind::Ignored);
+    let (mut columns, mut width) = (0.0f64, 0.0f64);
+    for c in kept {
+        columns += 1.0;
+        width += match &c.domain {
+            Some(Domain::Categories(l)) => l.len().max(1) as f64,
+            _ => 1.0,
+        };
+    }
+    rows.clamp(100, 5_000) as f64 * (columns.max(1.0) + width / 4.0)
+}
+
+/// About how long an evaluation of `units` takes here: at the pace of the last one that
+/// finished on this machine, else at the pace measured for Adult (24 s for its 15 columns
+/// and 5,000 rows a side on 2 cores: `dpsynth evaluate --dimwise-rows 2000
+/// --wasserstein-repeats 10`), scaled by the cores.
+pub(super) fn expected_seconds(units: f64, pace: Option<f64>) -> f64 {
+    const ADULT_UNITS: f64 = 5_000.0 * (15.0 + 107.0 / 4.0);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    24.0 * (columns / 15.0) * (2.0 / cores).clamp(0.25, 2.0)
+    match pace {
+        Some(p) => p * units,
+        None => 24.0 * (units / ADULT_UNITS) * (2.0 / cores).clamp(0.25, 2.0),
+    }
 }

@@ -51,11 +51,7 @@ impl ResultsPanel {
             }
             self.next_config = f.run.config;
             let state = match f.stored {
-                Some(ev) => {
-                    let took: f64 = ev.report.timings.iter().map(|(_, s)| s).sum();
-                    self.last_eval_seconds = Some(took);
-                    EvalState::Done(Box::new(ev))
-                }
+                Some(ev) => EvalState::Done(Box::new(ev)),
                 None => EvalState::Kept,
             };
             self.push(f.run.title, f.statement, state);

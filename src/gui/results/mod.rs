@@ -101,9 +101,6 @@ pub struct ResultsPanel {
     delete_msg: Option<String>,
     /// Exports of the selected run (made on first use: its dialogs route back here).
     export: Option<crate::gui::train::export::ExportView>,
-    /// Seconds the last evaluation took (finished here, or read from a kept report): what
-    /// the next one is expected to take.
-    last_eval_seconds: Option<f64>,
 }
 
 impl ResultsPanel {
@@ -301,21 +298,14 @@ impl ResultsPanel {
         for r in &mut self.runs {
             let mut next = None;
             if let EvalState::Running {
-                rx,
-                line,
-                started,
-                early,
-                ..
+                rx, line, early, ..
             } = &mut r.state
             {
                 while let Ok(m) = rx.try_recv() {
                     match m {
                         Msg::Progress(l) => *line = l,
                         Msg::FirstLook(l) => *early = Some(l),
-                        Msg::Done(Ok(rep)) => {
-                            self.last_eval_seconds = Some(started.elapsed().as_secs_f64());
-                            next = Some(EvalState::Done(rep))
-                        }
+                        Msg::Done(Ok(rep)) => next = Some(EvalState::Done(rep)),
                         Msg::Done(Err(e)) => next = Some(EvalState::Failed(e)),
                     }
                 }
@@ -459,15 +449,7 @@ impl ResultsPanel {
                 early,
                 expected,
                 ..
-            } => running_ui(
-                ui,
-                line,
-                *started,
-                early.as_deref(),
-                self.last_eval_seconds
-                    .or(Some(*expected))
-                    .map(|s| (s, self.last_eval_seconds.is_some())),
-            ),
+            } => running_ui(ui, line, *started, early.as_deref(), Some(*expected)),
             EvalState::Failed(e) => {
                 ui.colored_label(
                     ui.visuals().error_fg_color,
@@ -513,7 +495,7 @@ fn running_ui(
 ) {
     let expect = match last_seconds {
         Some((s, true)) => format!(
-            " (the last evaluation took {})",
+            " (about {} expected, at the pace of the last evaluation on this machine)",
             crate::job::resources::duration(s)
         ),
         Some((s, false)) => format!(

@@ -19,11 +19,25 @@ pub struct Books {
     pub pair: String,
     pub parent: String,
     pub child: String,
+    /// The byte keys of the pair, the parent file and the child file, in the order of
+    /// [`Self::keys`]: each is recorded as an alias of its content key, so a book kept
+    /// under an earlier digest version of the same files moves to the new key instead of
+    /// a fresh budget opening ([`Ledger::adopt_key`]).
+    pub bytes: [String; 3],
 }
 
 impl Books {
     pub(super) fn keys(&self) -> [&str; 3] {
         [&self.pair, &self.parent, &self.child]
+    }
+
+    /// Records each byte key as an alias of its content key (moving a book kept under an
+    /// older key of the same files).
+    pub fn adopt(&self, ledger: &mut Ledger) -> Result<(), JobError> {
+        for (bytes, content) in self.bytes.iter().zip(self.keys()) {
+            ledger.adopt_key(bytes, content)?;
+        }
+        Ok(())
     }
 
     /// Each book's name in words, in the order of [`Self::keys`].
@@ -46,6 +60,7 @@ pub(super) fn reserve(
     send: &(dyn Fn(Event) + Sync),
 ) -> Result<(Ledger, Vec<i64>), JobError> {
     let mut ledger = Ledger::open(ledger_path)?;
+    books.adopt(&mut ledger)?;
     let mut fresh = Vec::new();
     for k in books.keys() {
         fresh.push(ledger.budget(k)?.1);
@@ -95,6 +110,7 @@ pub(super) fn record_exposure(
         cfg.parent.method, cfg.link.key
     );
     let mut ledger = Ledger::open(ledger_path)?;
+    books.adopt(&mut ledger)?;
     for k in books.keys() {
         ledger.record_exposure(k, &desc)?;
     }
@@ -142,6 +158,17 @@ pub fn standing(
     Ok(s)
 }
 
+/// The pair's byte key: both files' byte keys (the fast path that recognises the same two
+/// files under a new digest version).
+pub fn pair_byte_key(parent: &str, child: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"dpsynth-linked-bytes/1\0");
+    h.update(parent.as_bytes());
+    h.update(b"\0");
+    h.update(child.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The ledger key of the pair: both tables' content keys, so the same rows in any format
 /// or order share one budget, and a change to either table is a new dataset.
 pub fn content_key(parent: &str, child: &str) -> String {
@@ -151,4 +178,37 @@ pub fn content_key(parent: &str, child: &str) -> String {
     h.update(b"\0");
     h.update(child.as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::{Charge, Mechanism};
+
+    /// A pair booked under the content key an earlier digest version gave it keeps its
+    /// spend when the same two files come back under a new one.
+    #[test]
+    fn a_pairs_book_follows_its_files_to_a_new_digest_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+        let bytes = pair_byte_key("parent-bytes", "child-bytes");
+        let old = content_key("parent-v1", "child-v1");
+        l.adopt_key(&bytes, &old).unwrap();
+        let plan = [Charge {
+            mechanism: Mechanism::Zcdp { rho: 0.01 },
+            count: 1,
+        }];
+        let id = l.reserve(&old, &plan, "the pair, earlier").unwrap();
+        l.settle(id, &plan).unwrap();
+        let books = Books {
+            pair: content_key("parent-v2", "child-v2"),
+            parent: "parent-v2".into(),
+            child: "child-v2".into(),
+            bytes: [bytes, "parent-bytes".into(), "child-bytes".into()],
+        };
+        assert_eq!(l.spent(&books.pair).unwrap().epsilon, 0.0);
+        books.adopt(&mut l).unwrap();
+        let moved = l.spent(&books.pair).unwrap().epsilon;
+        assert!(moved > 0.0, "the pair's spend was left under its old key");
+    }
 }

@@ -74,6 +74,20 @@ pub fn rho_of(epsilon: f64, delta: f64) -> f64 {
     lo
 }
 
+/// The ε of `rho` at δ, lowered by as many ulps as it takes for the largest ρ within it
+/// ([`rho_of`], what a run plans) to be no more than `rho`: the bisection's last bits
+/// could otherwise let a part run plan a hair more than the pair charged for it.
+fn epsilon_within(rho: f64, delta: f64) -> f64 {
+    let mut e = epsilon_of(rho, delta);
+    for _ in 0..64 {
+        if rho_of(e, delta) <= rho {
+            break;
+        }
+        e = e.next_down();
+    }
+    e
+}
+
 impl Split {
     pub fn new(epsilon: f64, delta: f64, share: f64, k: usize) -> Result<Self, String> {
         if !(share > 0.0 && share < 1.0) {
@@ -81,16 +95,28 @@ impl Split {
                 "the parent table's share of the budget must lie strictly between 0 and 1, not {share}"
             ));
         }
-        let rho = rho_of(epsilon, delta);
-        let k2 = (k.max(1) as f64).powi(2);
-        let rest = (1.0 - COUNT_SHARE) * rho;
-        Ok(Self {
-            rho,
-            count_rho: COUNT_SHARE * rho / 2.0,
-            parent_rho: share * rest,
-            child_rho: (1.0 - share) * rest / k2,
-            k,
-        })
+        let parts = |rho: f64| {
+            let k2 = (k.max(1) as f64).powi(2);
+            let rest = (1.0 - COUNT_SHARE) * rho;
+            Self {
+                rho,
+                count_rho: COUNT_SHARE * rho / 2.0,
+                parent_rho: share * rest,
+                child_rho: (1.0 - share) * rest / k2,
+                k,
+            }
+        };
+        // The four parts' sum can round a few ulps past ρ: lowered until the ledger's own
+        // composition of them fits the user's ε, so a total equal to ε takes the pair.
+        let mut s = parts(rho_of(epsilon, delta));
+        for _ in 0..256 {
+            let whole = compose(&s.charges(), &crate::privacy::rdp::product_orders(), delta);
+            if whole.epsilon <= epsilon {
+                break;
+            }
+            s = parts(s.rho.next_down());
+        }
+        Ok(s)
     }
 
     /// The child run's cost at the unit level.
@@ -112,8 +138,8 @@ impl Split {
     /// within its ε, so never more than asked).
     pub fn run_epsilons(&self, delta: f64) -> (f64, f64) {
         (
-            epsilon_of(self.parent_rho, delta),
-            epsilon_of(self.child_rho, delta),
+            epsilon_within(self.parent_rho, delta),
+            epsilon_within(self.child_rho, delta),
         )
     }
 }
@@ -133,5 +159,55 @@ mod tests {
         assert!(rho_of(p, 1e-6) <= s.parent_rho * (1.0 + 1e-9));
         assert!(rho_of(c, 1e-6) <= s.child_rho * (1.0 + 1e-9));
         assert!(Split::new(1.0, 1e-6, 1.0, 5).is_err());
+    }
+}
+
+#[cfg(test)]
+mod boundary {
+    use super::*;
+    use crate::privacy::ledger::Ledger;
+
+    /// To the last bit: the pair's charges fit a book whose total is the user's ε (never
+    /// a rounding over it), a total one ulp under their own ε refuses them, and the child
+    /// run, given its ε, plans no more than the row-level ρ the pair charged for it at K.
+    #[test]
+    fn a_pair_fits_the_users_epsilon_and_its_child_run_never_plans_more_than_charged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+        let delta = 1e-6;
+        let mut n = 0;
+        for k in [1usize, 5, 12] {
+            for epsilon in [0.3, 1.0, 4.0] {
+                n += 1;
+                let s = Split::new(epsilon, delta, 0.4, k).unwrap();
+                let plan = s.charges();
+                let mut at = |total: f64| {
+                    let key = format!("pair{n}-{total}");
+                    l.set_budget(
+                        &key,
+                        crate::privacy::Budget {
+                            epsilon: total,
+                            delta,
+                        },
+                    )
+                    .unwrap();
+                    l.reserve(&key, &plan, "pair")
+                };
+                at(epsilon).unwrap_or_else(|e| panic!("K = {k}, ε = {epsilon}: {e}"));
+                let own = compose(&plan, &crate::privacy::rdp::product_orders(), delta).epsilon;
+                assert!(
+                    at(own.next_down()).is_err(),
+                    "K = {k}, ε = {epsilon}: fitted one ulp under {own}"
+                );
+                let (pe, ce) = s.run_epsilons(delta);
+                assert!(rho_of(pe, delta) <= s.parent_rho, "K = {k}, ε = {epsilon}");
+                assert!(
+                    rho_of(ce, delta) * (k as f64).powi(2) <= s.child_unit_rho(),
+                    "K = {k}, ε = {epsilon}: the child run plans {} at the unit level, charged {}",
+                    rho_of(ce, delta) * (k as f64).powi(2),
+                    s.child_unit_rho()
+                );
+            }
+        }
     }
 }

@@ -11,7 +11,9 @@
 
 pub mod books;
 pub mod budget;
+mod claims;
 pub mod model;
+mod scratch;
 pub mod services;
 
 use std::path::{Path, PathBuf};
@@ -96,7 +98,7 @@ pub fn run_linked(
     cancel: &AtomicBool,
 ) -> Result<LinkedSummary, JobError> {
     let t0 = Instant::now();
-    let (joined, schemas, books) = prepare(cfg)?;
+    let (joined, schemas, books) = prepare(cfg, ledger_path, send)?;
     send(Event::Notice(truncation_notice(
         &joined,
         cfg.link.max_children,
@@ -166,10 +168,15 @@ pub fn run_linked(
 /// Everything checked before anything is reserved: the request, both files, the link,
 /// the schemas and every cell against its public domain. Returns the derived tables,
 /// their schemas and the pair's ledger key.
-fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Books), JobError> {
+fn prepare(
+    cfg: &LinkedConfig,
+    ledger_path: &Path,
+    send: &(dyn Fn(Event) + Sync),
+) -> Result<(Joined, Option<(Schema, Schema)>, Books), JobError> {
     refuse_unsupported(cfg)?;
     let parent = open_table(&cfg.parent.data)?;
     let child = open_table(&cfg.child)?;
+    let cfg = &claims::checked(cfg, ledger_path, (&parent.0, &child.0), send)?;
     let levels = count_levels(cfg)?;
     let count_by = cfg.count_by.as_deref().zip(levels.as_deref());
     let joined = linked::join_counting(&parent.1, &child.1, &cfg.link, count_by)
@@ -210,6 +217,7 @@ fn prepare(cfg: &LinkedConfig) -> Result<(Joined, Option<(Schema, Schema)>, Book
         pair: content_key(&parent.0, &child.0),
         parent: parent.0,
         child: child.0,
+        bytes: [books::pair_byte_key(&parent.2, &child.2), parent.2, child.2],
     };
     Ok((joined, schemas, books))
 }
@@ -311,10 +319,13 @@ fn check_unique(cfg: &LinkedConfig, child: &crate::data::Table) -> Result<(), Jo
 }
 
 /// A table file opened with its content key.
-fn open_table(path: &Path) -> Result<(String, crate::data::Table), JobError> {
+/// A table's content key, its rows and its file's byte key.
+fn open_table(path: &Path) -> Result<(String, crate::data::Table, String), JobError> {
     let opened = crate::job::workspace::open(path, &mut |_, _| {})?;
     match opened.rows {
-        crate::job::workspace::Rows::Table(t) => Ok((opened.content_key, (*t).clone())),
+        crate::job::workspace::Rows::Table(t) => {
+            Ok((opened.content_key, (*t).clone(), opened.byte_key))
+        }
         _ => Err(JobError::file(
             path,
             "linked tables are tables; this file holds images",
@@ -398,10 +409,7 @@ fn train_parts(
     send: &(dyn Fn(Event) + Sync),
     cancel: &AtomicBool,
 ) -> Result<(RunSummary, RunSummary, tempfile::TempDir), JobError> {
-    let dir = tempfile::Builder::new()
-        .prefix("dpsynth-linked-")
-        .tempdir()
-        .map_err(|e| JobError::Training(format!("a temporary folder for the linked run: {e}")))?;
+    let dir = scratch::folder()?;
     let at = |name: &str| dir.path().join(name);
     let write = |t: &crate::data::Table, name: &str| {
         crate::data::export::write_csv(t, &at(name)).map_err(|e| JobError::file(&at(name), e))
@@ -436,6 +444,11 @@ fn train_parts(
         child_cfg.inline_schema = Some(c);
     }
     let scratch = at("ledger.sqlite");
+    for c in [&parent_cfg, &child_cfg] {
+        if let Some(s) = &c.inline_schema {
+            claims::vouch(&scratch, &c.data, s)?;
+        }
+    }
     // The scratch ledger's own news (a fresh budget, a δ adopted) is not the user's.
     let forward = |e: Event| match &e {
         Event::Notice(m)
@@ -445,10 +458,13 @@ fn train_parts(
     };
     let send = &forward;
     send(Event::Notice("parents: training the parent table".into()));
+    // The harness allows only the child model's calls K times their row-level Δ.
+    crate::privacy::probe::enter_part("parent");
     let parent_run = crate::job::run_part(&parent_cfg, &scratch, send, cancel)?;
     send(Event::Notice(
         "children: training the child table, each child beside its parent".into(),
     ));
+    crate::privacy::probe::enter_part("child");
     let child_run = crate::job::run_part(&child_cfg, &scratch, send, cancel)?;
     Ok((parent_run, child_run, dir))
 }
@@ -462,6 +478,7 @@ fn noisy_counts(j: &Joined, s: &Split, seed: Option<u64>) -> Option<(u64, u64)> 
         None => rand::rngs::StdRng::from_os_rng(),
     };
     let rc = crate::privacy::record_count::release_count;
+    crate::privacy::probe::enter_part("counts");
     let p = rc(j.parents.n_rows as u64, 1.0, s.count_rho, &mut rng)?;
     let c = rc(j.children.n_rows as u64, s.k as f64, s.count_rho, &mut rng)?;
     Some((p, c))

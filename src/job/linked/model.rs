@@ -355,15 +355,9 @@ fn draw_children(
     let mut used: Vec<std::collections::HashSet<u32>> = vec![Default::default(); parents];
     let mut unmatched = 0;
     let mut draw = |ev: &Vec<Option<u32>>, n: usize, rng: &mut StdRng| {
-        let (cols, bad) = gc
-            .sample_levels_given(&[(ev.clone(), n)], rng)
-            .map_err(JobError::Training)?;
+        let (rows, bad) = rows_given(gc, ev, n, rng)?;
         unmatched += bad.min(1);
-        Ok::<_, JobError>(
-            (0..n)
-                .map(|i| cols.iter().map(|c| c[i]).collect::<Vec<u32>>())
-                .collect::<Vec<_>>(),
-        )
+        Ok::<_, JobError>(rows)
     };
     for ((ev, need), who) in groups.iter().zip(members) {
         let extra = if unique.is_some() { need * 2 + 8 } else { 0 };
@@ -379,9 +373,16 @@ fn draw_children(
                         draw(ev, 1, rng)?.remove(0)
                     }
                 };
-                // More children than values (or a value the model all but rules out):
-                // after 64 fresh draws a repeat is kept.
-                if unique.is_none_or(|u| used[r].insert(row[u])) || tries > 64 {
+                if unique.is_none_or(|u| used[r].insert(row[u])) {
+                    per_parent[r].push(row);
+                } else if let (Some(u), true) = (unique, tries > 64) {
+                    // The conditional all but rules out a new value: the row drawn given
+                    // one this parent has not used; a repeat only when every value is.
+                    let row = match unused_row(gc, ev, (u, &used[r]), rng)? {
+                        Some(fresh) => fresh,
+                        None => row,
+                    };
+                    used[r].insert(row[u]);
                     per_parent[r].push(row);
                 } else {
                     skipped.push(row);
@@ -410,6 +411,45 @@ fn draw_children(
         }
     }
     Ok((cols, owner, unmatched))
+}
+
+/// `n` rows drawn given `ev`, and how many of the draws' evidence had no mass.
+fn rows_given(
+    gc: &GraphicalModel,
+    ev: &[Option<u32>],
+    n: usize,
+    rng: &mut StdRng,
+) -> Result<(Vec<Vec<u32>>, usize), JobError> {
+    let (cols, bad) = gc
+        .sample_levels_given(&[(ev.to_vec(), n)], rng)
+        .map_err(JobError::Training)?;
+    let rows = (0..n)
+        .map(|i| cols.iter().map(|c| c[i]).collect::<Vec<u32>>())
+        .collect();
+    Ok((rows, bad))
+}
+
+/// A row drawn given `ev` and a value of attribute `u` not in `used`, the values tried in
+/// random order until one has mass; `None` when none has.
+fn unused_row(
+    gc: &GraphicalModel,
+    ev: &[Option<u32>],
+    (u, used): (usize, &std::collections::HashSet<u32>),
+    rng: &mut StdRng,
+) -> Result<Option<Vec<u32>>, JobError> {
+    use rand::seq::SliceRandom as _;
+    let size = gc.header.domain.attributes[u].size as u32;
+    let mut free: Vec<u32> = (0..size).filter(|v| !used.contains(v)).collect();
+    free.shuffle(rng);
+    for v in free {
+        let mut given = ev.to_vec();
+        given[u] = Some(v);
+        let (mut rows, bad) = rows_given(gc, &given, 1, rng)?;
+        if bad == 0 && rows[0][u] == v {
+            return Ok(rows.pop());
+        }
+    }
+    Ok(None)
 }
 
 /// Levels drawn from a model's graph, decoded to its schema's values.

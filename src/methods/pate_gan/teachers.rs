@@ -16,9 +16,17 @@ use super::config::*;
 /// Assigns each of `rows` rows to one of `k` teachers by an independent uniform draw:
 /// the teachers' index sets, disjoint and covering every row (see the module doc for why
 /// independent draws, not an equal split).
-pub fn partition(rows: usize, k: usize, rng: &mut impl Rng) -> Vec<Vec<u32>> {
+pub fn partition(rows: usize, k: usize, rng: &mut StdRng) -> Vec<Vec<u32>> {
     let k = k.max(1);
     let mut parts = vec![Vec::with_capacity(rows / k + 1); k];
+    if let Some(map) = crate::privacy::probe::rows(rows) {
+        // The neighbour harness's coupling: each record keeps its teacher wherever it sits.
+        let teacher = crate::privacy::probe::draws_by_record(&map, rng, |r| r.random_range(0..k));
+        for (r, t) in teacher.into_iter().enumerate() {
+            parts[t].push(r as u32);
+        }
+        return parts;
+    }
     for r in 0..rows {
         parts[rng.random_range(0..k)].push(r as u32);
     }

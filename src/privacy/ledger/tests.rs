@@ -336,3 +336,57 @@ fn a_joint_reservation_fits_every_book_or_charges_none() {
     assert_eq!(l.spent("children").unwrap().epsilon, children_before);
     assert_eq!(l.spent("parents").unwrap().epsilon, parents_before);
 }
+
+/// The ledger's boundary, to the last bit: a plan fits a total equal to its own ε and is
+/// refused by a total one ulp smaller, for every kind of accounting it holds (zCDP, the
+/// discrete Gaussian's RDP and PLD, DP-SGD's subsampled Gaussian, a thresholded estimate
+/// whose δ∞ only PLD can hold).
+#[test]
+fn a_plan_fits_its_own_epsilon_and_not_one_ulp_less() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l = Ledger::open(&dir.path().join("l.sqlite3")).unwrap();
+    let delta = 1e-6;
+    let plans = [
+        (Mechanism::Zcdp { rho: 0.05 }, 1),
+        (Mechanism::DiscreteGaussian { std: 3.0 }, 10),
+        (
+            Mechanism::SubsampledGaussian {
+                q: 0.01,
+                sigma: 1.1,
+            },
+            500,
+        ),
+        (
+            Mechanism::ThresholdedDiscreteGaussian {
+                std: 4.0,
+                delta_inf: 1e-9,
+            },
+            3,
+        ),
+    ];
+    for (i, (mechanism, count)) in plans.into_iter().enumerate() {
+        let plan = [Charge { mechanism, count }];
+        let probe = format!("probe{i}");
+        l.set_budget(
+            &probe,
+            Budget {
+                epsilon: 100.0,
+                delta,
+            },
+        )
+        .unwrap();
+        let exact = l.epsilon_after(&probe, &plan).unwrap().epsilon;
+        assert!(exact.is_finite() && exact > 0.0, "{mechanism:?}: {exact}");
+        let at = |key: &str, epsilon: f64, l: &mut Ledger| {
+            l.set_budget(key, Budget { epsilon, delta }).unwrap();
+            l.reserve(key, &plan, "boundary")
+        };
+        at(&format!("exact{i}"), exact, &mut l)
+            .unwrap_or_else(|e| panic!("{mechanism:?} refused at its own ε = {exact}: {e}"));
+        let under = at(&format!("under{i}"), exact.next_down(), &mut l);
+        assert!(
+            matches!(under, Err(LedgerError::Insufficient { .. })),
+            "{mechanism:?} fitted ε one ulp below its own {exact}: {under:?}"
+        );
+    }
+}

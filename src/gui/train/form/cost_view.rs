@@ -164,7 +164,11 @@ fn plan_notes_ui(ui: &mut egui::Ui, c: &Cost) {
     if !c.summary.is_empty() {
         ui.label(&c.summary).on_hover_text(PLAN_TERMS);
         if c.summary.contains("zCDP") {
-            ui.label("ρ (zero-concentrated DP) is the budget the marginal methods spend on noisy counts; the figures above are it converted to (ε, δ).");
+            egui::CollapsingHeader::new("What ρ is")
+                .id_salt("plan rho")
+                .show(ui, |ui| {
+                    ui.label("ρ (zero-concentrated DP) is the budget the marginal methods spend on noisy counts; the figures above are it converted to (ε, δ).");
+                });
         }
     }
     if let Some(w) = &c.warning {

@@ -30,10 +30,10 @@ impl SweepView {
         methods.sort();
         methods.dedup();
         let metric = self.metric;
-        let name = Metric::ALL
+        let (name, help) = Metric::ALL
             .iter()
             .find(|(m, ..)| *m == metric)
-            .map_or("", |(_, n, _)| n);
+            .map_or(("", ""), |(_, n, h)| (*n, *h));
         let refs = reference_lines(report, metric);
         let (mid, half) = y_range(&self.points, metric, &refs);
         let outer = ui.scope(|ui| {
@@ -47,7 +47,7 @@ impl SweepView {
                 .allow_drag(false)
                 .allow_zoom(false)
                 .x_axis_label("ε (log scale; ∞ = not private)")
-                .y_axis_label(name)
+                .y_axis_label(metric.axis_words().unwrap_or(name))
                 .include_x(x(Some(finite.iter().copied().fold(1.0, f64::min))) - 0.3)
                 .include_x(if has_inf { x_inf + 0.3 } else { top + 0.3 })
                 .x_axis_formatter(move |m, _| epsilon_tick(m.value, x_inf))
@@ -74,6 +74,7 @@ impl SweepView {
         // The chart with its axes and labels (what a saved PNG shows).
         let resp = outer.inner;
         self.chart_rect = Some(outer.response.rect);
+        ui.label(format!("The y axis: {help}"));
         ui.small("Click a point (or Open in the table) to see that run's results.");
         if !here || !resp.response.clicked() {
             return None;

@@ -59,6 +59,15 @@ impl Metric {
         ),
     ];
 
+    /// The y axis in words for the two scores whose name is a term of art.
+    fn axis_words(self) -> Option<&'static str> {
+        match self {
+            Metric::Accuracy => Some("trained on synthetic: share right on real rows"),
+            Metric::Auroc => Some("trained on synthetic: AUROC on real rows"),
+            Metric::Tv | Metric::Pca => None,
+        }
+    }
+
     fn get(self, p: &SweepPoint) -> Option<f64> {
         match self {
             Metric::Accuracy => p.tstr_accuracy,
@@ -88,10 +97,21 @@ enum State {
 
 /// The sweep's clock: the time so far and, once a point is in, the time the rest should
 /// take at the pace of the points finished (resumed points count as finished at once).
-fn time_left(elapsed: f64, finished: usize, total: usize) -> String {
+/// Before that, from the first run's training pace (its `step s/t` in `line`): a floor,
+/// since each run's scores come after its training.
+fn time_left(elapsed: f64, finished: usize, total: usize, line: &str) -> String {
     let so_far = crate::job::resources::duration(elapsed);
     let runs = if total == 1 { "run" } else { "runs" };
     let left = total.saturating_sub(finished);
+    if finished == 0 && left > 0 {
+        if let Some(f) = training_share(line).filter(|f| *f >= 0.05) {
+            let rest = (elapsed / f * total as f64 - elapsed).max(0.0);
+            return format!(
+                "{so_far} so far, 0 of {total} {runs} done: at least about {} left (the first run's training pace; each run's scores add to it)",
+                crate::job::resources::duration(rest)
+            );
+        }
+    }
     if finished == 0 || left == 0 {
         return format!("{so_far} so far, {finished} of {total} {runs} done");
     }
@@ -100,6 +120,15 @@ fn time_left(elapsed: f64, finished: usize, total: usize) -> String {
         "{so_far} so far, {finished} of {total} {runs} done: about {} left",
         crate::job::resources::duration(rest)
     )
+}
+
+/// How far the first run's training is, from its progress line (`… step s/t`).
+fn training_share(line: &str) -> Option<f64> {
+    let at = line.rfind("step ")?;
+    let (s, t) = line[at + 5..].split_once('/')?;
+    let t: String = t.chars().take_while(char::is_ascii_digit).collect();
+    let (s, t) = (s.trim().parse::<f64>().ok()?, t.parse::<f64>().ok()?);
+    (t > 0.0).then(|| (s / t).clamp(0.0, 1.0))
 }
 
 /// The sweep's settings and what it found.
@@ -302,7 +331,12 @@ impl SweepView {
             } else {
                 ui.label(line.as_str());
             }
-            ui.weak(time_left(started.elapsed().as_secs_f64(), finished, *total));
+            ui.weak(time_left(
+                started.elapsed().as_secs_f64(),
+                finished,
+                *total,
+                line,
+            ));
         }
     }
 
@@ -493,5 +527,21 @@ impl SweepView {
             self.export_ui(ui, r, data);
         }
         open.map(Action::Open).or(action)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_estimates_from_the_first_runs_training() {
+        let line = "run 1/6: mst at ε = 1: measure step 25/100";
+        assert_eq!(training_share(line), Some(0.25));
+        assert_eq!(training_share("run 1/6: scoring"), None);
+        let s = time_left(60.0, 0, 6, line);
+        // 60 s for a quarter of one run: 240 s a run, 1,440 s for six, 1,380 s left.
+        assert!(s.contains("at least about 23 min"), "{s}");
+        assert!(!time_left(1.0, 0, 6, "starting").contains("left"));
     }
 }
