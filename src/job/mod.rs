@@ -208,6 +208,14 @@ pub fn records_statement(public_rows: Option<usize>) -> String {
     }
 }
 
+/// [`records_statement`] in the window's words (no command-line flag).
+pub fn records_statement_in_window(public_rows: Option<usize>) -> String {
+    match public_rows {
+        Some(_) => records_statement(public_rows),
+        None => "The number of records is treated as public (the usual convention): the sampling rate in the statement reveals it. A count known from a public source can be given instead (Train tab, Advanced settings, \"public number of records\").".into(),
+    }
+}
+
 /// What a release counted by a query engine says about where its records were read.
 pub fn counted_by_statement(at: &str) -> String {
     format!(

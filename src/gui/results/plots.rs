@@ -407,7 +407,7 @@ pub(super) fn statement_ui(ui: &mut egui::Ui, s: &PrivacyStatement) {
         }
     }
     if s.epsilon.is_some() {
-        ui.label(crate::job::records_statement(s.public_rows));
+        ui.label(crate::job::records_statement_in_window(s.public_rows));
         if let Some(at) = &s.counted_by {
             ui.label(crate::job::counted_by_statement(at));
         }

@@ -90,7 +90,7 @@ pub(super) fn reserve(
         if fresh {
             let (b, _) = ledger.budget(k)?;
             send(Event::Notice(format!(
-                "{name} had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",
+                "{name} had no total budget: the default ε = {} at δ = {} now applies to every run on it (the Train tab's \"Set total…\" or `dpsynth budget set` changes it)",
                 b.epsilon, b.delta
             )));
         }

@@ -449,7 +449,7 @@ fn reserve(
     }
     if r.created_default {
         send(Event::Notice(format!(
-            "this dataset had no total budget: the default ε = {} at δ = {} now applies to every run on it (`dpsynth budget set` changes it)",
+            "this dataset had no total budget: the default ε = {} at δ = {} now applies to every run on it (the Train tab's \"Set total…\" or `dpsynth budget set` changes it)",
             r.budget.epsilon, r.budget.delta
         )));
     }
