@@ -137,6 +137,23 @@ pub(crate) fn charge(s: &mut TrainSetup<'_>, mechanism: crate::privacy::Mechanis
 }
 
 /// The released model of a fitted estimate.
+/// Whether every node of `e` is a distribution with mass: what sampling needs. Zeros
+/// from several sources (rules, the noise floor, a one-to-one map) could in principle
+/// close every cell of a node together.
+pub(crate) fn has_mass(e: &Estimate) -> bool {
+    e.marginals.iter().all(|m| {
+        let t: f64 = m.iter().sum();
+        t.is_finite() && t > 0.0 && m.iter().all(|x| x.is_finite() && *x >= 0.0)
+    })
+}
+
+/// The error for a fit that lost all its mass (never written as a model).
+pub(crate) fn massless() -> MethodError {
+    MethodError::Plan(
+        "the fitted model has no mass left in some node: the zeros of the rules and of the noise floor close every cell together. Remove a rule, or run with --set noise_floor=false".into(),
+    )
+}
+
 pub(crate) fn release(
     s: &TrainSetup<'_>,
     private: bool,

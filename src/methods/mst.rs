@@ -363,15 +363,31 @@ fn finish(
 ) -> Result<ReleasedModel> {
     let private = c.common.private;
     let mut pairs = Vec::new();
-    if c.common.private && c.noise_floor {
-        let floor = super::noise_floor::zeros(&s.encoding.schema, &domain, measured);
-        super::noise_floor::apply(&mut est, floor);
+    let floor = (private && c.noise_floor)
+        .then(|| super::noise_floor::zeros(&s.encoding.schema, &domain, measured));
+    let before = (structural.clone(), est.clone());
+    // Tried with the floor and the one-to-one maps, then without the maps, then without
+    // the floor: post-processing must never leave a node with no mass.
+    for attempt in 0..3 {
+        (structural, est) = before.clone();
+        match &floor {
+            Some(f) if attempt < 2 => _ = super::noise_floor::apply(&mut est, f.clone()),
+            Some(_) => super::noise_floor::lift(&mut est, structural.zeros()),
+            None => {}
+        }
+        pairs = if c.one_to_one && !stopped && attempt == 0 {
+            structural.keep_one_to_one(measured, &domain.sizes())
+        } else {
+            Vec::new()
+        };
+        if !stopped {
+            structural.settle(&mut est, &domain, measured, c.iters / 4);
+        }
+        if super::marginal::has_mass(&est) {
+            break;
+        }
     }
     if !stopped {
-        if c.one_to_one {
-            pairs = structural.keep_one_to_one(measured, &domain.sizes());
-        }
-        structural.settle(&mut est, &domain, measured, c.iters / 4);
         if let Some(note) = super::one_to_one::note(&domain, &pairs) {
             let mut p = Progress::at(
                 &s,
@@ -383,6 +399,9 @@ fn finish(
             p.note = Some(note);
             (s.observer)(p);
         }
+    }
+    if !super::marginal::has_mass(&est) {
+        return Err(super::marginal::massless());
     }
     let config = serde_json::to_value(c).unwrap_or_default();
     Ok(release(

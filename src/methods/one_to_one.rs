@@ -18,7 +18,11 @@
 //!   bar (3σ(√cells + 1) in total), so a level the map misses is one few rows hold;
 //! - no other cell of a matched row or column rises above what the largest of that many
 //!   zero-mean Gaussians would reach once in a thousand tables, and their sum is within
-//!   3σ√cells of zero.
+//!   3σ√cells of zero;
+//! - the table's noisy total clears its own noise (3σ√cells) and the matched cells hold at
+//!   least 90 % of it. On a small table whose every cell is within noise of zero, the
+//!   lines' noise bounds alone would call almost anything "one-to-one" (a survey's hours
+//!   and ages on 753 rows did, and the map's zeros emptied the model).
 //!
 //! A many-to-one pair (a state and its region) fails the first condition at the region's
 //! column, and two merely associated columns fail the last; exceptions too few for the
@@ -171,6 +175,14 @@ fn one_to_one(
     if off.iter().any(|v| *v > ceiling) || sum > 3.0 * sigma * n.sqrt() {
         return None;
     }
+    let total: f64 = table.iter().sum();
+    let matched: f64 = (0..rows)
+        .filter(|r| !row_open[*r])
+        .map(|r| at(r, row_best[r]))
+        .sum();
+    if total < 3.0 * sigma * (table.len() as f64).sqrt() || matched < 0.9 * total {
+        return None;
+    }
     let map = (0..rows)
         .map(|r| (!row_open[r]).then_some(row_best[r]))
         .collect();
@@ -246,6 +258,23 @@ mod tests {
             assert!(one_to_one(&noisy(&many, 30.0, seed), 4, 2, 30.0).is_none());
             assert!(one_to_one(&noisy(&mostly, 30.0, seed), 2, 2, 30.0).is_none());
         }
+    }
+
+    /// Two unrelated columns on a small table, every cell within noise of zero but the
+    /// table holding hundreds of rows: not a map (hours by age on a 753-row survey).
+    #[test]
+    fn a_small_table_of_noise_is_not_taken_for_one_to_one() {
+        let mut counts = vec![0.0; 8 * 31];
+        for a in 0..31 {
+            counts[a] = 10.0; // 0 hours, across every age
+            counts[3 * 31 + a] = 8.0; // the workers' hours, across every age
+            counts[4 * 31 + a] = 6.0;
+        }
+        let mut taken = 0;
+        for seed in 0..200 {
+            taken += usize::from(one_to_one(&noisy(&counts, 20.0, seed), 8, 31, 20.0).is_some());
+        }
+        assert_eq!(taken, 0, "taken for one-to-one in {taken} of 200 tables");
     }
 
     #[test]

@@ -112,6 +112,11 @@ impl Structural {
         }
     }
 
+    /// The rules' zeros (what a noise floor is added to).
+    pub(crate) fn zeros(&self) -> &[Zeros] {
+        &self.zeros
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.cliques.is_empty() && self.determines.is_empty()
     }

@@ -350,17 +350,30 @@ fn finish(
         measured, mut est, ..
     } = grown;
     let iters = if stopped { 0 } else { c.iters };
-    let pairs = if c.one_to_one && !stopped {
-        structural.keep_one_to_one(&measured, &domain.sizes())
-    } else {
-        Vec::new()
-    };
-    if private && c.noise_floor {
-        // Every table measured now speaks for each column's reach, not the first one alone.
-        let floor = super::noise_floor::zeros(&s.encoding.schema, &domain, &measured);
-        super::noise_floor::apply(&mut est, floor);
+    // Every table measured now speaks for each column's reach, not the first one alone.
+    let floor = (private && c.noise_floor)
+        .then(|| super::noise_floor::zeros(&s.encoding.schema, &domain, &measured));
+    let before = (structural.clone(), est.clone());
+    let mut pairs = Vec::new();
+    // Tried with the floor and the one-to-one maps, then without the maps, then without
+    // the floor: post-processing must never leave a node with no mass.
+    for attempt in 0..3 {
+        (structural, est) = before.clone();
+        pairs = if c.one_to_one && !stopped && attempt == 0 {
+            structural.keep_one_to_one(&measured, &domain.sizes())
+        } else {
+            Vec::new()
+        };
+        match &floor {
+            Some(f) if attempt < 2 => _ = super::noise_floor::apply(&mut est, f.clone()),
+            Some(_) => super::noise_floor::lift(&mut est, structural.zeros()),
+            None => {}
+        }
+        structural.fix_determined(&mut est, &domain);
+        if super::marginal::has_mass(&est) {
+            break;
+        }
     }
-    structural.fix_determined(&mut est, &domain);
     let note = super::one_to_one::note(&domain, &pairs);
     final_fit(
         &mut s,
@@ -369,6 +382,9 @@ fn finish(
         (rounds, note),
         private,
     );
+    if !super::marginal::has_mass(&est) {
+        return Err(super::marginal::massless());
+    }
     let config = serde_json::to_value(c).unwrap_or_default();
     let id = (INFO.id, c.common.preset.as_str());
     Ok(release(
