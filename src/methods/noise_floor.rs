@@ -200,13 +200,28 @@ pub(crate) fn zeros(schema: &Schema, domain: &Domain, measured: &[Measurement]) 
 
 /// Adds the floor's zeros to `est`'s own (the rules' and an earlier floor's), keeping
 /// all: a cell closed while the model was fitted has no potential worth reopening (opened
-/// again after the fit, such cells took every row of a column in one bin). Returns how
+/// again after the fit, such cells took every row of a column in one bin). A column this
+/// floor would close entirely together with the zeros already there (two floors' ranges
+/// read from different noise need not overlap) keeps the earlier zeros alone. Returns how
 /// many columns it closed cells of.
 pub(crate) fn apply(est: &mut Estimate, floor: Vec<Zeros>) -> usize {
-    let n = floor.len();
+    let mut all = est.zeros().to_vec();
+    let mut n = 0;
+    for z in floor {
+        let mut closed = z.forbidden.clone();
+        for old in all.iter().filter(|o| o.attrs == z.attrs) {
+            closed
+                .iter_mut()
+                .zip(&old.forbidden)
+                .for_each(|(c, o)| *c |= *o);
+        }
+        if closed.iter().all(|c| *c) {
+            continue;
+        }
+        all.push(z);
+        n += 1;
+    }
     if n > 0 {
-        let mut all = est.zeros().to_vec();
-        all.extend(floor);
         est.set_zeros(all);
     }
     n
