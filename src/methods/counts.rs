@@ -48,18 +48,7 @@ impl Counts {
 /// The run's rows as levels of a public discrete domain of at most `bins` levels a
 /// continuous column (the domain depends on the schema only).
 pub(crate) fn domain(s: &TrainSetup<'_>, bins: usize) -> Result<Domain> {
-    domain_keeping(s, bins, bins)
-}
-
-/// [`domain`], whole-number columns of at most `whole_levels` values one level a value
-/// ([`Domain::of_encoding_keeping`]).
-pub(crate) fn domain_keeping(
-    s: &TrainSetup<'_>,
-    bins: usize,
-    whole_levels: usize,
-) -> Result<Domain> {
-    let domain =
-        Domain::of_encoding_keeping(s.encoding, bins, whole_levels).map_err(MethodError::Plan)?;
+    let domain = Domain::of_encoding(s.encoding, bins).map_err(MethodError::Plan)?;
     let w = match s.parts {
         Some(p) => p.encoding.width,
         None => s.data.dims2()?.1,

@@ -332,9 +332,8 @@ fn fewer_bins(
     if bins == c.bins {
         return Ok(None);
     }
-    let whole = c.bins;
     c.bins = bins;
-    super::counts::domain_keeping(s, c.bins, whole).map(Some)
+    super::counts::domain(s, c.bins).map(Some)
 }
 
 /// The last steps once the rounds end: the one-to-one pairs kept and every `->` map fixed,

@@ -107,17 +107,6 @@ const MAX_LEVELS: usize = 1 << 24;
 impl Domain {
     /// The domain of `enc`, continuous columns cut into at most `max_bins` levels.
     pub fn of_encoding(enc: &Encoding, max_bins: usize) -> Result<Self, String> {
-        Self::of_encoding_keeping(enc, max_bins, max_bins)
-    }
-
-    /// [`Self::of_encoding`], whole-number columns of at most `whole_levels` values kept one
-    /// level a value even when `max_bins` is smaller: a small table's fewer bins must not
-    /// merge 0 with 1 and 2 (a digit's blank pixel written as 1).
-    pub fn of_encoding_keeping(
-        enc: &Encoding,
-        max_bins: usize,
-        whole_levels: usize,
-    ) -> Result<Self, String> {
         let max_bins = max_bins.max(2);
         let mut attributes = Vec::with_capacity(enc.spans.len());
         for span in &enc.spans {
@@ -136,7 +125,7 @@ impl Domain {
                 ),
                 // Folded into the column's own attribute (see the Continuous arm).
                 SpanKind::PointMass => continue,
-                SpanKind::Continuous => continuous(enc, span, (max_bins, whole_levels)),
+                SpanKind::Continuous => continuous(enc, span, max_bins),
             };
             if size == 0 {
                 return Err(format!("column '{name}' has no values to take"));
@@ -271,7 +260,7 @@ impl Domain {
 fn continuous(
     enc: &Encoding,
     span: &crate::data::encode::Span,
-    (max_bins, whole_levels): (usize, usize),
+    max_bins: usize,
 ) -> (usize, Coding, String) {
     let spec = &enc.schema.columns[span.column];
     let (lower, upper) = spec.bounds().unwrap_or((0.0, 1.0));
@@ -292,7 +281,7 @@ fn continuous(
     if spec.kind == Kind::Continuous
         && spec.integer
         && whole >= 1.0
-        && whole <= max_bins.max(whole_levels) as f64
+        && whole <= max_bins as f64
         && upper > lower
     {
         (
