@@ -259,7 +259,15 @@ fn open_sample_change_columns_train_and_export() {
     // A newcomer starts from the recommended method for tables (AIM), marked on its card
     //; this path goes on with DP-auto-GAN, picked on its card.
     h.get_by_label_contains("Recommended for tables");
+    // Its plan in words; the split in ρ only behind the details fold.
+    wait_for(&mut h, "Spends the budget on noisy counts", 20);
+    assert!(h.query_by_label_contains("zCDP").is_none());
+    h.get_by_label("Details: how the budget is split (ρ)")
+        .click();
     wait_for(&mut h, "spent adaptively", 20);
+    h.get_by_label("Details: how the budget is split (ρ)")
+        .click();
+    h.run_steps(3);
     // The cards are above the budget field scrolled to before: scrolled back to.
     h.get_by_label("DP-auto-GAN").scroll_to_me();
     h.run_steps(20);

@@ -77,9 +77,49 @@ fn a_model_file_opens_and_exports_any_number_of_rows() {
     wait_for(&mut h, "wrote 1000 rows to", 60);
     assert!(out2.exists());
 
+    a_rule_that_reshapes_is_named(&mut h, dir.path(), &model);
     an_engine_table(&mut h);
     a_streamed_file(&mut h);
     workbooks_survey_files_and_the_guide(&mut h);
+}
+
+/// (The same window.) A model with a rule its rows do not keep by themselves: the export
+/// keeps the rows that obey it and names every column whose share that moved by more than
+/// 0.05, with the figures, instead of reshaping the table in silence.
+fn a_rule_that_reshapes_is_named(
+    h: &mut egui_kittest::Harness<'_, dpsynth::gui::App>,
+    dir: &std::path::Path,
+    model: &std::path::Path,
+) {
+    let mut m =
+        dpsynth::methods::released::ReleasedModel::load(model, &candle_core::Device::Cpu).unwrap();
+    m.header
+        .schema
+        .rules
+        .push(r#"sex = "Male" => hours-per-week > 45"#.into());
+    let ruled = dir.join("ruled.dpsynth");
+    m.save(&ruled).unwrap();
+    type_into(h, "or type a path:", &ruled.display().to_string());
+    h.get_by_label("Open").click();
+    h.run_steps(3);
+    wait_for(h, "Released model: ruled.dpsynth", 30);
+    wait_for(h, "differential privacy, by the", 30);
+    let out = dir.join("ruled.csv");
+    type_into(h, "or to the CSV file:", &out.display().to_string());
+    click(h, "Export CSV");
+    wait_for(h, "Keeping rows by the rules moved", 120);
+    h.get_by_label_contains("sex Female:");
+    let t = dpsynth::data::csv::load_csv(&out, &Default::default()).unwrap();
+    let (sex, hours) = (
+        t.column("sex").unwrap(),
+        t.column("hours-per-week").unwrap(),
+    );
+    for r in 0..t.n_rows {
+        if sex.text(r).as_deref() == Some("Male") {
+            let h: f64 = hours.text(r).unwrap().parse().unwrap();
+            assert!(h > 45.0, "row {r}: a man working {h} hours was kept");
+        }
+    }
 }
 
 /// (The same window.) A table a query engine holds opens as a connection with its public

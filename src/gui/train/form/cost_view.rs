@@ -162,13 +162,17 @@ fn plan_notes_ui(ui: &mut egui::Ui, c: &Cost) {
         ));
     }
     if !c.summary.is_empty() {
-        ui.label(&c.summary).on_hover_text(PLAN_TERMS);
         if c.summary.contains("zCDP") {
-            egui::CollapsingHeader::new("What ρ is")
+            // The marginal methods' split is in ρ: a figure for the curious, in a fold.
+            ui.label("Spends the budget on noisy counts of columns and groups of columns; the model fitted to them costs nothing more.");
+            egui::CollapsingHeader::new("Details: how the budget is split (ρ)")
                 .id_salt("plan rho")
                 .show(ui, |ui| {
+                    ui.label(&c.summary).on_hover_text(PLAN_TERMS);
                     ui.label("ρ (zero-concentrated DP) is the budget the marginal methods spend on noisy counts; the figures above are it converted to (ε, δ).");
                 });
+        } else {
+            ui.label(&c.summary).on_hover_text(PLAN_TERMS);
         }
     }
     if let Some(w) = &c.warning {
