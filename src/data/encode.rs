@@ -279,9 +279,22 @@ impl Encoding {
             let r = (x * scale).round() / scale;
             if a <= b { r.clamp(a, b) } else { r }
         } else {
-            x
+            carried_digits(x, hi - lo)
         }
     }
+}
+
+/// A value of a column written with "any decimals": the rows carry the column as a 32-bit
+/// share of its public range, so digits past about one millionth of that range are noise
+/// of the number format (0.8670045137405396 where the range 0–1 carries 0.86700); they are cut at
+/// six significant digits of the range, a rule of the public bounds alone.
+fn carried_digits(x: f64, range: f64) -> f64 {
+    if !(range.is_finite() && range > 0.0 && x.is_finite()) {
+        return x;
+    }
+    let d = (5 - range.log10().floor() as i32).clamp(0, 12);
+    let scale = 10f64.powi(d);
+    (x * scale).round() / scale
 }
 
 /// Writes a binary or categorical column's one-hot slots into `values` (rows of width
@@ -477,6 +490,15 @@ fn pick<R: Rng + ?Sized>(scores: &[f32], mode: DecodeMode, rng: &mut R) -> usize
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn any_decimals_keep_the_digits_the_rows_carry() {
+        let x = f64::from(0.867_004_5_f32);
+        assert_eq!(super::carried_digits(x, 1.0), 0.867);
+        assert_eq!(super::carried_digits(0.123_456_7, 1.0), 0.12346);
+        assert_eq!(super::carried_digits(1234.567_89, 5000.0), 1234.57);
+        assert_eq!(super::carried_digits(0.5, 0.0), 0.5);
+    }
+
     use super::*;
     use crate::data::csv::{LoadOptions, parse_csv_bytes};
     use crate::data::infer::infer_schema;

@@ -108,16 +108,34 @@ fn infer_numbers(col: &Column, v: &[Option<f64>]) -> Guess {
         return (categories(col, Kind::Categorical, levels), None);
     }
     let (lower, upper) = value_range(v);
-    (
-        spec(
-            col,
-            Kind::Continuous,
-            all_int,
-            Some(Domain::Bounds { lower, upper }),
-        ),
-        None,
-    )
+    let mut guess = spec(
+        col,
+        Kind::Continuous,
+        all_int,
+        Some(Domain::Bounds { lower, upper }),
+    );
+    if !all_int {
+        guess.decimals = written_decimals(v);
+    }
+    (guess, None)
 }
+
+/// The most decimals any value is written with, when at most [`MAX_GUESSED_DECIMALS`]
+/// (wages in cents, a tax rate to four places): part of the kind guessed from the rows,
+/// named as such until the user confirms it, so synthetic values come back written as
+/// the real ones are.
+fn written_decimals(v: &[Option<f64>]) -> Option<u32> {
+    (1..=MAX_GUESSED_DECIMALS).find(|d| {
+        let scale = 10f64.powi(*d as i32);
+        v.iter().flatten().all(|x| {
+            let y = x * scale;
+            (y - y.round()).abs() <= 1e-6 * y.abs().max(1.0)
+        })
+    })
+}
+
+/// Values written with more decimals than this are taken as measured ("any decimals").
+const MAX_GUESSED_DECIMALS: u32 = 4;
 
 /// A column with the file's codebook: every label, in its order, then any unlabelled level.
 fn from_codebook(col: &Column, v: &super::table::TextColumn) -> Guess {
@@ -309,6 +327,24 @@ mod tests {
     fn infer(s: &str) -> Result<Inference, DataError> {
         let t = parse_csv_bytes(s.as_bytes().to_vec(), "t.csv", &LoadOptions::default())?;
         infer_schema(&t)
+    }
+
+    #[test]
+    fn decimals_are_guessed_as_written() {
+        let mut s = String::from("wage,rate,measured\n");
+        for i in 0..30 {
+            s += &format!(
+                "{}.{:02},0.{:04},{}\n",
+                3 + i,
+                (i * 7) % 100,
+                4411 + i * 13,
+                0.1234567 * i as f64 + 0.5
+            );
+        }
+        let inf = infer(&s).unwrap();
+        let d: Vec<Option<u32>> = inf.schema.columns.iter().map(|c| c.decimals).collect();
+        assert_eq!(d, vec![Some(2), Some(4), None]);
+        assert!(inf.schema.columns.iter().all(|c| c.kind_from_data));
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub struct DataPanel {
     point_text: std::collections::HashMap<String, String>,
     /// The text of a number column's empty bound fields while its domain is the data's.
     bound_text: std::collections::HashMap<String, [String; 2]>,
+    /// The column whose empty bound fields have the keyboard: they stay until it leaves.
+    typing_bounds: Option<String>,
     /// Private estimation is not offered (a linked pair's tables): no "Estimate
     /// privately" button, and the prompt says why.
     no_estimates: bool,
@@ -52,6 +54,9 @@ pub struct DataPanel {
     stated: std::collections::HashMap<String, facts::Stated>,
     /// A child table linked to this one.
     pub child: crate::gui::linked::ChildSection,
+    /// The column that links it (dropped from both tables' models: its domain and kind
+    /// are never asked for).
+    link_key: Option<String>,
 }
 
 impl DataPanel {
@@ -205,7 +210,11 @@ impl DataPanel {
                 }
             });
         }
-        let np = crate::data::estimate::uncovered(schema).len();
+        let not_key = |n: &str| self.link_key.as_deref() != Some(n);
+        let np = crate::data::estimate::uncovered(schema)
+            .iter()
+            .filter(|n| not_key(n.as_ref()))
+            .count();
         if np > 0 {
             ui.horizontal_wrapped(|ui| {
                 ui.colored_label(
@@ -231,7 +240,11 @@ impl DataPanel {
                 }
             });
         }
-        let guessed = schema.non_private_kinds().len();
+        let guessed = schema
+            .non_private_kinds()
+            .iter()
+            .filter(|n| not_key(n.as_ref()))
+            .count();
         if guessed > 0 {
             ui.horizontal_wrapped(|ui| {
                 ui.colored_label(
@@ -271,6 +284,7 @@ impl DataPanel {
                     };
                 }
                 self.no_estimates = loaded.linked.is_some();
+                self.link_key = loaded.linked.as_ref().and_then(|c| c.key.clone());
                 changed |= self.coverage_prompts(ui, schema);
                 for (c, n) in notes.iter() {
                     ui.label(format!("note: '{c}' {n}"));
