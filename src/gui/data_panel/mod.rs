@@ -176,6 +176,13 @@ impl DataPanel {
         changed
     }
 
+    /// How many of `names` are not the link's key (dropped from both tables' models: its
+    /// domain and kind are never asked for).
+    fn besides_key<S: AsRef<str>>(&self, names: &[S]) -> usize {
+        let key = self.link_key.as_deref();
+        names.iter().filter(|n| Some(n.as_ref()) != key).count()
+    }
+
     /// What the guarantee does not cover yet, each with the one click that covers it:
     /// domains read off the rows, a codebook not called public, kinds guessed. True when
     /// the schema changed.
@@ -210,11 +217,7 @@ impl DataPanel {
                 }
             });
         }
-        let not_key = |n: &str| self.link_key.as_deref() != Some(n);
-        let np = crate::data::estimate::uncovered(schema)
-            .iter()
-            .filter(|n| not_key(n.as_ref()))
-            .count();
+        let np = self.besides_key(&crate::data::estimate::uncovered(schema));
         if np > 0 {
             ui.horizontal_wrapped(|ui| {
                 ui.colored_label(
@@ -240,11 +243,7 @@ impl DataPanel {
                 }
             });
         }
-        let guessed = schema
-            .non_private_kinds()
-            .iter()
-            .filter(|n| not_key(n.as_ref()))
-            .count();
+        let guessed = self.besides_key(&schema.non_private_kinds());
         if guessed > 0 {
             ui.horizontal_wrapped(|ui| {
                 ui.colored_label(
