@@ -275,7 +275,11 @@ impl Encoding {
             x.round().clamp(lo.ceil(), hi.floor())
         } else if let Some(d) = spec.decimals {
             let scale = 10f64.powi(d as i32);
-            let (a, b) = ((lo * scale).ceil() / scale, (hi * scale).floor() / scale);
+            // A bound already on the grid stays itself (9.71 · 100 is 971.0000000000001).
+            let (a, b) = (
+                (lo * scale - 1e-7).ceil() / scale,
+                (hi * scale + 1e-7).floor() / scale,
+            );
             let r = (x * scale).round() / scale;
             if a <= b { r.clamp(a, b) } else { r }
         } else {
@@ -286,13 +290,13 @@ impl Encoding {
 
 /// A value of a column written with "any decimals": the rows carry the column as a 32-bit
 /// share of its public range, so digits past about one millionth of that range are noise
-/// of the number format (0.8670045137405396 where the range 0–1 carries 0.86700); they are cut at
-/// six significant digits of the range, a rule of the public bounds alone.
+/// of the number format (0.8670045137405396 where the range 0–1 carries 0.867005); they are cut
+/// at seven significant digits of the range, a rule of the public bounds alone.
 fn carried_digits(x: f64, range: f64) -> f64 {
     if !(range.is_finite() && range > 0.0 && x.is_finite()) {
         return x;
     }
-    let d = (5 - range.log10().floor() as i32).clamp(0, 12);
+    let d = (6 - range.log10().floor() as i32).clamp(0, 12);
     let scale = 10f64.powi(d);
     (x * scale).round() / scale
 }
@@ -493,9 +497,9 @@ mod tests {
     #[test]
     fn any_decimals_keep_the_digits_the_rows_carry() {
         let x = f64::from(0.867_004_5_f32);
-        assert_eq!(super::carried_digits(x, 1.0), 0.867);
-        assert_eq!(super::carried_digits(0.123_456_7, 1.0), 0.12346);
-        assert_eq!(super::carried_digits(1234.567_89, 5000.0), 1234.57);
+        assert_eq!(super::carried_digits(x, 1.0), 0.867005);
+        assert_eq!(super::carried_digits(0.123_456_7, 1.0), 0.123457);
+        assert_eq!(super::carried_digits(1234.567_89, 5000.0), 1234.568);
         assert_eq!(super::carried_digits(0.5, 0.0), 0.5);
     }
 

@@ -22,7 +22,6 @@ impl DataPanel {
         let hints = [shown(*lower), shown(*upper)];
         let text = self.bound_text.entry(name.to_string()).or_default();
         let mut typed = [false; 2];
-        let mut focused = false;
         for (i, (prefix, bound)) in [("from", lower), ("to", upper)].into_iter().enumerate() {
             ui.label(prefix);
             let bad = !text[i].trim().is_empty()
@@ -46,21 +45,12 @@ impl DataPanel {
                     if i == 0 { "smallest" } else { "largest" }
                 ));
             end_editing(ui, &r);
-            focused |= r.has_focus();
             if r.changed() || r.lost_focus() {
                 if let Some(x) = crate::util::fmt::parse_number(text[i].trim()) {
                     *bound = x;
                     typed[i] = true;
                 }
             }
-        }
-        // While the user types here, these fields stay even once the domain is public: a
-        // field replaced by a number field at the first keystroke lost the rest of the
-        // number (5000 became 5).
-        if focused {
-            self.typing_bounds = Some(name.to_string());
-        } else if self.typing_bounds.as_deref() == Some(name) {
-            self.typing_bounds = None;
         }
         typed
     }

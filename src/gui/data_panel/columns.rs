@@ -97,13 +97,7 @@ impl DataPanel {
         if w.is_empty() {
             ui.label("");
         } else {
-            // Wrapped in a column of its own width: a long warning must not widen the table
-            // until the column names scroll out of sight.
-            let text = egui::RichText::new(w.join("; ")).color(ui.visuals().warn_fg_color);
-            ui.scope(|ui| {
-                ui.set_max_width(420.0);
-                ui.add(egui::Label::new(text).wrap());
-            });
+            ui.colored_label(ui.visuals().warn_fg_color, w.join("; "));
         }
     }
 
@@ -279,8 +273,7 @@ impl DataPanel {
             }
             Some(Domain::Bounds { lower, upper }) => {
                 let mut typed = [false; 2];
-                let public = spec.provenance.is_private()
-                    && self.typing_bounds.as_deref() != Some(name.as_str());
+                let public = spec.provenance.is_private();
                 ui.horizontal(|ui| {
                     // One child ui for the bound fields, whichever kind they are: the row's
                     // later widgets keep their ids when the fields change kind (a checkbox
@@ -500,18 +493,14 @@ fn public_bounds(
 ) -> [bool; 2] {
     let mut typed = [false; 2];
     let speed = ((*upper - *lower).abs() / 200.0).max(1e-6);
-    for (i, (prefix, which, bound)) in [("from", "lower", lower), ("to", "upper", upper)]
+    for (i, (prefix, which, bound)) in [("from ", "lower", lower), ("to ", "upper", upper)]
         .into_iter()
         .enumerate()
     {
-        // The same label and width as the fields typed into before the domain was public,
-        // so typing the first bound does not move the second from under the pointer.
-        ui.label(prefix);
-        let size = egui::vec2(96.0, ui.spacing().interact_size.y);
         let r = ui
-            .add_sized(
-                size,
+            .add(
                 egui::DragValue::new(bound)
+                    .prefix(prefix)
                     .speed(speed)
                     .max_decimals(decimals),
             )

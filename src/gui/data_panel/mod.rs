@@ -42,8 +42,6 @@ pub struct DataPanel {
     point_text: std::collections::HashMap<String, String>,
     /// The text of a number column's empty bound fields while its domain is the data's.
     bound_text: std::collections::HashMap<String, [String; 2]>,
-    /// The column whose empty bound fields have the keyboard: they stay until it leaves.
-    typing_bounds: Option<String>,
     /// Private estimation is not offered (a linked pair's tables): no "Estimate
     /// privately" button, and the prompt says why.
     no_estimates: bool,
@@ -54,9 +52,6 @@ pub struct DataPanel {
     stated: std::collections::HashMap<String, facts::Stated>,
     /// A child table linked to this one.
     pub child: crate::gui::linked::ChildSection,
-    /// The column that links it (dropped from both tables' models: its domain and kind
-    /// are never asked for).
-    link_key: Option<String>,
 }
 
 impl DataPanel {
@@ -176,13 +171,6 @@ impl DataPanel {
         changed
     }
 
-    /// How many of `names` are not the link's key (dropped from both tables' models: its
-    /// domain and kind are never asked for).
-    fn besides_key<S: AsRef<str>>(&self, names: &[S]) -> usize {
-        let key = self.link_key.as_deref();
-        names.iter().filter(|n| Some(n.as_ref()) != key).count()
-    }
-
     /// What the guarantee does not cover yet, each with the one click that covers it:
     /// domains read off the rows, a codebook not called public, kinds guessed. True when
     /// the schema changed.
@@ -217,7 +205,7 @@ impl DataPanel {
                 }
             });
         }
-        let np = self.besides_key(&crate::data::estimate::uncovered(schema));
+        let np = crate::data::estimate::uncovered(schema).len();
         if np > 0 {
             ui.horizontal_wrapped(|ui| {
                 ui.colored_label(
@@ -243,7 +231,7 @@ impl DataPanel {
                 }
             });
         }
-        let guessed = self.besides_key(&schema.non_private_kinds());
+        let guessed = schema.non_private_kinds().len();
         if guessed > 0 {
             ui.horizontal_wrapped(|ui| {
                 ui.colored_label(
@@ -283,7 +271,6 @@ impl DataPanel {
                     };
                 }
                 self.no_estimates = loaded.linked.is_some();
-                self.link_key = loaded.linked.as_ref().and_then(|c| c.key.clone());
                 changed |= self.coverage_prompts(ui, schema);
                 for (c, n) in notes.iter() {
                     ui.label(format!("note: '{c}' {n}"));

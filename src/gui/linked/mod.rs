@@ -272,18 +272,8 @@ impl ChildSection {
         dialogs: &mut Dialogs,
         columns: &mut dyn FnMut(&mut egui::Ui, &mut Child),
     ) {
-        // The key is dropped from both tables' models: its domain and kind are not asked for.
-        let not_key = |n: &str| c.key.as_deref() != Some(n);
-        let uncovered = crate::data::estimate::uncovered(&c.schema)
-            .iter()
-            .filter(|n| not_key(n.as_ref()))
-            .count();
-        let guessed = c
-            .schema
-            .non_private_kinds()
-            .iter()
-            .filter(|n| not_key(n.as_ref()))
-            .count();
+        let uncovered = crate::data::estimate::uncovered(&c.schema).len();
+        let guessed = c.schema.non_private_kinds().len();
         if uncovered > 0 {
             ui.colored_label(
                 ui.visuals().warn_fg_color,
